@@ -1,0 +1,77 @@
+// OpenAI Chat Completions: where the model and stream flag are, usage (body and stream), error envelopes.
+import type { GatewayError } from '../../core/errors.ts';
+import type { Ctx, FormatAdapter, ModelListEntry, StreamScanner, SseFrame, FrameVerdict } from '../../core/types.ts';
+import { num, type Usage } from '../../core/usage.ts';
+import { formatFrame } from '../shared/sse.ts';
+import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
+
+/** OpenAI usage object → canonical usage (prompt tokens include cached ones, completion includes reasoning). */
+export function chatUsage(u: unknown): Usage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  const usage = u as Record<string, any>;
+  return {
+    input: num(usage.prompt_tokens),
+    cacheRead: num(usage.prompt_tokens_details?.cached_tokens),
+    cacheWrite: num(usage.prompt_tokens_details?.cache_write_tokens),
+    output: num(usage.completion_tokens),
+    reasoning: num(usage.completion_tokens_details?.reasoning_tokens),
+  };
+}
+
+const STRIP_USAGE = 'openai-chat:strip-usage';
+
+function scanStream(ctx: Ctx): StreamScanner {
+  let usage: Usage | undefined;
+  let done = false;
+  let error: string | undefined;
+  const rewrite = ctx.model !== undefined && ctx.upstreamModel !== undefined && ctx.model !== ctx.upstreamModel ? ctx.model : undefined;
+  const strip = ctx.flags[STRIP_USAGE] === true;
+  return {
+    frame(f: SseFrame): FrameVerdict {
+      if (f.data === '[DONE]') { done = true; return 'pass'; }
+      const hasUsage = f.data.includes('"usage"') && !f.data.includes('"usage":null');
+      const hasError = f.data.includes('"error"');
+      if (!hasUsage && !hasError && !rewrite) return 'pass';
+      let chunk: Record<string, any>;
+      try { chunk = JSON.parse(f.data); } catch { return 'pass'; }
+      if (chunk.error) { error = String(chunk.error.message ?? 'upstream stream error'); return 'pass'; }
+      if (chunk.usage) {
+        usage = chatUsage(chunk.usage);
+        if (strip && Array.isArray(chunk.choices) && chunk.choices.length === 0) return 'drop';
+        if (strip) delete chunk.usage;
+      }
+      if (rewrite) chunk.model = rewrite;
+      return hasUsage && strip || rewrite ? { replace: formatFrame(JSON.stringify(chunk), f.event) } : 'pass';
+    },
+    usage: () => usage,
+    terminal: () => done,
+    error: () => error,
+  };
+}
+
+export const openaiChat: FormatAdapter = {
+  name: 'openai-chat',
+  platforms: ['openai'],
+  upstreamAuth: 'bearer',
+  model: { body: 'model' },
+  isStream: (body) => body?.stream === true,
+  prepareUpstream(body, ctx) {
+    // Every stream must be metered, so always ask for the usage chunk and hide it from clients that did not.
+    if (body.stream !== true) return false;
+    const options = (body.stream_options ?? {}) as Record<string, unknown>;
+    if (options.include_usage === true) return false;
+    body.stream_options = { ...options, include_usage: true };
+    ctx.flags[STRIP_USAGE] = true;
+    return true;
+  },
+  usageFromBody: (json) => chatUsage((json as Record<string, unknown> | undefined)?.usage),
+  scanStream,
+  setModel(json, model) { if (typeof json.model === 'string') json.model = model; },
+  errorBody: (err: GatewayError) => openaiErrorBody(err),
+  streamError: (err: GatewayError) => formatFrame(JSON.stringify({ error: openaiErrorObject(err) })),
+  keepalive: ': keepalive\n\n',
+  modelList: (models: ModelListEntry[]) => ({
+    object: 'list',
+    data: models.map((m) => ({ id: m.id, object: 'model', created: 1704067200, owned_by: m.owner })),
+  }),
+};

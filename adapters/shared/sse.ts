@@ -1,0 +1,58 @@
+// THE server-sent-events parser and writer: incremental, tolerant of \n, \r\n and \r line ends, keeps each frame's raw bytes.
+import { StringDecoder } from 'node:string_decoder';
+import type { SseFrame } from '../../core/types.ts';
+
+export class SseParser {
+  #decoder = new StringDecoder('utf8');
+  #buf = '';
+
+  /** Feed bytes; returns every frame completed by them (a frame ends at an empty line). */
+  push(chunk: Buffer | string): SseFrame[] {
+    this.#buf += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
+    const frames: SseFrame[] = [];
+    let frameStart = 0;
+    let lineStart = 0;
+    let i = 0;
+    const buf = this.#buf;
+    while (i < buf.length) {
+      const c = buf.charCodeAt(i);
+      if (c !== 10 && c !== 13) { i++; continue; }
+      if (c === 13 && i + 1 === buf.length) break; // a \r at the end may be half of \r\n
+      const lineEnd = i;
+      i += c === 13 && buf.charCodeAt(i + 1) === 10 ? 2 : 1;
+      if (lineEnd === lineStart) {
+        if (lineStart > frameStart) frames.push(parseFrame(buf.slice(frameStart, i)));
+        frameStart = i;
+      }
+      lineStart = i;
+    }
+    this.#buf = buf.slice(frameStart);
+    return frames;
+  }
+
+  /** Bytes left after the last complete frame (a stream that ended mid-frame). */
+  rest(): string {
+    return this.#buf + this.#decoder.end();
+  }
+}
+
+function parseFrame(raw: string): SseFrame {
+  let event: string | undefined;
+  let data: string | undefined;
+  for (const line of raw.split(/\r\n|\r|\n/)) {
+    if (line === '' || line.charCodeAt(0) === 58 /* : comment */) continue;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
+    else if (field === 'event') event = value;
+  }
+  return { event, data: data ?? '', raw };
+}
+
+/** Serialise one frame: optional event line, one data line per line of data, then the blank line. */
+export function formatFrame(data: string, event?: string): string {
+  const lines = data.split('\n').map((l) => `data: ${l}\n`).join('');
+  return `${event === undefined ? '' : `event: ${event}\n`}${lines}\n`;
+}

@@ -1,0 +1,57 @@
+// Drives one target with autocannon: a check request, an uncounted warm-up, then the measured run.
+import autocannon from 'autocannon';
+import { createHistogram } from 'node:perf_hooks';
+
+export interface LoadOptions {
+  connections: number;
+  duration: number;
+  warmup: number;
+}
+
+export interface LoadFigures {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  ok: number;
+  errors: number;
+  non2xx: number;
+  durationS: number;
+}
+
+const PATH = '/v1/chat/completions';
+const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench-0123456789' };
+const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] });
+
+/** A target that answers every request with 401 would post a flattering figure; refuse to measure it. */
+export async function check(url: string): Promise<void> {
+  const res = await fetch(url + PATH, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('"chat.completion"')) {
+    throw new Error(`${url}${PATH} answered ${res.status}, not a chat completion: ${text.slice(0, 300)}`);
+  }
+}
+
+function fire(url: string, connections: number, duration: number) {
+  return autocannon({ url: url + PATH, method: 'POST', headers, body, connections, duration, timeout: 10 });
+}
+
+export async function measure(url: string, opts: LoadOptions): Promise<LoadFigures> {
+  if (opts.warmup > 0) await fire(url, opts.connections, opts.warmup);
+  // autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond medians; record microseconds.
+  const latency = createHistogram();
+  const run = fire(url, opts.connections, opts.duration);
+  run.on('response', (_client, status, _bytes, ms) => {
+    if (status >= 200 && status < 300) latency.record(Math.max(1, Math.round(ms * 1000)));
+  });
+  const result = await run;
+  const ok = result['2xx'];
+  return {
+    rps: result.duration > 0 ? ok / result.duration : 0,
+    p50Ms: ok > 0 ? latency.percentile(50) / 1000 : 0,
+    p99Ms: ok > 0 ? latency.percentile(99) / 1000 : 0,
+    ok,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    durationS: result.duration,
+  };
+}

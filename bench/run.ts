@@ -1,0 +1,82 @@
+// `npm run bench`: direct upstream vs bare http-proxy-3 vs the gateway, same load, one run, so ratios are comparable.
+import { parseArgs } from 'node:util';
+import { stop } from './children.ts';
+import { check, measure, type LoadOptions } from './load.ts';
+import { report, type TargetFigures } from './report.ts';
+import { startUpstream, targets, type TargetId } from './targets.ts';
+
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c]
+  a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain)
+  defaults: --connections 50 --duration 10 --warmup 2 --only a,b,c`;
+
+function number(value: string, name: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+function parse(): { opts: LoadOptions; only: Set<TargetId> } {
+  try {
+    return parseOrThrow();
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${usage}`);
+  }
+}
+
+function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
+  const { values } = parseArgs({
+    options: {
+      connections: { type: 'string', default: '50' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      only: { type: 'string', default: 'a,b,c' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(usage + '\n');
+    process.exit(0);
+  }
+  const only = new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean));
+  for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c)`);
+  if (only.size === 0) throw new Error('--only: name at least one target');
+  return {
+    // Bounds keep a typo from turning into an hour-long or machine-choking run.
+    opts: {
+      connections: Math.round(number(values.connections, 'connections', 1, 1000)),
+      duration: number(values.duration, 'duration', 1, 600),
+      warmup: number(values.warmup, 'warmup', 0, 60),
+    },
+    only: only as Set<TargetId>,
+  };
+}
+
+async function main(): Promise<void> {
+  const { opts, only } = parse();
+  const upstream = await startUpstream();
+  const figures: TargetFigures[] = [];
+  // Sequential, so no target competes with another for the CPU.
+  for (const target of targets.filter((t) => only.has(t.id))) {
+    process.stderr.write(`bench: ${target.id} ${target.label}: ${opts.warmup} s warm-up + ${opts.duration} s at ${opts.connections} connections\n`);
+    const running = await target.start(upstream.child, upstream.url);
+    try {
+      await check(running.url);
+      const load = await measure(running.url, opts);
+      const rss = await running.rss();
+      figures.push({ id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source });
+    } finally {
+      await running.stop();
+    }
+  }
+  await stop(upstream.child);
+  report(figures, opts);
+}
+
+main().then(
+  // Exit explicitly: fetch's pooled sockets would otherwise hold the process open for a few seconds.
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,94 @@
+// The three things the benchmark compares, each started in front of the same static upstream.
+import { join } from 'node:path';
+import { firstLine, freePort, peakRssBytes, startNode, stop, waitReady, type Child } from './children.ts';
+
+export type TargetId = 'a' | 'b' | 'c';
+
+export interface Running {
+  /** Base URL the load goes to. */
+  url: string;
+  /** Peak RSS of the server that answers at url, and where the figure came from. */
+  rss(): Promise<{ bytes: number | null; source: string }>;
+  stop(): Promise<void>;
+}
+
+export interface Target {
+  id: TargetId;
+  label: string;
+  start(upstream: Child, upstreamUrl: string): Promise<Running>;
+}
+
+const root = join(import.meta.dirname, '..');
+const START_TIMEOUT_MS = 15_000;
+
+function kernelRss(child: Child) {
+  return async () => ({ bytes: peakRssBytes(child.proc.pid), source: 'VmHWM' });
+}
+
+export async function startUpstream(): Promise<{ child: Child; url: string }> {
+  const child = startNode('upstream', [join(import.meta.dirname, 'upstream.ts')], { cwd: root });
+  return { child, url: await firstLine(child, START_TIMEOUT_MS) };
+}
+
+const direct: Target = {
+  id: 'a',
+  label: 'direct upstream',
+  async start(upstream, upstreamUrl) {
+    return { url: upstreamUrl, rss: kernelRss(upstream), stop: async () => {} };
+  },
+};
+
+const bareProxy: Target = {
+  id: 'b',
+  label: 'bare http-proxy-3',
+  async start(_upstream, upstreamUrl) {
+    const child = startNode('bare-proxy', [join(import.meta.dirname, 'bare-proxy.ts'), upstreamUrl], { cwd: root });
+    try {
+      return { url: await firstLine(child, START_TIMEOUT_MS), rss: kernelRss(child), stop: () => stop(child) };
+    } catch (err) {
+      await stop(child);
+      throw err;
+    }
+  },
+};
+
+/** Off Linux there is no VmHWM; prom-client's current RSS after the run is the next best figure. */
+async function metricsRss(url: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
+    const match = /^process_resident_memory_bytes\s+(\d+(?:\.\d+)?(?:e\+?\d+)?)/m.exec(text);
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+const gateway: Target = {
+  id: 'c',
+  label: 'gateway (full chain)',
+  async start(_upstream, upstreamUrl) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
+      cwd: root,
+      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent' },
+    });
+    try {
+      await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);
+    } catch (err) {
+      await stop(child);
+      throw err;
+    }
+    return {
+      url,
+      async rss() {
+        const peak = peakRssBytes(child.proc.pid);
+        if (peak !== null) return { bytes: peak, source: 'VmHWM' };
+        return { bytes: await metricsRss(url), source: 'metrics' };
+      },
+      stop: () => stop(child),
+    };
+  },
+};
+
+export const targets: readonly Target[] = [direct, bareProxy, gateway];

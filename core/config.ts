@@ -1,0 +1,230 @@
+// Loads gateway.yaml: parse with positions, interpolate ${VAR}, validate (root + each stage's schema), normalise.
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { basename } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { LineCounter, parseDocument, visit, isMap, isSeq, isScalar, isPair, type Document, type Node } from 'yaml';
+import { rootSchema } from './config-schema.ts';
+import { compilePattern } from './router.ts';
+import type { FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle } from './types.ts';
+
+export interface ConfigDeps {
+  plugins: Record<string, Plugin>;
+  formats: Record<string, FormatAdapter>;
+  upstreamAuth: Record<string, UpstreamAuthStyle>;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ConfigError extends Error {
+  problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Path = (string | number)[];
+
+// coerceTypes: interpolated values are strings ("${PORT:-8080}"); the schema decides what they become.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, verbose: true, strict: false });
+const validateRoot = ajv.compile(rootSchema);
+const stageValidators = new WeakMap<Plugin, ValidateFunction>();
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Read and validate a config file; throws ConfigError listing every problem as FILE:LINE:COL path: message. */
+export function loadConfig(file: string, deps: ConfigDeps): { config: GatewayConfig; warnings: string[] } {
+  let text: string;
+  try { text = readFileSync(file, 'utf8'); } catch (err) { throw new ConfigError([`${file}: ${(err as Error).message}`]); }
+  return parseConfig(text, file, deps);
+}
+
+export function parseConfig(text: string, file: string, deps: ConfigDeps): { config: GatewayConfig; warnings: string[] } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
+  const where = (offset: number) => { const p = lineCounter.linePos(offset); return `${basename(file)}:${p.line}:${p.col}`; };
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  for (const e of doc.errors) problems.push(`${where(e.pos[0])} ${e.message.split('\n')[0]}`);
+  if (problems.length) throw new ConfigError(problems);
+
+  const at = (path: Path, onKey = false) => `${where(locate(doc, path, onKey))} ${path.join('.') || '(root)'}:`;
+  const problem = (path: Path, message: string, onKey = false) => problems.push(`${at(path, onKey)} ${message}`);
+
+  interpolate(doc, deps.env ?? process.env, (offset, message) => problems.push(`${where(offset)} ${message}`));
+  if (problems.length) throw new ConfigError(problems);
+
+  const raw = (doc.toJS() ?? {}) as Record<string, any>;
+  if (!validateRoot(raw)) for (const e of validateRoot.errors ?? []) reportAjv(e, [], problem);
+  if (problems.length) throw new ConfigError(problems);
+
+  const config = normalise(raw, file, deps, problem, warnings);
+  if (problems.length) throw new ConfigError(problems);
+  return { config, warnings };
+}
+
+function reportAjv(e: ErrorObject, base: Path, problem: (p: Path, m: string, onKey?: boolean) => void): void {
+  if (e.schemaPath.includes('/anyOf/')) return; // the anyOf error itself says it better
+  const path = [...base, ...e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];
+  const p = e.params as Record<string, any>;
+  switch (e.keyword) {
+    case 'additionalProperties': return problem([...path, p.additionalProperty], `unknown field "${p.additionalProperty}"`, true);
+    case 'required': return problem(path, `missing required field "${p.missingProperty}"`);
+    case 'enum': return problem(path, `must be one of ${(p.allowedValues as unknown[]).join(', ')}`);
+    case 'anyOf': return problem(path, `must be ${String((e.parentSchema as any)?.description ?? 'a valid value').replace(/\.$/, '').toLowerCase()}`);
+    default: return problem(path, e.message ?? 'is invalid');
+  }
+}
+
+/** Offset of the node at path (or of its key), falling back to the deepest node that exists. */
+function locate(doc: Document, path: Path, onKey: boolean): number {
+  let node: unknown = doc.contents;
+  let offset = (node as Node | null)?.range?.[0] ?? 0;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i];
+    if (isMap(node)) {
+      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === String(seg));
+      if (!pair) break;
+      if (i === path.length - 1 && onKey) return (pair.key as Node).range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      node = node.items[Number(seg)];
+    } else break;
+    offset = (node as Node | null)?.range?.[0] ?? offset;
+  }
+  return offset;
+}
+
+const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}/g;
+
+/** Replace ${VAR} and ${VAR:-default} in every scalar value. */
+function interpolate(doc: Document, env: NodeJS.ProcessEnv, fail: (offset: number, message: string) => void): void {
+  visit(doc, {
+    Scalar(key, node) {
+      if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('${')) return;
+      const value = node.value.replace(VAR, (_m, name: string, fallback: string | undefined) => {
+        const v = env[name];
+        if (v !== undefined && v !== '') return v;
+        if (fallback !== undefined) return fallback;
+        fail(node.range?.[0] ?? 0, `environment variable ${name} is not set (use \${${name}:-default} to make it optional)`);
+        return '';
+      });
+      node.value = value;
+    },
+  });
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+export function parseBytes(v: string | number): number | undefined {
+  if (typeof v === 'number') return v;
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(v.trim());
+  return m ? Math.floor(Number(m[1]) * UNITS[(m[2] ?? 'b').toLowerCase()]) : undefined;
+}
+
+type Problem = (path: Path, message: string, onKey?: boolean) => void;
+
+function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, problem: Problem, warnings: string[]): GatewayConfig {
+  const server = raw.server ?? {};
+  const bodyLimit = parseBytes(server.body_limit ?? '32mb');
+  if (bodyLimit === undefined) problem(['server', 'body_limit'], 'must be a size such as 32mb, 512kb or a byte count');
+
+  const platforms: Record<string, PlatformConfig> = {};
+  for (const [name, p] of Object.entries<any>(raw.platforms ?? {})) {
+    const declared = p.format === undefined ? undefined : [p.format].flat() as string[];
+    const formats = declared ?? (p.simulator ? Object.keys(deps.formats) : Object.values(deps.formats).filter((f) => f.platforms.includes(name)).map((f) => f.name));
+    for (const f of declared ?? []) if (!deps.formats[f]) problem(['platforms', name, 'format'], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
+    if (!formats.length) problem(['platforms', name], 'no format is native to this platform; declare format');
+    if (p.auth !== undefined && !deps.upstreamAuth[p.auth]) problem(['platforms', name, 'auth'], `unknown auth style "${p.auth}" (known: ${Object.keys(deps.upstreamAuth).join(', ')})`);
+    if (!p.simulator && !p.base_url) problem(['platforms', name], 'missing base_url (or simulator: true)');
+    if (p.base_url && !isHttpUrl(p.base_url)) problem(['platforms', name, 'base_url'], `"${p.base_url}" is not an http(s) URL`);
+    platforms[name] = { name, base_url: p.base_url?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator === true };
+  }
+
+  const groups: Record<string, GroupConfig> = {};
+  for (const [name, g] of Object.entries<any>(raw.groups ?? {})) {
+    if (!platforms[g.platform]) problem(['groups', name, 'platform'], `unknown platform "${g.platform}"`);
+    const accounts = (g.accounts ?? []).map((a: any, i: number) => {
+      const credential = String(a.credential ?? '');
+      if (!credential && !a.disabled) warnings.push(`account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
+      if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
+      return {
+        id: a.id, credential, enabled: !!credential && !a.disabled, priority: a.priority ?? 1, weight: a.weight ?? 1,
+        concurrency: a.concurrency ?? 8, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
+      };
+    });
+    groups[name] = {
+      name, platform: g.platform, models: g.models ?? [], model_map: g.model_map ?? {},
+      rate_multiplier: g.rate_multiplier ?? 1, dedicated: g.dedicated === true, accounts,
+    };
+  }
+
+  const keys: KeyConfig[] = [];
+  const seenIds = new Set<string>();
+  const seenSha = new Set<string>();
+  (raw.keys ?? []).forEach((k: any, i: number) => {
+    const path = ['keys', i];
+    if (seenIds.has(k.id)) problem([...path, 'id'], `duplicate key id "${k.id}"`);
+    seenIds.add(k.id);
+    if (k.key !== undefined && k.key_sha256 !== undefined) problem(path, 'give key or key_sha256, not both');
+    if (k.key === undefined && k.key_sha256 === undefined) problem(path, 'missing key (or key_sha256)');
+    if (k.key === '') { warnings.push(`key "${k.id}" is empty; it is disabled`); return; }
+    const hash = k.key !== undefined ? sha256(String(k.key)) : String(k.key_sha256 ?? '').toLowerCase();
+    if (seenSha.has(hash)) problem(path, `key "${k.id}" has the same secret as another key`);
+    seenSha.add(hash);
+    if (!groups[k.group]) problem([...path, 'group'], `unknown group "${k.group}"`);
+    for (const [j, pool] of (k.pools ?? []).entries()) {
+      if (!groups[pool]?.dedicated) problem([...path, 'pools', j], `"${pool}" is not a dedicated group`);
+    }
+    let expires: number | undefined;
+    if (k.expires_at !== undefined) {
+      expires = Date.parse(k.expires_at);
+      if (Number.isNaN(expires)) problem([...path, 'expires_at'], `"${k.expires_at}" is not an ISO 8601 time`);
+    }
+    keys.push({ id: k.id, sha256: hash, group: k.group, pools: k.pools ?? [], models: k.models, limits: k.limits ?? {}, expires_at: expires, disabled: k.disabled === true });
+  });
+
+  const routes: RouteConfig[] = (raw.routes ?? []).map((r: any, i: number) => {
+    const path = ['routes', i];
+    try { compilePattern(r.path); } catch (err) { problem([...path, 'path'], (err as Error).message); }
+    if (!deps.formats[r.format]) problem([...path, 'format'], `unknown format "${r.format}" (known: ${Object.keys(deps.formats).join(', ')})`);
+    if (r.pool !== undefined && !groups[r.pool]?.dedicated) problem([...path, 'pool'], `"${r.pool}" is not a dedicated group`);
+    let list: unknown[] = r.pipeline;
+    let listPath: Path = [...path, 'pipeline'];
+    if (typeof r.pipeline === 'string') {
+      list = raw.pipelines?.[r.pipeline];
+      listPath = ['pipelines', r.pipeline];
+      if (!list) problem([...path, 'pipeline'], `unknown pipeline "${r.pipeline}"`);
+    }
+    const stages = (list ?? []).map((item, j) => stageRef(item, [...listPath, j], deps, problem));
+    return { method: r.method, path: r.path, format: r.format, stages, pool: r.pool, upstream_path: r.upstream_path };
+  });
+
+  return {
+    file,
+    server: { host: server.host ?? '0.0.0.0', port: server.port ?? 8080, workers: server.workers ?? 1, body_limit: bodyLimit ?? 0 },
+    store: { redis: raw.store?.redis ?? '' },
+    admin: { token: raw.admin?.token ?? '' },
+    platforms, groups, keys, pricing: raw.pricing ?? {}, routes,
+  };
+}
+
+function stageRef(item: unknown, path: Path, deps: ConfigDeps, problem: Problem): StageRef {
+  const [name, given] = typeof item === 'string' ? [item, {}] : Object.entries(item as object)[0];
+  const plugin = deps.plugins[name];
+  if (!plugin) {
+    problem(path, `unknown stage "${name}" (known: ${Object.keys(deps.plugins).join(', ')})`);
+    return { name, options: {}, path };
+  }
+  let validate = stageValidators.get(plugin);
+  if (!validate) stageValidators.set(plugin, validate = ajv.compile(plugin.schema));
+  const options = structuredClone(given ?? {});
+  const optionsPath = typeof item === 'string' ? path : [...path, name];
+  if (!validate(options)) for (const e of validate.errors ?? []) reportAjv(e, optionsPath, (p, m, k) => problem(p, `${m} (stage ${name})`, k));
+  return { name, options, path };
+}
+
+function isHttpUrl(s: string): boolean {
+  try { return /^https?:$/.test(new URL(s).protocol); } catch { return false; }
+}

@@ -1,0 +1,57 @@
+// Builds the per-request context: ids, timings, and the request body read once (with the size limit) and parsed lazily.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { coreErrors, GatewayError } from './errors.ts';
+import type { Ctx, FormatAdapter, RouteConfig } from './types.ts';
+
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) return Promise.reject(coreErrors.bodyTooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (err: GatewayError) => { req.off('data', onData); req.resume(); reject(err); };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return fail(coreErrors.bodyTooLarge(limit));
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once('aborted', () => fail(coreErrors.bodyAborted()));
+    req.once('error', () => fail(coreErrors.bodyAborted()));
+  });
+}
+
+export function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+}
+
+interface CtxInit {
+  id: string; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
+  url: URL; params: Record<string, string>; log: Logger; bodyLimit: number; start: number;
+}
+
+export function createCtx(init: CtxInit): Ctx {
+  let body: Promise<Buffer> | undefined;
+  let parsed: Promise<Record<string, unknown>> | undefined;
+  let changed = false;
+  const ctx: Ctx = {
+    id: init.id, req: init.req, res: init.res, route: init.route, format: init.format, url: init.url,
+    params: init.params, log: init.log, timings: { start: init.start }, stream: false, flags: {},
+    body: () => (body ??= readBody(init.req, init.bodyLimit)),
+    json: () => (parsed ??= ctx.body().then(parseObject)),
+    setJson(value) { parsed = Promise.resolve(value); changed = true; },
+    bodyChanged: () => changed,
+  };
+  return ctx;
+}
+
+function parseObject(buf: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalidJson((err as Error).message); }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.notAnObject();
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,42 @@
+// Prometheus metrics the core records for every request; plugins register their own on the same registry.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { statusClass } from './errors.ts';
+import type { Ctx } from './types.ts';
+
+const LABELS = ['route', 'format', 'platform', 'group', 'model', 'status_class'] as const;
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({ name: 'gateway_requests_total', help: 'Requests answered, by route and outcome class.', labelNames: LABELS, registers: [registry] });
+  const duration = new Histogram({
+    name: 'gateway_request_duration_seconds', help: 'Time from request arrival to the end of the response.',
+    labelNames: LABELS, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
+  });
+  const upstreamTtfb = new Histogram({
+    name: 'gateway_upstream_ttfb_seconds', help: 'Time from sending upstream to the first response byte.',
+    labelNames: ['route', 'platform', 'group'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
+  });
+  const inFlight = new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being handled now.', registers: [registry] });
+
+  return {
+    registry,
+    inFlight,
+    /** Record a finished request; model is labelled only once it passed the allow-list (bounded by config). */
+    observe(ctx: Ctx, status: number): void {
+      const end = ctx.timings.end ?? performance.now();
+      const labels = {
+        route: ctx.route.path, format: ctx.format.name, platform: ctx.platform?.name ?? '-', group: ctx.group?.name ?? '-',
+        model: ctx.upstreamModel ? (ctx.model ?? '-') : '-', status_class: statusClass(status),
+      };
+      requests.inc(labels);
+      duration.observe(labels, (end - ctx.timings.start) / 1000);
+      const { upstreamStart, firstByte } = ctx.timings;
+      if (upstreamStart !== undefined && firstByte !== undefined) {
+        upstreamTtfb.observe({ route: labels.route, platform: labels.platform, group: labels.group }, (firstByte - upstreamStart) / 1000);
+      }
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

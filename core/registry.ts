@@ -1,0 +1,9 @@
+// The only place that knows the plugin and adapter lists (static index files) and the built-in simulator.
+import { plugins as pluginList } from '../plugins/index.ts';
+import { formats as formatList, upstreamAuth } from '../adapters/index.ts';
+import { startSimulator } from '../simulator/server.ts';
+import type { FormatAdapter, Plugin } from './types.ts';
+
+export const plugins: Record<string, Plugin> = Object.fromEntries(pluginList.map((p) => [p.name, p]));
+export const formats: Record<string, FormatAdapter> = Object.fromEntries(formatList.map((f) => [f.name, f]));
+export { upstreamAuth, startSimulator };

@@ -1,0 +1,75 @@
+// Method + path patterns compiled once per config load: literal segments, {name} (one segment, stops at ':'), *name (the rest).
+import { coreErrors } from './errors.ts';
+
+export interface Match<R> { route: R; params: Record<string, string> }
+
+interface Dynamic<R> { regex: RegExp; names: string[]; byMethod: Map<string, R> }
+
+const escape = (s: string) => s.replace(/[.+?^$()[\]\\|]/g, '\\$&');
+
+/** Turn a pattern into a regex; throws on a malformed pattern (reported by config validation). */
+export function compilePattern(pattern: string): { regex: RegExp; names: string[] } | null {
+  if (!pattern.startsWith('/')) throw new Error('a path pattern must start with "/"');
+  const names: string[] = [];
+  let source = '';
+  const token = /\{([A-Za-z_][A-Za-z0-9_]*)\}|\*([A-Za-z_][A-Za-z0-9_]*)$|[{}*]/g;
+  let last = 0;
+  for (let m = token.exec(pattern); m; m = token.exec(pattern)) {
+    if (!m[1] && !m[2]) throw new Error(`unexpected "${m[0]}" at offset ${m.index}: use {name} for one segment or *name at the end for the rest`);
+    source += escape(pattern.slice(last, m.index));
+    const name = m[1] ?? m[2];
+    if (names.includes(name)) throw new Error(`parameter "${name}" appears twice`);
+    names.push(name);
+    source += m[1] ? '([^/:]+)' : '(.*)';
+    last = token.lastIndex;
+  }
+  if (names.length === 0) return null;
+  source += escape(pattern.slice(last));
+  return { regex: new RegExp(`^${source}$`), names };
+}
+
+export class Router<R> {
+  #literal = new Map<string, Map<string, R>>();
+  #dynamic: Dynamic<R>[] = [];
+
+  add(method: string, pattern: string, route: R): void {
+    const compiled = compilePattern(pattern);
+    if (!compiled) {
+      const byMethod = this.#literal.get(pattern) ?? new Map<string, R>();
+      this.#literal.set(pattern, byMethod);
+      if (!byMethod.has(method)) byMethod.set(method, route);
+      return;
+    }
+    let entry = this.#dynamic.find((d) => d.regex.source === compiled.regex.source);
+    if (!entry) this.#dynamic.push(entry = { ...compiled, byMethod: new Map() });
+    if (!entry.byMethod.has(method)) entry.byMethod.set(method, route);
+  }
+
+  /** Find the route for method + path; throws a 404 or 405 GatewayError when there is none. */
+  match(method: string, path: string): Match<R> {
+    const literal = this.#literal.get(path);
+    if (literal) return this.#pick(literal, method, {});
+    const allowed: string[] = [];
+    for (const d of this.#dynamic) {
+      const m = d.regex.exec(path);
+      if (!m) continue;
+      const route = d.byMethod.get(method);
+      if (!route) { allowed.push(...d.byMethod.keys()); continue; }
+      const params: Record<string, string> = {};
+      for (let i = 0; i < d.names.length; i++) params[d.names[i]] = safeDecode(m[i + 1]);
+      return { route, params };
+    }
+    if (allowed.length) throw coreErrors.methodNotAllowed(method, allowed);
+    throw coreErrors.notFound(path);
+  }
+
+  #pick(byMethod: Map<string, R>, method: string, params: Record<string, string>): Match<R> {
+    const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+    if (!route) throw coreErrors.methodNotAllowed(method, [...byMethod.keys()]);
+    return { route, params };
+  }
+}
+
+function safeDecode(s: string): string {
+  try { return decodeURIComponent(s); } catch { return s; }
+}

@@ -1,0 +1,159 @@
+// The HTTP server: health and metrics endpoints, route dispatch into pipelines, one error path, reload and drain.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { loadConfig, type ConfigDeps } from './config.ts';
+import { createCtx, requestId } from './context.ts';
+import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
+import { createLogger } from './log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { compose } from './pipeline.ts';
+import { formats, plugins, startSimulator, upstreamAuth } from './registry.ts';
+import { Router } from './router.ts';
+import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
+
+export interface GatewayOptions { configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger }
+
+export interface Gateway {
+  url: string;
+  port: number;
+  config(): GatewayConfig;
+  /** Loopback URL of each simulator platform's built-in upstream. */
+  simulators: Record<string, Awaited<ReturnType<typeof startSimulator>>>;
+  /** Re-read the config file; on any problem the running config stays and the problems are returned. */
+  reload(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+interface Compiled { route: RouteConfig; format: FormatAdapter; run: (ctx: Ctx) => Promise<void> }
+interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env }
+
+const deps: ConfigDeps = { plugins, formats, upstreamAuth };
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const log = opts.log ?? createLogger();
+  const metrics = createMetrics();
+  const simulators: Gateway['simulators'] = {};
+  const load = async (): Promise<Runtime> => {
+    const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
+    for (const w of warnings) log.warn(w);
+    for (const platform of Object.values(config.platforms)) {
+      if (!platform.simulator) continue;
+      simulators[platform.name] ??= await startSimulator({ host: '127.0.0.1', port: 0 });
+      platform.base_url = simulators[platform.name].url;
+    }
+    return buildRuntime(config, log, metrics);
+  };
+  let runtime = await load();
+  let draining = false;
+
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    handle(runtime, req, res, metrics, draining).catch((err) => {
+      log.error({ err }, 'unhandled error in request handler');
+      if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
+      else res.destroy();
+    });
+  });
+  server.headersTimeout = 60_000;
+  const host = opts.host ?? runtime.config.server.host;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? runtime.config.server.port, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  log.info({ url, routes: runtime.config.routes.length }, 'gateway listening');
+
+  return {
+    url, port, simulators,
+    config: () => runtime.config,
+    async reload() {
+      try { runtime = await load(); log.info('configuration reloaded'); return []; } catch (err) {
+        const problems = (err as { problems?: string[] }).problems ?? [(err as Error).message];
+        log.error({ problems }, 'reload failed; keeping the running configuration');
+        return problems;
+      }
+    },
+    async close() {
+      draining = true;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+        server.close(() => { clearTimeout(timer); resolve(); });
+        server.closeIdleConnections();
+      });
+      await Promise.all(Object.values(simulators).map((s) => s.close()));
+    },
+  };
+}
+
+function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics): Runtime {
+  const env: Env = {
+    config, log, metrics: metrics.registry, formats, upstreamAuth,
+    keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
+    adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
+  };
+  const router = new Router<Compiled>();
+  for (const route of config.routes) {
+    const stages = route.stages.map((s) => plugins[s.name].create(s.options, env));
+    router.add(route.method, route.path, { route, format: formats[route.format], run: compose(stages) });
+  }
+  return { config, router, env };
+}
+
+const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, draining: boolean) => Promise<void> | void> = {
+  '/healthz': (_rt, res) => json(res, 200, { status: 'ok' }),
+  '/readyz': (_rt, res, _m, draining) => json(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready' }),
+  '/metrics': async (_rt, res, metrics) => {
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body);
+  },
+};
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, draining: boolean): Promise<void> {
+  const start = performance.now();
+  const id = requestId(req);
+  res.setHeader('x-request-id', id);
+  let url: URL;
+  try { url = new URL(req.url ?? '/', 'http://gateway'); } catch { return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id); }
+  const method = req.method ?? 'GET';
+  const ops = method === 'GET' ? OPS[url.pathname] : undefined;
+  if (ops) return ops(rt, res, metrics, draining);
+
+  let compiled: Compiled;
+  let params: Record<string, string>;
+  try {
+    ({ route: compiled, params } = rt.router.match(method, url.pathname));
+  } catch (err) {
+    req.resume();
+    return sendError(res, asGatewayError(err), id);
+  }
+  const ctx = createCtx({
+    id, req, res, url, params, route: compiled.route, format: compiled.format,
+    log: rt.env.log, bodyLimit: rt.config.server.body_limit, start,
+  });
+  metrics.inFlight.inc();
+  try {
+    await compiled.run(ctx);
+    if (!res.headersSent) throw new GatewayError(500, 'no_response', 'The route finished without answering');
+  } catch (err) {
+    if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
+    ctx.outcome ??= 'rejected';
+    req.resume();
+    sendError(res, asGatewayError(err), id, ctx.format);
+  } finally {
+    metrics.inFlight.dec();
+    ctx.timings.end = performance.now();
+    metrics.observe(ctx, res.statusCode);
+    ctx.log.info({
+      req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id,
+      model: ctx.model, upstream_model: ctx.upstreamModel, stream: ctx.stream, status: res.statusCode,
+      outcome: ctx.outcome, duration_ms: Math.round(ctx.timings.end - start),
+    }, 'request');
+  }
+}

@@ -1,0 +1,172 @@
+// Shared types of the engine: config shapes, request context, stages, plugins and format adapters.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { GatewayError } from './errors.ts';
+import type { Usage } from './usage.ts';
+
+export type JSONSchema = Record<string, unknown>;
+
+// ---- config (after interpolation and validation) ----
+
+export interface ServerConfig { host: string; port: number; workers: number | 'auto'; body_limit: number }
+
+export interface PlatformConfig {
+  name: string;
+  base_url?: string;
+  auth?: string;
+  formats?: string[];
+  simulator?: boolean;
+}
+
+export interface AccountConfig {
+  id: string;
+  credential: string;
+  enabled: boolean;
+  priority: number;
+  weight: number;
+  concurrency: number;
+  base_url?: string;
+  models?: string[];
+  model_map?: Record<string, string>;
+}
+
+export interface GroupConfig {
+  name: string;
+  platform: string;
+  models: string[];
+  model_map: Record<string, string>;
+  rate_multiplier: number;
+  dedicated: boolean;
+  accounts: AccountConfig[];
+}
+
+export interface KeyConfig {
+  id: string;
+  sha256: string;
+  group: string;
+  pools: string[];
+  models?: string[];
+  limits: Record<string, number>;
+  expires_at?: number;
+  disabled: boolean;
+}
+
+export interface StageRef { name: string; options: unknown; path: (string | number)[] }
+
+export interface RouteConfig {
+  method: string;
+  path: string;
+  format: string;
+  stages: StageRef[];
+  pool?: string;
+  upstream_path?: string;
+}
+
+export interface GatewayConfig {
+  file: string;
+  server: ServerConfig;
+  store: { redis: string };
+  admin: { token: string };
+  platforms: Record<string, PlatformConfig>;
+  groups: Record<string, GroupConfig>;
+  keys: KeyConfig[];
+  pricing: Record<string, Record<string, number>>;
+  routes: RouteConfig[];
+}
+
+// ---- request context ----
+
+export interface Timings { start: number; upstreamStart?: number; firstByte?: number; end?: number }
+
+export interface Ctx {
+  id: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  route: RouteConfig;
+  format: FormatAdapter;
+  url: URL;
+  params: Record<string, string>;
+  log: Logger;
+  timings: Timings;
+  key?: KeyConfig;
+  group?: GroupConfig;
+  platform?: PlatformConfig;
+  account?: AccountConfig;
+  /** Model as the client named it, and as it is sent upstream (after model_map). */
+  model?: string;
+  upstreamModel?: string;
+  stream: boolean;
+  usage?: Usage;
+  /** How the exchange ended: completed, failed, disconnected, missing-terminal, rejected. */
+  outcome?: string;
+  /** Scratch space for adapters between request preparation and response scanning. */
+  flags: Record<string, unknown>;
+  body(): Promise<Buffer>;
+  json(): Promise<Record<string, unknown>>;
+  /** Replace the parsed body (a stage changed it); the proxy then forwards the re-serialized JSON. */
+  setJson(value: Record<string, unknown>): void;
+  bodyChanged(): boolean;
+}
+
+export type Next = () => Promise<void>;
+export type Stage = (ctx: Ctx, next: Next) => Promise<void>;
+
+// ---- plugins ----
+
+export interface Env {
+  config: GatewayConfig;
+  metrics: Registry;
+  log: Logger;
+  formats: Record<string, FormatAdapter>;
+  upstreamAuth: Record<string, UpstreamAuthStyle>;
+  keysBySha: Map<string, KeyConfig>;
+  adminSha?: string;
+}
+
+export interface Plugin<O = any> {
+  name: string;
+  description: string;
+  schema: JSONSchema;
+  create(options: O, env: Env): Stage;
+}
+
+// ---- format adapters (implemented in adapters/) ----
+
+export interface SseFrame { event?: string; data: string; raw: string }
+
+/** What a stream scanner decides for one upstream frame. */
+export type FrameVerdict = 'pass' | 'drop' | { replace: string };
+
+export interface StreamScanner {
+  frame(frame: SseFrame): FrameVerdict;
+  usage(): Usage | undefined;
+  /** True once the format's terminal event was seen. */
+  terminal(): boolean;
+  /** An error the upstream reported inside the stream, if any. */
+  error(): string | undefined;
+}
+
+export interface ModelListEntry { id: string; owner: string }
+
+export interface FormatAdapter {
+  name: string;
+  /** Platforms that serve this format natively (simulator platforms serve every format). */
+  platforms: string[];
+  /** Default upstream auth style (a key of Env.upstreamAuth). */
+  upstreamAuth: string;
+  model: { body: string } | { param: string };
+  isStream(body: Record<string, unknown> | undefined, ctx: Ctx): boolean;
+  /** Adjust the request body for upstream (e.g. ask for usage in streams); return true when changed. */
+  prepareUpstream?(body: Record<string, unknown>, ctx: Ctx): boolean;
+  usageFromBody(json: unknown): Usage | undefined;
+  scanStream(ctx: Ctx): StreamScanner;
+  /** Write the client-facing model name into a response object or stream chunk. */
+  setModel(json: Record<string, unknown>, model: string): void;
+  errorBody(err: GatewayError, ctx: { id: string }): unknown;
+  streamError(err: GatewayError): string;
+  keepalive: string | null;
+  modelList?(models: ModelListEntry[]): unknown;
+}
+
+export interface UpstreamAuthStyle { header: string; value(credential: string): string }

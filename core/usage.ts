@@ -1,0 +1,12 @@
+// The canonical usage record every format's usage is normalised into (wire-formats §7.5).
+export interface Usage {
+  /** All input tokens, cache reads and writes included. */
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** All output tokens, reasoning included. */
+  output: number;
+  reasoning: number;
+}
+
+export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);

@@ -1,0 +1,31 @@
+// Stage `group-check`: resolves the key's group (or the route's dedicated pool) and checks its platform serves this format.
+import { GatewayError } from '../core/errors.ts';
+import type { Plugin } from '../core/types.ts';
+
+export const groupCheck: Plugin<Record<string, never>> = {
+  name: 'group-check',
+  description: 'Resolves the group serving this request and checks that its platform speaks the route format natively.',
+  schema: { type: 'object', additionalProperties: false, properties: {} },
+  create(_options, env) {
+    return async (ctx, next) => {
+      const key = ctx.key;
+      if (!key) throw new GatewayError(500, 'stage_order', 'group-check needs auth before it');
+      const pool = ctx.route.pool;
+      if (pool && !key.pools.includes(pool)) {
+        throw new GatewayError(403, 'POOL_NOT_ALLOWED', `This API key may not use the dedicated pool "${pool}"`);
+      }
+      const group = env.config.groups[pool ?? key.group];
+      if (!pool && group.dedicated) {
+        throw new GatewayError(403, 'GROUP_DEDICATED', `Group "${group.name}" is dedicated and is served only on its own entry points`);
+      }
+      const platform = env.config.platforms[group.platform];
+      if (!platform.formats?.includes(ctx.format.name)) {
+        throw new GatewayError(400, 'FORMAT_NOT_SUPPORTED',
+          `This API key's group "${group.name}" is on platform "${platform.name}", which does not serve the ${ctx.format.name} API; use that platform's own endpoint`);
+      }
+      ctx.group = group;
+      ctx.platform = platform;
+      await next();
+    };
+  },
+};

@@ -1,0 +1,44 @@
+// Stage `model-allowlist`: reads the requested model, checks it against the group and key allow-lists, applies model_map.
+import { GatewayError } from '../core/errors.ts';
+import type { Ctx, Plugin } from '../core/types.ts';
+import { matchesAny } from './globs.ts';
+
+interface Options { list_endpoint: string }
+
+async function requestedModel(ctx: Ctx): Promise<{ model: unknown; body?: Record<string, unknown> }> {
+  const where = ctx.format.model;
+  if ('param' in where) return { model: ctx.params[where.param] };
+  const body = await ctx.json();
+  return { model: body[where.body], body };
+}
+
+export const modelAllowlist: Plugin<Options> = {
+  name: 'model-allowlist',
+  description: 'Allows only models the group (and the key, when it narrows them) may use; rewrites aliases from model_map.',
+  schema: {
+    type: 'object', additionalProperties: false,
+    properties: { list_endpoint: { type: 'string', default: '/v1/models', description: 'Endpoint named in the refusal message, where the allowed models are listed.' } },
+  },
+  create(options) {
+    return async (ctx, next) => {
+      const group = ctx.group;
+      if (!group || !ctx.key) throw new GatewayError(500, 'stage_order', 'model-allowlist needs auth and group-check before it');
+      const { model, body } = await requestedModel(ctx);
+      if (typeof model !== 'string' || model === '') {
+        throw new GatewayError(400, 'model_required', 'The request must name a model (a non-empty string)', { param: 'model' });
+      }
+      const allowed = (matchesAny(group.models, model) || model in group.model_map) && (!ctx.key.models || matchesAny(ctx.key.models, model));
+      if (!allowed) {
+        throw new GatewayError(404, 'model_not_found',
+          `The model "${model}" does not exist or this API key may not use it. GET ${options.list_endpoint} lists the models you can use.`, { param: 'model' });
+      }
+      ctx.model = model;
+      ctx.upstreamModel = group.model_map[model] ?? model;
+      ctx.stream = ctx.format.isStream(body, ctx);
+      if (body && ctx.upstreamModel !== model && 'body' in ctx.format.model) {
+        ctx.setJson({ ...body, [ctx.format.model.body]: ctx.upstreamModel });
+      }
+      await next();
+    };
+  },
+};

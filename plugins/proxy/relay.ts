@@ -1,0 +1,108 @@
+// Relays the upstream response to the client: SSE scanned frame by frame (usage, model names, keepalive), JSON read for usage.
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { SseParser } from '../../adapters/shared/sse.ts';
+import { GatewayError } from '../../core/errors.ts';
+import type { Ctx } from '../../core/types.ts';
+
+const DROP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'x-request-id', 'set-cookie']);
+
+function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream.headers)) {
+    if (!DROP_RESPONSE_HEADERS.has(name) && value !== undefined) headers[name] = value;
+  }
+  const upstreamId = upstream.headers['x-request-id'] ?? upstream.headers['request-id'];
+  if (typeof upstreamId === 'string') headers['x-upstream-request-id'] = upstreamId;
+  headers['x-request-id'] = ctx.id;
+  return headers;
+}
+
+/** Relay one upstream response; resolves when the client response has ended or the client went away. */
+export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void> {
+  const { res } = ctx;
+  const status = upstream.statusCode ?? 502;
+  const headers = clientHeaders(ctx, upstream);
+  const type = String(upstream.headers['content-type'] ?? '');
+  const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
+  const done = new Promise<void>((resolve) => res.once('close', () => {
+    if (!res.writableFinished) { ctx.outcome = 'disconnected'; upstream.destroy(); }
+    resolve();
+  }));
+
+  if (status >= 400 || encoded) {
+    // Upstream errors pass through in their own native shape and status.
+    ctx.outcome = status >= 400 ? 'failed' : 'completed';
+    res.writeHead(status, headers);
+    upstream.pipe(res);
+  } else if (type.includes('text/event-stream')) {
+    relayStream(ctx, upstream, status, headers, keepaliveMs);
+  } else {
+    relayBody(ctx, upstream, status, headers, type.includes('json'));
+  }
+  return done;
+}
+
+function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean): void {
+  const chunks: Buffer[] = [];
+  upstream.on('data', (c: Buffer) => chunks.push(c));
+  upstream.once('error', () => ctx.res.destroy());
+  upstream.once('end', () => {
+    let body = Buffer.concat(chunks);
+    if (isJson) {
+      try {
+        const json = JSON.parse(body.toString('utf8'));
+        ctx.usage = ctx.format.usageFromBody(json);
+        if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
+          ctx.format.setModel(json, ctx.model);
+          body = Buffer.from(JSON.stringify(json));
+        }
+      } catch { /* not JSON after all: relay the bytes untouched */ }
+    }
+    ctx.outcome = 'completed';
+    ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
+  });
+}
+
+function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): void {
+  const { res, format } = ctx;
+  const parser = new SseParser();
+  const scanner = format.scanStream(ctx);
+  res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+  let timer: NodeJS.Timeout | undefined;
+  const armKeepalive = () => {
+    if (!format.keepalive || keepaliveMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => { res.write(format.keepalive!); armKeepalive(); }, keepaliveMs);
+  };
+  armKeepalive();
+  upstream.on('data', (chunk: Buffer) => {
+    armKeepalive();
+    let out = '';
+    for (const frame of parser.push(chunk)) {
+      const verdict = scanner.frame(frame);
+      if (verdict === 'pass') out += frame.raw;
+      else if (verdict !== 'drop') out += verdict.replace;
+    }
+    if (out) res.write(out);
+  });
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    ctx.usage = scanner.usage();
+    if (scanner.terminal()) ctx.outcome = 'completed';
+    else if (scanner.error()) ctx.outcome = 'failed';
+    else if (!res.writableEnded && !res.destroyed) {
+      // Never let a cut stream look like a clean finish: end it with the format's own error event.
+      ctx.outcome = 'missing-terminal';
+      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed')));
+    }
+    res.end();
+  };
+  upstream.once('end', finish);
+  upstream.once('aborted', finish);
+  upstream.once('error', finish);
+  upstream.once('close', finish);
+}

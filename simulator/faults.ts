@@ -1,0 +1,104 @@
+// Per-request fault injection, driven by request headers so tests can provoke upstream failures through the gateway.
+//
+//   x-simulator-fault: status=NNN         answer NNN (200-599) with the route's error envelope;
+//                                         429 adds `retry-after: 1`
+//   x-simulator-fault: midstream-error    stream: after 2 content chunks, send the dialect's error frame and
+//                                         end without the terminal frame ([DONE]); no effect on non-stream
+//   x-simulator-fault: truncate           stream: after 2 content chunks, destroy the socket;
+//                                         non-stream: send the headers and half the body, then destroy
+//   x-simulator-fault: hang               never send headers; the handler ends when the client goes away
+//   x-simulator-fault: slow-headers=MS    wait MS ms, then answer normally
+//   x-simulator-chunk-delay-ms: N         N ms between stream chunks (overrides the simulator's default)
+//
+// Faults combine with commas, e.g. `slow-headers=200, midstream-error`.
+// They apply after the credential check, as a real upstream would refuse a bad key first.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SimContext } from './context.ts';
+import { sendError } from './errors.ts';
+
+export const FAULT_HEADER = 'x-simulator-fault';
+export const CHUNK_DELAY_HEADER = 'x-simulator-chunk-delay-ms';
+/** Content chunks a stream fault lets through first, so clients have seen a partial reply. */
+export const CHUNKS_BEFORE_FAULT = 2;
+// A cap on waits, so a typo cannot park a request for hours.
+const MAX_WAIT_MS = 600_000;
+
+export interface Fault {
+  status?: number;
+  midstream?: 'error' | 'truncate';
+  hang: boolean;
+  slowHeadersMs: number;
+}
+
+export const noFault: Fault = { hang: false, slowHeadersMs: 0 };
+
+type Parser = (value: string | undefined, fault: Fault) => string | undefined;
+
+// Each parser fills its part of the fault, or returns why the value is unusable.
+const parsers: Record<string, Parser> = {
+  status: (value, fault) => {
+    const status = Number(value);
+    if (!Number.isInteger(status) || status < 200 || status > 599) return `status must be 200-599, got "${value}"`;
+    fault.status = status;
+  },
+  'midstream-error': (_value, fault) => { fault.midstream = 'error'; },
+  truncate: (_value, fault) => { fault.midstream = 'truncate'; },
+  hang: (_value, fault) => { fault.hang = true; },
+  'slow-headers': (value, fault) => {
+    const ms = Number(value);
+    if (!Number.isInteger(ms) || ms < 0 || ms > MAX_WAIT_MS) return `slow-headers must be 0-${MAX_WAIT_MS} ms, got "${value}"`;
+    fault.slowHeadersMs = ms;
+  },
+};
+
+/** Reads the fault header; a string result is the reason it could not be parsed. */
+export function parseFault(header: string | string[] | undefined): Fault | string {
+  if (header === undefined) return noFault;
+  const fault: Fault = { hang: false, slowHeadersMs: 0 };
+  const text = Array.isArray(header) ? header.join(',') : header;
+  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = item.indexOf('=');
+    const name = (eq === -1 ? item : item.slice(0, eq)).trim().toLowerCase();
+    const value = eq === -1 ? undefined : item.slice(eq + 1).trim();
+    const parser = parsers[name];
+    if (!parser) return `unknown fault "${name}"`;
+    const problem = parser(value, fault);
+    if (problem) return problem;
+  }
+  return fault;
+}
+
+export function parseChunkDelay(header: string | string[] | undefined, fallback: number): number {
+  const ms = Number(Array.isArray(header) ? header[0] : header);
+  return header !== undefined && Number.isFinite(ms) && ms >= 0 ? Math.min(ms, MAX_WAIT_MS) : fallback;
+}
+
+/**
+ * Applies the faults that act before a handler runs.
+ * Returns true when the request is finished (answered, or the client left) and the handler must not run.
+ */
+export async function applyFaultsBeforeHandler(ctx: SimContext): Promise<boolean> {
+  const { fault, signal } = ctx;
+  if (fault.hang) {
+    await untilAborted(signal);
+    return true;
+  }
+  if (fault.slowHeadersMs > 0) {
+    try {
+      await sleep(fault.slowHeadersMs, undefined, { signal });
+    } catch {
+      return true;
+    }
+  }
+  if (fault.status !== undefined) {
+    const headers: Record<string, string> = fault.status === 429 ? { 'retry-after': '1' } : {};
+    sendError(ctx.res, ctx.dialect, { status: fault.status, message: `Simulated upstream error (status ${fault.status}).`, headers });
+    return true;
+  }
+  return false;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -1,0 +1,29 @@
+// Shared helpers for the simulator tests: authenticated requests and SSE frame splitting.
+import type { Simulator } from '../../simulator/server.ts';
+
+export const AUTH = { authorization: 'Bearer sk-test-upstream' };
+
+export function postJson(sim: Simulator, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(sim.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...AUTH, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** Splits an SSE body into frames, asserting nothing: callers check the framing themselves. */
+export function framesOf(text: string): string[] {
+  return text.split('\n\n').filter((frame) => frame !== '');
+}
+
+/** Parsed JSON of every data frame except [DONE]. */
+export function chunksOf(text: string): any[] {
+  return framesOf(text)
+    .map((frame) => frame.slice('data: '.length))
+    .filter((data) => data !== '[DONE]')
+    .map((data) => JSON.parse(data));
+}
+
+export function contentOf(chunks: any[]): string {
+  return chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+}
