@@ -30,7 +30,7 @@ export interface Fault {
   slowHeadersMs: number;
 }
 
-export const noFault: Fault = { hang: false, slowHeadersMs: 0 };
+export const noFault: Readonly<Fault> = Object.freeze({ hang: false, slowHeadersMs: 0 });
 
 type Parser = (value: string | undefined, fault: Fault) => string | undefined;
 

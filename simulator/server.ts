@@ -3,12 +3,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { RecordedRequest, Route, SimContext, SimulatorState } from './context.ts';
 import { sendError } from './errors.ts';
-import { applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, parseChunkDelay, parseFault } from './faults.ts';
+import { applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, noFault, parseChunkDelay, parseFault } from './faults.ts';
+import { BODY_LIMIT, credentialProblem, parseJson, readBody } from './incoming.ts';
 import { getModel, listModels } from './models.ts';
 import { chatCompletions } from './openai-chat.ts';
 import { sendJson } from './respond.ts';
 
 export type { RecordedRequest } from './context.ts';
+export { BAD_CREDENTIAL } from './incoming.ts';
 
 export interface Simulator {
   /** http://HOST:PORT, with a loopback host when listening on every interface. */
@@ -22,17 +24,13 @@ export interface Simulator {
 export interface SimulatorOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
+  /** Default 127.0.0.1. */
   host?: string;
   /** Default pause between stream chunks; the x-simulator-chunk-delay-ms header overrides it. */
   chunkDelayMs?: number;
   /** Keep at most this many recent requests (default: all). 0 records nothing, for benchmarks. */
   maxRecorded?: number;
 }
-
-/** Rejected like a missing key, so tests can exercise an upstream auth failure. */
-export const BAD_CREDENTIAL = 'sim-bad-credential';
-// Bodies past this are refused rather than buffered, so a runaway client cannot exhaust memory.
-const BODY_LIMIT = 64 * 1024 * 1024;
 
 const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', dialect: 'openai', auth: true, handler: chatCompletions },
@@ -55,21 +53,31 @@ function findRoute(method: string, path: string): { route: Route; params: string
   return undefined;
 }
 
+/** What one running simulator shares across its requests. */
+interface Instance {
+  state: SimulatorState;
+  record(entry: RecordedRequest): void;
+  nextSeq(): number;
+  chunkDelayMs: number;
+}
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const requests: RecordedRequest[] = [];
-  const state: SimulatorState = { requests, clear: () => { requests.length = 0; } };
   const maxRecorded = opts.maxRecorded ?? Infinity;
-  const chunkDelayMs = opts.chunkDelayMs ?? 0;
   let seq = 0;
-
-  const record = (entry: RecordedRequest): void => {
-    if (maxRecorded <= 0) return;
-    requests.push(entry);
-    if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
+  const instance: Instance = {
+    state: { requests, clear: () => { requests.length = 0; } },
+    record: (entry) => {
+      if (maxRecorded <= 0) return;
+      requests.push(entry);
+      if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
+    },
+    nextSeq: () => ++seq,
+    chunkDelayMs: opts.chunkDelayMs ?? 0,
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(instance, req, res).catch((err: unknown) => {
       // A handler bug must cost one request, never the process.
       try {
         sendError(res, 'openai', { status: 500, message: `Simulator failure: ${err instanceof Error ? err.message : String(err)}` });
@@ -78,59 +86,6 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
     });
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const n = ++seq;
-    res.setHeader('x-request-id', `req_sim_${n}`);
-    const controller = new AbortController();
-    res.once('close', () => controller.abort());
-
-    const rawPath = req.url ?? '/';
-    const method = req.method ?? 'GET';
-    const path = rawPath.split('?', 1)[0];
-    const found = findRoute(method, path);
-    const dialect = found?.route.dialect ?? 'openai';
-
-    const body = await readBody(req);
-    if (controller.signal.aborted) return;
-    if (body === undefined) {
-      sendError(res, dialect, { status: 413, message: `Request body exceeds ${BODY_LIMIT} bytes.` });
-      return;
-    }
-    const parsed = parseJson(body);
-    if (!found?.route.internal) {
-      record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
-    }
-    if (!found) {
-      sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
-      return;
-    }
-    const { route, params } = found;
-    if (route.auth) {
-      const problem = credentialProblem(req);
-      if (problem) {
-        sendError(res, dialect, { status: 401, message: problem, code: 'invalid_api_key' });
-        return;
-      }
-    }
-    const fault = route.internal ? parseFault(undefined) : parseFault(req.headers[FAULT_HEADER]);
-    if (typeof fault === 'string') {
-      sendError(res, dialect, { status: 400, message: `Bad ${FAULT_HEADER} header: ${fault}` });
-      return;
-    }
-    const ctx: SimContext = {
-      req, res, seq: n, path, params, body,
-      json: parsed.ok ? parsed.value : undefined,
-      jsonOk: parsed.ok,
-      dialect, fault,
-      chunkDelayMs: parseChunkDelay(req.headers[CHUNK_DELAY_HEADER], chunkDelayMs),
-      signal: controller.signal,
-      state,
-    };
-    if (await applyFaultsBeforeHandler(ctx)) return;
-    await route.handler(ctx);
-  }
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
@@ -138,12 +93,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       resolve();
     });
   });
+
   const address = server.address() as AddressInfo;
   return {
     url: `http://${urlHost(address.address)}:${address.port}`,
     port: address.port,
     requests,
-    clear: state.clear,
+    clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
       // Idle keep-alive sockets and hanging requests would otherwise hold close() open.
@@ -152,41 +108,56 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   };
 }
 
-/** Why the request's credential is refused, or undefined when it is acceptable. */
-function credentialProblem(req: IncomingMessage): string | undefined {
-  const bearer = /^Bearer\s+(.*)$/i.exec(String(req.headers.authorization ?? ''))?.[1]?.trim();
-  const candidates = [bearer, req.headers['x-api-key'], req.headers['x-goog-api-key']]
-    .map((value) => (Array.isArray(value) ? value[0] : value)?.trim())
-    .filter((value): value is string => Boolean(value));
-  if (candidates.length === 0) {
-    return 'Missing credentials. Please pass an API key in the Authorization header (Bearer), x-api-key or x-goog-api-key.';
-  }
-  if (candidates.includes(BAD_CREDENTIAL)) return `Incorrect API key provided: ${BAD_CREDENTIAL}.`;
-  return undefined;
-}
+async function handle(instance: Instance, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const seq = instance.nextSeq();
+  res.setHeader('x-request-id', `req_sim_${seq}`);
+  const controller = new AbortController();
+  res.once('close', () => controller.abort());
 
-function readBody(req: IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      // Keep draining past the limit so the 413 can still be read by the client.
-      if (size <= BODY_LIMIT) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size <= BODY_LIMIT ? Buffer.concat(chunks).toString('utf8') : undefined));
-    // An aborted upload also closes the response, and the caller checks for that.
-    req.on('error', () => resolve(''));
-  });
-}
+  const method = req.method ?? 'GET';
+  const rawPath = req.url ?? '/';
+  const path = rawPath.split('?', 1)[0];
+  const found = findRoute(method, path);
+  const dialect = found?.route.dialect ?? 'openai';
 
-function parseJson(body: string): { ok: true; value: unknown } | { ok: false } {
-  if (body === '') return { ok: false };
-  try {
-    return { ok: true, value: JSON.parse(body) };
-  } catch {
-    return { ok: false };
+  const body = await readBody(req);
+  if (controller.signal.aborted) return;
+  if (body === undefined) {
+    sendError(res, dialect, { status: 413, message: `Request body exceeds ${BODY_LIMIT} bytes.` });
+    return;
   }
+  const parsed = parseJson(body);
+  if (!found?.route.internal) {
+    instance.record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
+  }
+  if (!found) {
+    sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
+    return;
+  }
+
+  const { route, params } = found;
+  const refused = route.auth ? credentialProblem(req) : undefined;
+  if (refused) {
+    sendError(res, dialect, { status: 401, message: refused, code: 'invalid_api_key' });
+    return;
+  }
+  const fault = route.internal ? noFault : parseFault(req.headers[FAULT_HEADER]);
+  if (typeof fault === 'string') {
+    sendError(res, dialect, { status: 400, message: `Bad ${FAULT_HEADER} header: ${fault}` });
+    return;
+  }
+  const ctx: SimContext = {
+    req, res, seq, path, params, body,
+    json: parsed.ok ? parsed.value : undefined,
+    jsonOk: parsed.ok,
+    dialect,
+    fault,
+    chunkDelayMs: parseChunkDelay(req.headers[CHUNK_DELAY_HEADER], instance.chunkDelayMs),
+    signal: controller.signal,
+    state: instance.state,
+  };
+  if (await applyFaultsBeforeHandler(ctx)) return;
+  await route.handler(ctx);
 }
 
 function urlHost(address: string): string {
