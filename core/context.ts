@@ -1,5 +1,6 @@
 // Builds the per-request context: ids, timings, and the request body read once (with the size limit) and parsed lazily.
 import { randomUUID } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
@@ -42,7 +43,7 @@ export function createCtx(init: CtxInit): Ctx {
     id: init.id, req: init.req, res: init.res, route: init.route, format: init.format, url: init.url,
     params: init.params, log: init.log, timings: { start: init.start }, stream: false, flags: {},
     body: () => (body ??= readBody(init.req, init.bodyLimit)),
-    json: () => (parsed ??= ctx.body().then(parseObject)),
+    json: () => (parsed ??= ctx.body().then((buf) => checkShape(init.format, parseObject(buf)))),
     setJson(value) { parsed = Promise.resolve(value); changed = true; },
     bodyChanged: () => changed,
   };
@@ -54,4 +55,21 @@ function parseObject(buf: Buffer): Record<string, unknown> {
   try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalidJson((err as Error).message); }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.notAnObject();
   return value as Record<string, unknown>;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const shapes = new WeakMap<FormatAdapter, ValidateFunction>();
+
+/** Refuse a body the format's request schema rejects, so a malformed request is never forwarded. */
+function checkShape(format: FormatAdapter, body: Record<string, unknown>): Record<string, unknown> {
+  if (!format.requestSchema) return body;
+  let validate = shapes.get(format);
+  if (!validate) shapes.set(format, validate = ajv.compile(format.requestSchema));
+  if (validate(body)) return body;
+  const e = validate.errors![0];
+  const missing = (e.params as { missingProperty?: string }).missingProperty;
+  const at = e.instancePath.slice(1).replace(/\//g, '.');
+  const field = missing ? (at ? `${at}.${missing}` : missing) : at;
+  const message = missing ? `missing required field "${field}"` : `${field ? `${field} ` : ''}${e.message}`;
+  throw new GatewayError(400, 'invalid_body', `Invalid request body: ${message}`, { param: field || undefined });
 }

@@ -29,7 +29,7 @@ export const coreErrors = {
       { headers: { allow: allowed.join(', ') } }),
   bodyTooLarge: (limit: number) => new GatewayError(413, 'request_too_large', `Request body exceeds the limit of ${limit} bytes`),
   invalidJson: (detail: string) => new GatewayError(400, 'invalid_json', `Request body is not valid JSON: ${detail}`),
-  notAnObject: () => new GatewayError(400, 'invalid_request_error', 'Request body must be a JSON object'),
+  notAnObject: () => new GatewayError(400, 'invalid_body', 'Request body must be a JSON object'),
   bodyAborted: () => new GatewayError(400, 'request_aborted', 'The request body was not fully received'),
   internal: () => new GatewayError(500, 'internal_error', 'The gateway failed to handle this request'),
 };

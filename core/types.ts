@@ -156,6 +156,8 @@ export interface FormatAdapter {
   /** Default upstream auth style (a key of Env.upstreamAuth). */
   upstreamAuth: string;
   model: { body: string } | { param: string };
+  /** Minimal shape a JSON request body must have; checked once, when the body is first parsed. */
+  requestSchema?: JSONSchema;
   isStream(body: Record<string, unknown> | undefined, ctx: Ctx): boolean;
   /** Adjust the request body for upstream (e.g. ask for usage in streams); return true when changed. */
   prepareUpstream?(body: Record<string, unknown>, ctx: Ctx): boolean;

@@ -54,6 +54,14 @@ export const openaiChat: FormatAdapter = {
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { body: 'model' },
+  requestSchema: {
+    type: 'object', required: ['messages'],
+    properties: {
+      messages: { type: 'array', minItems: 1, items: { type: 'object', required: ['role'], properties: { role: { type: 'string' } } } },
+      stream: { type: 'boolean' },
+      stream_options: { type: ['object', 'null'] },
+    },
+  },
   isStream: (body) => body?.stream === true,
   prepareUpstream(body, ctx) {
     // Every stream must be metered, so always ask for the usage chunk and hide it from clients that did not.

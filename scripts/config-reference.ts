@@ -1,0 +1,56 @@
+// Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes README.md between its markers.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { rootSchema } from '../core/config-schema.ts';
+import { plugins } from '../core/registry.ts';
+import type { JSONSchema } from '../core/types.ts';
+
+const BEGIN = '<!-- config-reference:begin -->';
+const END = '<!-- config-reference:end -->';
+
+function typeOf(s: JSONSchema): string {
+  if (s.enum) return (s.enum as unknown[]).join(' \\| ');
+  if (s.anyOf) return (s.anyOf as JSONSchema[]).map((x) => ('const' in x ? JSON.stringify(x.const) : typeOf(x))).join(' \\| ');
+  if (s.type === 'array') return `list of ${typeOf((s.items ?? {}) as JSONSchema)}`;
+  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object' && !s.properties) return 'map';
+  return [s.type].flat().filter(Boolean).join(' \\| ') || 'any';
+}
+
+function rows(schema: JSONSchema, prefix: string, out: string[]): void {
+  const props = (schema.properties ?? {}) as Record<string, JSONSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  for (const [name, s] of Object.entries(props)) {
+    const path = `${prefix}${name}`;
+    const dflt = s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``;
+    out.push(`| \`${path}\` | ${typeOf(s)} | ${required.has(name) ? 'yes' : ''} | ${dflt} | ${s.description ?? ''} |`);
+    const items = s.type === 'array' ? (s.items as JSONSchema | undefined) : undefined;
+    if (items?.properties) rows(items, `${path}[].`, out);
+    const values = s.additionalProperties;
+    if (values && typeof values === 'object' && (values as JSONSchema).properties) rows(values as JSONSchema, `${path}.NAME.`, out);
+    if (s.properties) rows(s, `${path}.`, out);
+  }
+}
+
+export function configReference(): string {
+  const out = ['### gateway.yaml', '', '| field | type | required | default | meaning |', '|---|---|---|---|---|'];
+  rows(rootSchema, '', out);
+  out.push('', '### Stages', '');
+  for (const p of Object.values(plugins)) {
+    out.push(`#### \`${p.name}\``, '', p.description, '');
+    const opts: string[] = [];
+    rows(p.schema, '', opts);
+    out.push(...(opts.length ? ['| option | type | required | default | meaning |', '|---|---|---|---|---|', ...opts] : ['No options.']), '');
+  }
+  return out.join('\n');
+}
+
+export function withReference(readme: string): string {
+  const start = readme.indexOf(BEGIN);
+  const end = readme.indexOf(END);
+  if (start === -1 || end === -1) throw new Error('README.md lacks the config-reference markers');
+  return `${readme.slice(0, start + BEGIN.length)}\n${configReference()}\n${readme.slice(end)}`;
+}
+
+if (import.meta.main) {
+  if (process.argv.includes('--write')) writeFileSync('README.md', withReference(readFileSync('README.md', 'utf8')));
+  else console.log(configReference());
+}

@@ -1,0 +1,56 @@
+// Starts a gateway on a config text (written to a temp file) with silent logs, closed when the test ends.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startGateway, type Gateway } from '../../core/server.ts';
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export function writeConfig(yaml: string, name = 'gateway.yaml'): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'gw-test-')), name);
+  writeFileSync(file, yaml);
+  return file;
+}
+
+export async function withGateway(t: Teardown, yaml: string, env: NodeJS.ProcessEnv = {}): Promise<Gateway> {
+  const gateway = await startGateway({
+    configFile: writeConfig(yaml), host: '127.0.0.1', port: 0, env: { ...env }, log: pino({ level: 'silent' }),
+  });
+  t.teardown(() => gateway.close());
+  return gateway;
+}
+
+/** A small config on one simulator platform; tests append or replace parts as they need. */
+export const demoConfig = (extra = '') => `
+server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
+admin: { token: admin-secret-token }
+platforms:
+  sim: { simulator: true }
+groups:
+  main:
+    platform: sim
+    models: [gpt-4o-mini, "gpt-5*"]
+    model_map: { gpt-4o: gpt-4o-mini }
+    accounts:
+      - { id: sim-1, credential: upstream-credential-1 }
+  pool-a:
+    platform: sim
+    dedicated: true
+    models: ["*"]
+    accounts:
+      - { id: pool-1, credential: pool-credential-1 }
+keys:
+  - { id: alice, key: sk-alice-0001, group: main, pools: [pool-a] }
+  - { id: bob, key: sk-bob-0002, group: main, models: [gpt-4o-mini] }
+  - { id: off, key: sk-off-0003, group: main, disabled: true }
+  - { id: old, key: sk-old-0004, group: main, expires_at: 2020-01-01T00:00:00Z }
+pipelines:
+  relay: [auth, group-check, model-allowlist, proxy]
+  models: [auth, group-check, list-models]
+routes:
+  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
+  - { method: POST, path: /chat/completions, format: openai-chat, pipeline: relay, upstream_path: /v1/chat/completions }
+  - { method: GET, path: /v1/models, format: openai-chat, pipeline: models }
+  - { method: POST, path: /pool/v1/chat/completions, format: openai-chat, pipeline: relay, pool: pool-a, upstream_path: /v1/chat/completions }
+${extra}`;
