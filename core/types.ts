@@ -155,7 +155,8 @@ export interface FormatAdapter {
   platforms: string[];
   /** Default upstream auth style (a key of Env.upstreamAuth). */
   upstreamAuth: string;
-  model: { body: string } | { param: string };
+  /** Where the model is named: a JSON body field, a path parameter, or read by the adapter (e.g. a multipart field). */
+  model: { body: string } | { param: string } | { read(ctx: Ctx): Promise<string | undefined> };
   /** Minimal shape a JSON request body must have; checked once, when the body is first parsed. */
   requestSchema?: JSONSchema;
   isStream(body: Record<string, unknown> | undefined, ctx: Ctx): boolean;
@@ -169,6 +170,10 @@ export interface FormatAdapter {
   streamError(err: GatewayError): string;
   keepalive: string | null;
   modelList?(models: ModelListEntry[]): unknown;
+  /** One model, for a model-detail route (GET .../models/{model}). */
+  modelInfo?(model: ModelListEntry): unknown;
+  /** The error for a group whose platform does not serve this format (default: 400 naming the platform). */
+  unsupported?(platform: string): GatewayError;
 }
 
 export interface UpstreamAuthStyle { header: string; value(credential: string): string }

@@ -20,7 +20,7 @@ export const groupCheck: Plugin<Record<string, never>> = {
       }
       const platform = env.config.platforms[group.platform];
       if (!platform.formats?.includes(ctx.format.name)) {
-        throw new GatewayError(400, 'FORMAT_NOT_SUPPORTED',
+        throw ctx.format.unsupported?.(platform.name) ?? new GatewayError(400, 'FORMAT_NOT_SUPPORTED',
           `This API key's group "${group.name}" is on platform "${platform.name}", which does not serve the ${ctx.format.name} API; use that platform's own endpoint`);
       }
       ctx.group = group;

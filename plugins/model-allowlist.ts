@@ -8,6 +8,7 @@ interface Options { list_endpoint: string }
 async function requestedModel(ctx: Ctx): Promise<{ model: unknown; body?: Record<string, unknown> }> {
   const where = ctx.format.model;
   if ('param' in where) return { model: ctx.params[where.param] };
+  if ('read' in where) return { model: await where.read(ctx) };
   const body = await ctx.json();
   return { model: body[where.body], body };
 }

@@ -18,6 +18,8 @@ export function chatUsage(u: unknown): Usage | undefined {
   };
 }
 
+const openaiModel = (m: ModelListEntry) => ({ id: m.id, object: 'model', created: 1704067200, owned_by: m.owner });
+
 const STRIP_USAGE = 'openai-chat:strip-usage';
 
 function scanStream(ctx: Ctx): StreamScanner {
@@ -78,8 +80,6 @@ export const openaiChat: FormatAdapter = {
   errorBody: (err: GatewayError) => openaiErrorBody(err),
   streamError: (err: GatewayError) => formatFrame(JSON.stringify({ error: openaiErrorObject(err) })),
   keepalive: ': keepalive\n\n',
-  modelList: (models: ModelListEntry[]) => ({
-    object: 'list',
-    data: models.map((m) => ({ id: m.id, object: 'model', created: 1704067200, owned_by: m.owner })),
-  }),
+  modelList: (models: ModelListEntry[]) => ({ object: 'list', data: models.map(openaiModel) }),
+  modelInfo: openaiModel,
 };
