@@ -1,7 +1,11 @@
 // The list of wire-format adapters (read only by core/registry.ts).
 import type { FormatAdapter } from '../core/types.ts';
 import { openaiChat } from './openai-chat/index.ts';
+import { openaiResponses } from './openai-responses/index.ts';
+import { anthropicMessages } from './anthropic-messages/index.ts';
+import { gemini } from './gemini/index.ts';
+import { openaiImages } from './openai-images/index.ts';
 
 export { upstreamAuth } from './shared/upstream-auth.ts';
 
-export const formats: FormatAdapter[] = [openaiChat];
+export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages];

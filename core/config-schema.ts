@@ -44,7 +44,7 @@ export const rootSchema: JSONSchema = {
         host: str('Address to listen on.', { default: '0.0.0.0' }),
         port: int('Port to listen on (0 = any free port).', { minimum: 0, maximum: 65535, default: 8080 }),
         workers: { description: 'Worker processes; "auto" = one per core.', anyOf: [{ type: 'integer', minimum: 1 }, { const: 'auto' }], default: 1 },
-        body_limit: { description: 'Largest request body accepted, e.g. 32mb, 512kb or a byte count.', type: ['string', 'integer'], default: '32mb' },
+        body_limit: { description: 'Largest request body accepted, e.g. 32mb, 512kb or a byte count.', anyOf: [{ type: 'string' }, { type: 'integer', minimum: 1 }], default: '32mb' },
       },
     },
     store: {

@@ -56,11 +56,16 @@ export function parseConfig(text: string, file: string, deps: ConfigDeps): { con
   if (problems.length) throw new ConfigError(problems);
 
   const raw = (doc.toJS() ?? {}) as Record<string, any>;
-  if (!validateRoot(raw)) for (const e of validateRoot.errors ?? []) reportAjv(e, [], problem);
-  if (problems.length) throw new ConfigError(problems);
-
-  const config = normalise(raw, file, deps, problem, warnings);
-  if (problems.length) throw new ConfigError(problems);
+  const shapeOk = validateRoot(raw);
+  if (!shapeOk) for (const e of validateRoot.errors ?? []) reportAjv(e, [], problem);
+  let config: GatewayConfig | undefined;
+  try {
+    config = normalise(raw, file, deps, problem, warnings);
+  } catch (err) {
+    // Cross-checks on a file with shape errors may trip over them; the shape errors already explain why.
+    if (shapeOk) throw err;
+  }
+  if (problems.length || !config) throw new ConfigError([...new Set(problems)]);
   return { config, warnings };
 }
 
@@ -104,9 +109,10 @@ function interpolate(doc: Document, env: NodeJS.ProcessEnv, fail: (offset: numbe
     Scalar(key, node) {
       if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('${')) return;
       const value = node.value.replace(VAR, (_m, name: string, fallback: string | undefined) => {
+        // Shell semantics: ${VAR:-d} replaces unset or empty; ${VAR} fails only when unset.
         const v = env[name];
-        if (v !== undefined && v !== '') return v;
-        if (fallback !== undefined) return fallback;
+        if (fallback !== undefined) return v === undefined || v === '' ? fallback : v;
+        if (v !== undefined) return v;
         fail(node.range?.[0] ?? 0, `environment variable ${name} is not set (use \${${name}:-default} to make it optional)`);
         return '';
       });
@@ -118,7 +124,7 @@ function interpolate(doc: Document, env: NodeJS.ProcessEnv, fail: (offset: numbe
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
 
 export function parseBytes(v: string | number): number | undefined {
-  if (typeof v === 'number') return v;
+  if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? v : undefined;
   const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(v.trim());
   return m ? Math.floor(Number(m[1]) * UNITS[(m[2] ?? 'b').toLowerCase()]) : undefined;
 }
@@ -128,7 +134,7 @@ type Problem = (path: Path, message: string, onKey?: boolean) => void;
 function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, problem: Problem, warnings: string[]): GatewayConfig {
   const server = raw.server ?? {};
   const bodyLimit = parseBytes(server.body_limit ?? '32mb');
-  if (bodyLimit === undefined) problem(['server', 'body_limit'], 'must be a size such as 32mb, 512kb or a byte count');
+  if (bodyLimit === undefined || bodyLimit < 1) problem(['server', 'body_limit'], 'must be a size such as 32mb, 512kb or a byte count');
 
   const platforms: Record<string, PlatformConfig> = {};
   for (const [name, p] of Object.entries<any>(raw.platforms ?? {})) {
@@ -185,19 +191,24 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     keys.push({ id: k.id, sha256: hash, group: k.group, pools: k.pools ?? [], models: k.models, limits: k.limits ?? {}, expires_at: expires, disabled: k.disabled === true });
   });
 
+  // Each named pipeline is checked once (used or not), so a bad stage is reported once.
+  const pipelines = new Map<string, StageRef[]>();
+  for (const [name, list] of Object.entries<unknown[]>(raw.pipelines ?? {})) {
+    pipelines.set(name, (Array.isArray(list) ? list : []).map((item, j) => stageRef(item, ['pipelines', name, j], deps, problem)));
+  }
+
   const routes: RouteConfig[] = (raw.routes ?? []).map((r: any, i: number) => {
     const path = ['routes', i];
     try { compilePattern(r.path); } catch (err) { problem([...path, 'path'], (err as Error).message); }
     if (!deps.formats[r.format]) problem([...path, 'format'], `unknown format "${r.format}" (known: ${Object.keys(deps.formats).join(', ')})`);
     if (r.pool !== undefined && !groups[r.pool]?.dedicated) problem([...path, 'pool'], `"${r.pool}" is not a dedicated group`);
-    let list: unknown[] = r.pipeline;
-    let listPath: Path = [...path, 'pipeline'];
+    let stages: StageRef[];
     if (typeof r.pipeline === 'string') {
-      list = raw.pipelines?.[r.pipeline];
-      listPath = ['pipelines', r.pipeline];
-      if (!list) problem([...path, 'pipeline'], `unknown pipeline "${r.pipeline}"`);
+      stages = pipelines.get(r.pipeline) ?? [];
+      if (!pipelines.has(r.pipeline)) problem([...path, 'pipeline'], `unknown pipeline "${r.pipeline}"`);
+    } else {
+      stages = (Array.isArray(r.pipeline) ? r.pipeline : []).map((item: unknown, j: number) => stageRef(item, [...path, 'pipeline', j], deps, problem));
     }
-    const stages = (list ?? []).map((item, j) => stageRef(item, [...listPath, j], deps, problem));
     return { method: r.method, path: r.path, format: r.format, stages, pool: r.pool, upstream_path: r.upstream_path };
   });
 

@@ -45,6 +45,7 @@ export function createCtx(init: CtxInit): Ctx {
     body: () => (body ??= readBody(init.req, init.bodyLimit)),
     json: () => (parsed ??= ctx.body().then((buf) => checkShape(init.format, parseObject(buf)))),
     setJson(value) { parsed = Promise.resolve(value); changed = true; },
+    setBody(bytes) { body = Promise.resolve(bytes); parsed = undefined; changed = true; },
     bodyChanged: () => changed,
   };
   return ctx;

@@ -44,9 +44,9 @@ export function asGatewayError(err: unknown): GatewayError {
 }
 
 /** Render an error as JSON, in the format's envelope when a format is known. */
-export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter): void {
+export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter, flags?: Record<string, unknown>): void {
   if (res.headersSent) {
-    if (!res.writableEnded) res.end(format ? format.streamError(err) : undefined);
+    if (!res.writableEnded) res.end(format ? format.streamError(err, flags) : undefined);
     return;
   }
   const body = JSON.stringify(format ? format.errorBody(err, { id }) : neutralBody(err, id));

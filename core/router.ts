@@ -3,7 +3,8 @@ import { coreErrors } from './errors.ts';
 
 export interface Match<R> { route: R; params: Record<string, string> }
 
-interface Dynamic<R> { regex: RegExp; names: string[]; byMethod: Map<string, R> }
+interface Entry<R> { route: R; names: string[] }
+interface Dynamic<R> { regex: RegExp; byMethod: Map<string, Entry<R>> }
 
 const escape = (s: string) => s.replace(/[.+?^$()[\]\\|]/g, '\\$&');
 
@@ -28,10 +29,16 @@ export function compilePattern(pattern: string): { regex: RegExp; names: string[
   return { regex: new RegExp(`^${source}$`), names };
 }
 
+/** The route for a method, with HEAD answered by a GET route. */
+function forMethod<T>(byMethod: Map<string, T>, method: string): T | undefined {
+  return byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+}
+
 export class Router<R> {
   #literal = new Map<string, Map<string, R>>();
   #dynamic: Dynamic<R>[] = [];
 
+  /** Add a route; the first route declared for a method and path shape wins. */
   add(method: string, pattern: string, route: R): void {
     const compiled = compilePattern(pattern);
     if (!compiled) {
@@ -41,32 +48,30 @@ export class Router<R> {
       return;
     }
     let entry = this.#dynamic.find((d) => d.regex.source === compiled.regex.source);
-    if (!entry) this.#dynamic.push(entry = { ...compiled, byMethod: new Map() });
-    if (!entry.byMethod.has(method)) entry.byMethod.set(method, route);
+    if (!entry) this.#dynamic.push(entry = { regex: compiled.regex, byMethod: new Map() });
+    if (!entry.byMethod.has(method)) entry.byMethod.set(method, { route, names: compiled.names });
   }
 
   /** Find the route for method + path; throws a 404 or 405 GatewayError when there is none. */
   match(method: string, path: string): Match<R> {
+    const allowed = new Set<string>();
     const literal = this.#literal.get(path);
-    if (literal) return this.#pick(literal, method, {});
-    const allowed: string[] = [];
+    if (literal) {
+      const route = forMethod(literal, method);
+      if (route) return { route, params: {} };
+      for (const m of literal.keys()) allowed.add(m);
+    }
     for (const d of this.#dynamic) {
       const m = d.regex.exec(path);
       if (!m) continue;
-      const route = d.byMethod.get(method);
-      if (!route) { allowed.push(...d.byMethod.keys()); continue; }
+      const entry = forMethod(d.byMethod, method);
+      if (!entry) { for (const k of d.byMethod.keys()) allowed.add(k); continue; }
       const params: Record<string, string> = {};
-      for (let i = 0; i < d.names.length; i++) params[d.names[i]] = safeDecode(m[i + 1]);
-      return { route, params };
+      for (let i = 0; i < entry.names.length; i++) params[entry.names[i]] = safeDecode(m[i + 1]);
+      return { route: entry.route, params };
     }
-    if (allowed.length) throw coreErrors.methodNotAllowed(method, allowed);
+    if (allowed.size) throw coreErrors.methodNotAllowed(method, [...allowed]);
     throw coreErrors.notFound(path);
-  }
-
-  #pick(byMethod: Map<string, R>, method: string, params: Record<string, string>): Match<R> {
-    const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
-    if (!route) throw coreErrors.methodNotAllowed(method, [...byMethod.keys()]);
-    return { route, params };
   }
 }
 

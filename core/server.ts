@@ -145,7 +145,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
     ctx.outcome ??= 'rejected';
     req.resume();
-    sendError(res, asGatewayError(err), id, ctx.format);
+    sendError(res, asGatewayError(err), id, ctx.format, ctx.flags);
   } finally {
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();

@@ -106,6 +106,8 @@ export interface Ctx {
   json(): Promise<Record<string, unknown>>;
   /** Replace the parsed body (a stage changed it); the proxy then forwards the re-serialized JSON. */
   setJson(value: Record<string, unknown>): void;
+  /** Replace the raw body bytes (a non-JSON body a stage rewrote, e.g. a multipart field). */
+  setBody(bytes: Buffer): void;
   bodyChanged(): boolean;
 }
 
@@ -156,7 +158,7 @@ export interface FormatAdapter {
   /** Default upstream auth style (a key of Env.upstreamAuth). */
   upstreamAuth: string;
   /** Where the model is named: a JSON body field, a path parameter, or read by the adapter (e.g. a multipart field). */
-  model: { body: string } | { param: string } | { read(ctx: Ctx): Promise<string | undefined> };
+  model: { body: string } | { param: string } | { read(ctx: Ctx): Promise<string | undefined>; write?(ctx: Ctx, model: string): Promise<void> };
   /** Minimal shape a JSON request body must have; checked once, when the body is first parsed. */
   requestSchema?: JSONSchema;
   isStream(body: Record<string, unknown> | undefined, ctx: Ctx): boolean;
@@ -167,7 +169,8 @@ export interface FormatAdapter {
   /** Write the client-facing model name into a response object or stream chunk. */
   setModel(json: Record<string, unknown>, model: string): void;
   errorBody(err: GatewayError, ctx: { id: string }): unknown;
-  streamError(err: GatewayError): string;
+  /** The format's own in-stream error event; flags carry what the scanner saw (ids, sequence numbers). */
+  streamError(err: GatewayError, flags?: Record<string, unknown>): string;
   keepalive: string | null;
   modelList?(models: ModelListEntry[]): unknown;
   /** One model, for a model-detail route (GET .../models/{model}). */

@@ -36,8 +36,10 @@ export const modelAllowlist: Plugin<Options> = {
       ctx.model = model;
       ctx.upstreamModel = group.model_map[model] ?? model;
       ctx.stream = ctx.format.isStream(body, ctx);
-      if (body && ctx.upstreamModel !== model && 'body' in ctx.format.model) {
-        ctx.setJson({ ...body, [ctx.format.model.body]: ctx.upstreamModel });
+      const where = ctx.format.model;
+      if (ctx.upstreamModel !== model) {
+        if (body && 'body' in where) ctx.setJson({ ...body, [where.body]: ctx.upstreamModel });
+        else if ('read' in where) await where.write?.(ctx, ctx.upstreamModel);
       }
       await next();
     };

@@ -1,9 +1,10 @@
 // OpenAI Chat Completions: where the model and stream flag are, usage (body and stream), error envelopes.
 import type { GatewayError } from '../../core/errors.ts';
-import type { Ctx, FormatAdapter, ModelListEntry, StreamScanner, SseFrame, FrameVerdict } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, StreamScanner, SseFrame, FrameVerdict } from '../../core/types.ts';
 import { num, type Usage } from '../../core/usage.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
+import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
 
 /** OpenAI usage object → canonical usage (prompt tokens include cached ones, completion includes reasoning). */
 export function chatUsage(u: unknown): Usage | undefined {
@@ -17,8 +18,6 @@ export function chatUsage(u: unknown): Usage | undefined {
     reasoning: num(usage.completion_tokens_details?.reasoning_tokens),
   };
 }
-
-const openaiModel = (m: ModelListEntry) => ({ id: m.id, object: 'model', created: 1704067200, owned_by: m.owner });
 
 const STRIP_USAGE = 'openai-chat:strip-usage';
 
@@ -36,7 +35,8 @@ function scanStream(ctx: Ctx): StreamScanner {
       if (!hasUsage && !hasError && !rewrite) return 'pass';
       let chunk: Record<string, any>;
       try { chunk = JSON.parse(f.data); } catch { return 'pass'; }
-      if (chunk.error) { error = String(chunk.error.message ?? 'upstream stream error'); return 'pass'; }
+      if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) return 'pass';
+      if (chunk.error) { error = typeof chunk.error === 'string' ? chunk.error : String(chunk.error.message ?? 'upstream stream error'); return 'pass'; }
       if (chunk.usage) {
         usage = chatUsage(chunk.usage);
         if (strip && Array.isArray(chunk.choices) && chunk.choices.length === 0) return 'drop';
@@ -80,6 +80,6 @@ export const openaiChat: FormatAdapter = {
   errorBody: (err: GatewayError) => openaiErrorBody(err),
   streamError: (err: GatewayError) => formatFrame(JSON.stringify({ error: openaiErrorObject(err) })),
   keepalive: ': keepalive\n\n',
-  modelList: (models: ModelListEntry[]) => ({ object: 'list', data: models.map(openaiModel) }),
+  modelList: openaiModelList,
   modelInfo: openaiModel,
 };

@@ -5,28 +5,39 @@ import type { SseFrame } from '../../core/types.ts';
 export class SseParser {
   #decoder = new StringDecoder('utf8');
   #buf = '';
+  // Where scanning resumes, so a large frame arriving in small chunks is scanned once, not once per chunk.
+  #scan = 0;
+  #lineStart = 0;
+  #prevLoneCR = false;
 
   /** Feed bytes; returns every frame completed by them (a frame ends at an empty line). */
   push(chunk: Buffer | string): SseFrame[] {
     this.#buf += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
+    const buf = this.#buf;
     const frames: SseFrame[] = [];
     let frameStart = 0;
-    let lineStart = 0;
-    let i = 0;
-    const buf = this.#buf;
+    let lineStart = this.#lineStart;
+    let prevLoneCR = this.#prevLoneCR;
+    let i = this.#scan;
     while (i < buf.length) {
       const c = buf.charCodeAt(i);
       if (c !== 10 && c !== 13) { i++; continue; }
-      if (c === 13 && i + 1 === buf.length) break; // a \r at the end may be half of \r\n
+      // A \r at the end may be half of \r\n; only a blank line in a CR-only stream is known to be complete.
+      if (c === 13 && i + 1 === buf.length && !(i === lineStart && prevLoneCR)) break;
       const lineEnd = i;
-      i += c === 13 && buf.charCodeAt(i + 1) === 10 ? 2 : 1;
+      const crlf = c === 13 && buf.charCodeAt(i + 1) === 10;
+      i += crlf ? 2 : 1;
       if (lineEnd === lineStart) {
         if (lineStart > frameStart) frames.push(parseFrame(buf.slice(frameStart, i)));
         frameStart = i;
       }
+      prevLoneCR = c === 13 && !crlf;
       lineStart = i;
     }
     this.#buf = buf.slice(frameStart);
+    this.#scan = i - frameStart;
+    this.#lineStart = lineStart - frameStart;
+    this.#prevLoneCR = prevLoneCR;
     return frames;
   }
 
@@ -53,6 +64,6 @@ function parseFrame(raw: string): SseFrame {
 
 /** Serialise one frame: optional event line, one data line per line of data, then the blank line. */
 export function formatFrame(data: string, event?: string): string {
-  const lines = data.split('\n').map((l) => `data: ${l}\n`).join('');
+  const lines = data.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('');
   return `${event === undefined ? '' : `event: ${event}\n`}${lines}\n`;
 }

@@ -92,12 +92,12 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     finished = true;
     clearTimeout(timer);
     ctx.usage = scanner.usage();
-    if (scanner.terminal()) ctx.outcome = 'completed';
-    else if (scanner.error()) ctx.outcome = 'failed';
+    if (scanner.error()) ctx.outcome = 'failed';
+    else if (scanner.terminal()) ctx.outcome = 'completed';
     else if (!res.writableEnded && !res.destroyed) {
       // Never let a cut stream look like a clean finish: end it with the format's own error event.
       ctx.outcome = 'missing-terminal';
-      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed')));
+      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed'), ctx.flags));
     }
     res.end();
   };

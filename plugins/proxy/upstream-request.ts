@@ -9,10 +9,12 @@ const QUERY_SECRETS = ['key', 'api_key'];
 
 /** Upstream path: the route's upstream_path template (or the request path) with {name}/*name filled, plus the safe query. */
 export function upstreamPath(ctx: Ctx): string {
-  const template = ctx.route.upstream_path;
+  const modelParam = 'param' in ctx.format.model ? ctx.format.model.param : undefined;
+  // A model named in the path and aliased by model_map is re-filled from the route pattern.
+  const aliased = modelParam !== undefined && ctx.upstreamModel !== undefined && ctx.upstreamModel !== ctx.params[modelParam];
+  const template = ctx.route.upstream_path ?? (aliased ? ctx.route.path : undefined);
   let path = ctx.url.pathname;
   if (template) {
-    const modelParam = 'param' in ctx.format.model ? ctx.format.model.param : undefined;
     path = template.replace(/\{(\w+)\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
       const name = (one ?? rest)!;
       const value = name === modelParam && ctx.upstreamModel ? ctx.upstreamModel : (ctx.params[name] ?? '');
@@ -44,7 +46,9 @@ export async function upstreamBody(ctx: Ctx): Promise<{ bytes?: Buffer; json: bo
   const method = ctx.req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return { json: false };
   const raw = await ctx.body();
-  if (!('body' in ctx.format.model) || raw.length === 0) return { bytes: raw, json: false };
+  const type = String(ctx.req.headers['content-type'] ?? '');
+  const jsonBody = 'body' in ctx.format.model || (type.includes('json') && ctx.bodyChanged());
+  if (!jsonBody || raw.length === 0) return { bytes: raw, json: false };
   let body: Record<string, unknown>;
   try { body = await ctx.json(); } catch { return { bytes: raw, json: false }; }
   const changed = ctx.format.prepareUpstream?.(body, ctx) === true || ctx.bodyChanged();

@@ -1,0 +1,60 @@
+// Gemini (generativelanguage v1beta/v1): model in the path, stream by method name, usageMetadata, Google error envelope, model list shape.
+import type { GatewayError } from '../../core/errors.ts';
+import type { FormatAdapter, ModelListEntry } from '../../core/types.ts';
+import { geminiFrame, scanGeminiStream } from './stream.ts';
+import { usageOfBody } from './usage.ts';
+
+// google.rpc.Code names by HTTP status, as Google's own front end maps them (wire-formats §6.7, §7.7).
+const STATUS_BY_HTTP: Record<number, string> = {
+  400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 408: 'DEADLINE_EXCEEDED',
+  409: 'ABORTED', 413: 'INVALID_ARGUMENT', 429: 'RESOURCE_EXHAUSTED', 499: 'CANCELLED', 500: 'INTERNAL',
+  501: 'UNIMPLEMENTED', 502: 'UNAVAILABLE', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED',
+};
+
+// The gateway's own code travels as an ErrorInfo reason, where Google puts machine-readable causes (e.g. API_KEY_INVALID).
+const errorObject = (err: GatewayError, requestId?: string) => ({
+  code: err.status,
+  message: err.message,
+  status: STATUS_BY_HTTP[err.status] ?? (err.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'),
+  details: [{
+    '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: err.code, domain: 'gateway',
+    ...(requestId === undefined ? {} : { metadata: { request_id: requestId } }),
+  }],
+});
+
+// The gateway knows names, not limits: these are the current Gemini models' published limits, which clients only display.
+const geminiModel = (m: ModelListEntry) => ({
+  name: `models/${m.id}`,
+  version: '001',
+  displayName: m.id,
+  description: `${m.id}, served through the gateway`,
+  inputTokenLimit: 1_048_576,
+  outputTokenLimit: 65_536,
+  supportedGenerationMethods: ['generateContent', 'countTokens'],
+});
+
+const setModelVersion = (json: unknown, model: string): void => {
+  for (const chunk of Array.isArray(json) ? json : [json]) {
+    if (chunk && typeof chunk === 'object' && typeof chunk.modelVersion === 'string') chunk.modelVersion = model;
+  }
+};
+
+export const gemini: FormatAdapter = {
+  name: 'gemini',
+  platforms: ['gemini'],
+  upstreamAuth: 'x-goog-api-key',
+  model: { param: 'model' },
+  requestSchema: { type: 'object', properties: { contents: { type: 'array' } } },
+  // The method in the path decides, not the body; a client may percent-encode the colon.
+  isStream: (_body, ctx) => /(?::|%3A)streamGenerateContent$/i.test(ctx.url.pathname),
+  usageFromBody: usageOfBody,
+  scanStream: scanGeminiStream,
+  setModel: setModelVersion,
+  errorBody: (err, ctx) => ({ error: errorObject(err, ctx.id) }),
+  // @google/genai throws ApiError for a data frame whose JSON has an `error` object with a numeric 4xx/5xx code.
+  streamError: (err) => geminiFrame(JSON.stringify({ error: errorObject(err) })),
+  // No keepalive: the legacy Gemini SDK stalls on SSE comments and neither SDK knows a ping event.
+  keepalive: null,
+  modelList: (models) => ({ models: models.map(geminiModel) }),
+  modelInfo: geminiModel,
+};

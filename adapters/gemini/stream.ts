@@ -1,0 +1,50 @@
+// Gemini streams (data-only frames, no terminal event): usage from the last usageMetadata, the end at a finishReason, error objects as failure.
+import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
+import { formatFrame } from '../shared/sse.ts';
+import { clientModelRewrite, parseObject } from '../shared/stream-json.ts';
+import { geminiUsage } from './usage.ts';
+
+/** Google frames end in \r\n\r\n; a rewritten frame keeps the line ends of the one it replaces. */
+export const geminiFrame = (data: string, crlf = true): string => {
+  const frame = formatFrame(data);
+  return crlf ? frame.replace(/\n/g, '\r\n') : frame;
+};
+
+const hasFinishReason = (chunk: Record<string, any>): boolean =>
+  Array.isArray(chunk.candidates) && chunk.candidates.some((c: any) => typeof c?.finishReason === 'string' && c.finishReason !== '');
+
+/**
+ * Gemini streams end when the connection closes, with no marker. The chunk that carries a candidate's finishReason is the
+ * last one with content (it also carries the final usage), so terminal() is true from then on: a stream cut before it is
+ * reported as cut, one cut after it lost nothing. Both SDKs treat finishReason the same way.
+ */
+export function scanGeminiStream(ctx: Ctx): StreamScanner {
+  const rewrite = clientModelRewrite(ctx);
+  // Usage appears on almost every chunk and only the last counts: keep its text and parse it once, at the end.
+  let lastUsageData: string | undefined;
+  let done = false;
+  let error: string | undefined;
+  return {
+    frame(f: SseFrame): FrameVerdict {
+      const data = f.data;
+      if (data.includes('"usageMetadata"')) lastUsageData = data;
+      // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
+      const finish = data.includes('"finishReason"');
+      const failed = data.includes('"error"');
+      if (!finish && !failed && rewrite === undefined) return 'pass';
+      const chunk = parseObject(data);
+      if (!chunk) return 'pass';
+      if (chunk.error && typeof chunk.error === 'object') error = String(chunk.error.message ?? 'upstream stream error');
+      if (finish && hasFinishReason(chunk)) done = true;
+      if (rewrite === undefined || typeof chunk.modelVersion !== 'string') return 'pass';
+      chunk.modelVersion = rewrite;
+      return { replace: geminiFrame(JSON.stringify(chunk), f.raw.endsWith('\r\n')) };
+    },
+    usage() {
+      const chunk = lastUsageData === undefined ? undefined : parseObject(lastUsageData);
+      return geminiUsage(chunk?.usageMetadata);
+    },
+    terminal: () => done,
+    error: () => error,
+  };
+}

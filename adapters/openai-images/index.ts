@@ -1,0 +1,48 @@
+// OpenAI Images: the model from a JSON body (generations) or a multipart form field (edits), usage, error envelopes.
+import { GatewayError } from '../../core/errors.ts';
+import type { Ctx, FormatAdapter } from '../../core/types.ts';
+import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
+import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
+import { openaiTokenUsage } from '../shared/openai-usage.ts';
+import { formatFrame } from '../shared/sse.ts';
+import { isMultipart, readFormFields } from './multipart.ts';
+import { scanImagesStream } from './stream.ts';
+
+// isStream gets no body for a model read by the adapter, so reading the model also records the stream flag here.
+const STREAM = 'openai-images:stream';
+const NOT_SUPPORTED = 'IMAGES_NOT_SUPPORTED';
+
+async function readModel(ctx: Ctx): Promise<string | undefined> {
+  const type = String(ctx.req.headers['content-type'] ?? '');
+  if (isMultipart(type)) {
+    // Every non-file value travels as a string form field (wire-formats §3.2).
+    const fields = readFormFields(await ctx.body(), type, ['model', 'stream']);
+    ctx.flags[STREAM] = fields.stream?.trim() === 'true';
+    return fields.model?.trim() || undefined;
+  }
+  const body = await ctx.json();
+  ctx.flags[STREAM] = body.stream === true;
+  return typeof body.model === 'string' ? body.model : undefined;
+}
+
+export const openaiImages: FormatAdapter = {
+  name: 'openai-images',
+  platforms: ['openai'],
+  upstreamAuth: 'bearer',
+  model: { read: readModel },
+  // Checked only for JSON bodies (multipart is never parsed as JSON).
+  requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
+  isStream: (body, ctx) => (body ? body.stream === true : ctx.flags[STREAM] === true),
+  usageFromBody: (json) => openaiTokenUsage((json as Record<string, unknown> | undefined)?.usage),
+  scanStream: scanImagesStream,
+  // Image responses and events name no model, so there is nothing to rewrite.
+  setModel() {},
+  // The unsupported-platform refusal is the established body, byte for byte: OpenAI's envelope with no code and no param.
+  errorBody: (err) => (err.code === NOT_SUPPORTED ? { error: { type: 'not_found_error', message: err.message } } : openaiErrorBody(err)),
+  // openai-node throws on `event: error` and reads `data.error`.
+  streamError: (err) => formatFrame(JSON.stringify({ type: 'error', error: openaiErrorObject(err) }), 'error'),
+  keepalive: ': keepalive\n\n',
+  modelList: openaiModelList,
+  modelInfo: openaiModel,
+  unsupported: () => new GatewayError(404, NOT_SUPPORTED, 'Images API is not supported for this platform'),
+};

@@ -1,0 +1,77 @@
+// OpenAI Responses streams: usage and outcome from the terminal event, client model names on lifecycle events, and the failure event the gateway synthesizes.
+import type { GatewayError } from '../../core/errors.ts';
+import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
+import type { Usage } from '../../core/usage.ts';
+import { openaiTokenUsage } from '../shared/openai-usage.ts';
+import { formatFrame } from '../shared/sse.ts';
+import { clientModelRewrite, parseObject } from '../shared/stream-json.ts';
+
+/** Where the stream stands; kept on ctx.flags so a synthesized response.failed continues the same response. */
+export interface StreamPosition { id?: string; sequence: number }
+export const POSITION = 'openai-responses:position';
+
+/** Used when the position is unknown: past any real stream, and within int32 for strictly typed clients. */
+const FAR_SEQUENCE = 2_147_483_647;
+
+// Events that carry the whole `response` object (and so its model name).
+const LIFECYCLE = new Set([
+  'response.created', 'response.queued', 'response.in_progress',
+  'response.completed', 'response.incomplete', 'response.failed', 'response.done',
+]);
+// response.done is the non-public terminal some Codex backends send (wire-formats §2.6).
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.done']);
+
+// The spec puts code/message at the top level of an `error` event; real traffic also nests them (§2.5).
+const errorMessage = (event: Record<string, any>): string =>
+  String(event.error?.message ?? event.message ?? 'upstream stream error');
+
+export function scanResponsesStream(ctx: Ctx): StreamScanner {
+  const position: StreamPosition = { sequence: -1 };
+  ctx.flags[POSITION] = position;
+  const rewrite = clientModelRewrite(ctx);
+  let usage: Usage | undefined;
+  let done = false;
+  let error: string | undefined;
+  return {
+    frame(f: SseFrame): FrameVerdict {
+      if (f.data === '' || f.data === '[DONE]') return 'pass';
+      const named = f.event;
+      // Only lifecycle, terminal and error events are parsed; deltas pass untouched (a frame without an event line must be read to know).
+      const wanted = named === undefined || named === 'error' || named === 'response.created' || TERMINAL.has(named)
+        || (rewrite !== undefined && LIFECYCLE.has(named));
+      const event = wanted ? parseObject(f.data) : undefined;
+      if (!event) { position.sequence++; return 'pass'; }
+      position.sequence = typeof event.sequence_number === 'number' ? event.sequence_number : position.sequence + 1;
+      const type = typeof event.type === 'string' ? event.type : named;
+      const response = event.response !== null && typeof event.response === 'object' ? event.response as Record<string, any> : undefined;
+      if (typeof response?.id === 'string') position.id = response.id;
+      if (type === 'error') error = errorMessage(event);
+      if (type !== undefined && TERMINAL.has(type)) {
+        done = true;
+        usage = openaiTokenUsage(response?.usage) ?? usage;
+        if (type === 'response.failed') error = String(response?.error?.message ?? 'the response failed');
+      }
+      if (rewrite === undefined || typeof response?.model !== 'string') return 'pass';
+      response.model = rewrite;
+      return { replace: formatFrame(JSON.stringify(event), f.event) };
+    },
+    usage: () => usage,
+    terminal: () => done,
+    error: () => error,
+  };
+}
+
+/**
+ * A cut stream ends with the format's own terminal failure, never a bare `error` event: the coding-agent client rejects those.
+ * The optional flags (ctx.flags) let it continue the stream's own response id and sequence numbers, which openai-node's
+ * ResponseStream checks; without them the id is omitted and the SDK still reports an error.
+ */
+export function responsesStreamError(err: GatewayError, flags?: Record<string, unknown>): string {
+  const position = flags?.[POSITION] as StreamPosition | undefined;
+  const response = {
+    ...(position?.id === undefined ? {} : { id: position.id }),
+    object: 'response', status: 'failed', error: { code: err.code, message: err.message }, usage: null,
+  };
+  const sequence = position && position.sequence >= 0 ? position.sequence + 1 : FAR_SEQUENCE;
+  return formatFrame(JSON.stringify({ type: 'response.failed', sequence_number: sequence, response }), 'response.failed');
+}
