@@ -1,7 +1,8 @@
 // Types shared by the server and the format handlers: one request in flight, and a route to it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dialect } from './errors.ts';
+import type { Dialect, ErrorSpec } from './errors.ts';
 import type { Fault } from './faults.ts';
+import type { ResponseStore } from './response-store.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -14,10 +15,12 @@ export interface RecordedRequest {
   at: number;
 }
 
-/** What the internal /_simulator/* routes need from the running simulator. */
+/** What handlers share across the requests of one running simulator. */
 export interface SimulatorState {
   requests: RecordedRequest[];
   clear(): void;
+  /** Responses API objects kept for GET and previous_response_id. */
+  responses: ResponseStore;
 }
 
 export interface SimContext {
@@ -27,9 +30,14 @@ export interface SimContext {
   seq: number;
   /** Path without the query. */
   path: string;
+  query: URLSearchParams;
   /** Captures of the route's pattern. */
   params: string[];
   body: string;
+  /** The body's bytes, for formats that are not text (multipart uploads). */
+  raw: Buffer;
+  /** The upstream credential the request authenticated with; empty on the simulator's own routes. */
+  credential: string;
   /** Parsed body; meaningful only when `jsonOk`. */
   json: unknown;
   jsonOk: boolean;
@@ -47,9 +55,13 @@ export interface Route {
   method: string;
   /** A literal path, or a pattern whose captures become `params`. */
   path: string | RegExp;
+  /** When set, the route matches only requests it accepts: two dialects can then share one path. */
+  when?: (req: IncomingMessage) => boolean;
   dialect: Dialect;
   /** Model routes demand a credential; the simulator's own routes do not. */
   auth: boolean;
+  /** A check after the credential and before faults, for what the real API refuses up front (a missing header). */
+  requires?: (req: IncomingMessage) => ErrorSpec | undefined;
   /** The simulator's own routes are not recorded, so reading `requests` does not change it. */
   internal?: boolean;
   handler: Handler;

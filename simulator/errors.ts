@@ -1,14 +1,16 @@
-// Error envelopes the simulator answers with, one shape per wire dialect (wire-formats §1.5).
+// Error envelopes the simulator answers with, one shape per wire dialect (wire-formats §1.5, §5.7, §6.7).
 import type { ServerResponse } from 'node:http';
 
-export type Dialect = 'openai';
+export type Dialect = 'openai' | 'anthropic' | 'gemini';
 
 export interface ErrorSpec {
   status: number;
   message: string;
-  /** Defaults from the status when omitted. */
+  /** The error's kind in the dialect: OpenAI `error.type`, Anthropic `error.type`, Gemini `error.status`. Defaults from the status. */
   type?: string;
+  /** OpenAI only. */
   code?: string | null;
+  /** OpenAI only. */
   param?: string | null;
   headers?: Record<string, string>;
 }
@@ -27,6 +29,34 @@ function openaiDefaults(status: number): TypeAndCode {
     : { type: 'invalid_request_error', code: null });
 }
 
+// Anthropic's documented status → error.type pairs; unlisted 4xx are invalid_request_error, unlisted 5xx api_error.
+const anthropicByStatus: Record<number, string> = {
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+// Google's canonical HTTP → RPC status names; Google itself answers UNKNOWN for the rest.
+const geminiByStatus: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  500: 'INTERNAL',
+  501: 'NOT_IMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
 const envelopes: Record<Dialect, (e: ErrorSpec) => unknown> = {
   openai: (e) => {
     const defaults = openaiDefaults(e.status);
@@ -39,6 +69,13 @@ const envelopes: Record<Dialect, (e: ErrorSpec) => unknown> = {
       },
     };
   },
+  anthropic: (e) => ({
+    type: 'error',
+    error: { type: e.type ?? anthropicByStatus[e.status] ?? (e.status >= 500 ? 'api_error' : 'invalid_request_error'), message: e.message },
+  }),
+  gemini: (e) => ({
+    error: { code: e.status, message: e.message, status: e.type ?? geminiByStatus[e.status] ?? 'UNKNOWN' },
+  }),
 };
 
 export function errorBody(dialect: Dialect, spec: ErrorSpec): unknown {

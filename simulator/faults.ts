@@ -1,9 +1,11 @@
 // Per-request fault injection, driven by request headers so tests can provoke upstream failures through the gateway.
 //
-//   x-simulator-fault: status=NNN         answer NNN (200-599) with the route's error envelope;
-//                                         429 adds `retry-after: 1`
-//   x-simulator-fault: midstream-error    stream: after 2 content chunks, send the dialect's error frame and
-//                                         end without the terminal frame ([DONE]); no effect on non-stream
+//   x-simulator-fault: status=NNN         answer NNN (200-599) with the route's error envelope (OpenAI, Anthropic
+//                                         or Google, type/status derived from NNN); 429 adds `retry-after: 1`
+//   x-simulator-fault: midstream-error    stream: after 2 content chunks, send the format's own error frame and end
+//                                         without the terminal frame: chat `data: {"error":…}` (no [DONE]),
+//                                         Responses `response.failed`, Anthropic `event: error`, Gemini
+//                                         `data: {"error":…}` (an array element without alt=sse); no effect on non-stream
 //   x-simulator-fault: truncate           stream: after 2 content chunks, destroy the socket;
 //                                         non-stream: send the headers and half the body, then destroy
 //   x-simulator-fault: hang               never send headers; the handler ends when the client goes away

@@ -27,7 +27,7 @@ export function getModel(ctx: SimContext): void {
   sendError(ctx.res, ctx.dialect, { status: 404, message: `The model '${id}' does not exist`, param: 'model', code: 'model_not_found' });
 }
 
-function decodeSegment(segment: string): string {
+export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -3,7 +3,8 @@ import type { SimContext } from './context.ts';
 import { sendError } from './errors.ts';
 import { planReply, type Reply, type ReplyInput } from './reply.ts';
 import { sendJson, sendStream, sseFrame, type StreamPlan } from './respond.ts';
-import { countTokens, splitEvenly, splitTokens } from './tokens.ts';
+import { isObject } from './incoming.ts';
+import { promptTokens, splitEvenly, splitTokens } from './tokens.ts';
 
 interface ChatRequest {
   model: string;
@@ -27,7 +28,7 @@ export async function chatCompletions(ctx: SimContext): Promise<void> {
     return;
   }
   const reply = planReply(replyInput(request));
-  const usage = usageOf(promptTokens(request.messages), reply.tokens);
+  const usage = usageOf(promptTokensOf(request.messages), reply.tokens);
   const base = {
     id: `chatcmpl-sim-${ctx.seq}`,
     object: 'chat.completion',
@@ -81,10 +82,6 @@ function validate(ctx: SimContext): ChatRequest | Problem {
   return request as unknown as ChatRequest;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Text of a message's content: a string, or the text parts of an array. */
 function textOf(content: unknown): string[] {
   if (typeof content === 'string') return [content];
@@ -92,9 +89,8 @@ function textOf(content: unknown): string[] {
   return content.filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string').map((part) => part.text as string);
 }
 
-function promptTokens(messages: ChatRequest['messages']): number {
-  // 3 per message and 3 to prime the reply, echoing how OpenAI's own accounting adds per-message overhead.
-  return messages.reduce((sum, m) => sum + 3 + textOf(m.content).reduce((n, text) => n + countTokens(text), 0), 3);
+function promptTokensOf(messages: ChatRequest['messages']): number {
+  return promptTokens(messages.map((m) => textOf(m.content)));
 }
 
 function replyInput(request: ChatRequest): ReplyInput {
@@ -170,5 +166,5 @@ function streamPlan(ctx: SimContext, base: object, reply: Reply, usage: object, 
   }
   frames.push(sseFrame('[DONE]'));
   const error = { error: { message: 'simulated mid-stream failure', type: 'server_error', param: null, code: null } };
-  return { frames, firstContent: 1, endContent, errorFrame: sseFrame(JSON.stringify(error)) };
+  return { frames, firstContent: 1, endContent, errorFrame: () => sseFrame(JSON.stringify(error)) };
 }

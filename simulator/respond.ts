@@ -25,8 +25,10 @@ export interface StreamPlan {
   firstContent: number;
   /** Index just past the last content frame, so a fault never lands on the terminal frames. */
   endContent: number;
-  /** What `midstream-error` writes instead of the rest, in the dialect's own error shape. */
-  errorFrame: string;
+  /** What `midstream-error` writes instead of frame `at` and the rest, in the dialect's own error shape. */
+  errorFrame: (at: number) => string;
+  /** Default `text/event-stream; charset=utf-8`, as OpenAI and Anthropic send it. */
+  contentType?: string;
 }
 
 export function sseFrame(data: string, event?: string): string {
@@ -35,10 +37,10 @@ export function sseFrame(data: string, event?: string): string {
 
 export async function sendStream(ctx: SimContext, plan: StreamPlan): Promise<void> {
   const { res, signal, fault } = ctx;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': plan.contentType ?? 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   const cutAt = fault.midstream ? Math.min(plan.firstContent + CHUNKS_BEFORE_FAULT, plan.endContent) : -1;
   for (let i = 0; i < plan.frames.length; i++) {
-    if (i === cutAt) return cut(ctx, plan.errorFrame);
+    if (i === cutAt) return cut(ctx, plan.errorFrame(i));
     if (i > 0 && ctx.chunkDelayMs > 0 && !(await pause(ctx.chunkDelayMs, signal))) return;
     if (signal.aborted) return;
     if (!res.write(plan.frames[i])) {

@@ -1,13 +1,20 @@
 // The simulator's http server: records each request, checks the credential, applies faults, then dispatches via the route table.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicMessagesRoutes } from './anthropic-messages.ts';
+import { anthropicModelRoutes } from './anthropic-models.ts';
 import type { RecordedRequest, Route, SimContext, SimulatorState } from './context.ts';
-import { sendError } from './errors.ts';
+import { type Dialect, sendError } from './errors.ts';
 import { applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, noFault, parseChunkDelay, parseFault } from './faults.ts';
-import { BODY_LIMIT, credentialProblem, parseJson, readBody } from './incoming.ts';
+import { geminiRoutes } from './gemini.ts';
+import { geminiModelRoutes } from './gemini-models.ts';
+import { BODY_LIMIT, parseJson, readBody, readCredential } from './incoming.ts';
 import { getModel, listModels } from './models.ts';
 import { chatCompletions } from './openai-chat.ts';
+import { imagesRoutes } from './openai-images.ts';
+import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
+import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
 export { BAD_CREDENTIAL } from './incoming.ts';
@@ -30,9 +37,18 @@ export interface SimulatorOptions {
   chunkDelayMs?: number;
   /** Keep at most this many recent requests (default: all). 0 records nothing, for benchmarks. */
   maxRecorded?: number;
+  /** Keep at most this many Responses API objects for GET and previous_response_id (default 10 000). */
+  maxStoredResponses?: number;
 }
 
+// First match wins: Anthropic's models routes precede OpenAI's, claiming GET /v1/models when anthropic-version is sent.
 const routes: Route[] = [
+  ...anthropicMessagesRoutes,
+  ...anthropicModelRoutes,
+  ...responsesRoutes,
+  ...imagesRoutes,
+  ...geminiRoutes,
+  ...geminiModelRoutes,
   { method: 'POST', path: '/v1/chat/completions', dialect: 'openai', auth: true, handler: chatCompletions },
   { method: 'GET', path: '/v1/models', dialect: 'openai', auth: true, handler: listModels },
   { method: 'GET', path: /^\/v1\/models\/([^/]+)$/, dialect: 'openai', auth: true, handler: getModel },
@@ -40,9 +56,9 @@ const routes: Route[] = [
   { method: 'DELETE', path: '/_simulator/requests', dialect: 'openai', auth: false, internal: true, handler: (ctx) => { ctx.state.clear(); sendJson(ctx, 200, { cleared: true }); } },
 ];
 
-function findRoute(method: string, path: string): { route: Route; params: string[] } | undefined {
+function findRoute(req: IncomingMessage, method: string, path: string): { route: Route; params: string[] } | undefined {
   for (const route of routes) {
-    if (route.method !== method) continue;
+    if (route.method !== method || (route.when && !route.when(req))) continue;
     if (typeof route.path === 'string') {
       if (route.path === path) return { route, params: [] };
       continue;
@@ -51,6 +67,12 @@ function findRoute(method: string, path: string): { route: Route; params: string
     if (match) return { route, params: match.slice(1) };
   }
   return undefined;
+}
+
+/** The dialect an unmatched request's caller speaks, so its SDK still reads the 404 properly. */
+function dialectOfUnknown(req: IncomingMessage, path: string): Dialect {
+  if (path.startsWith('/v1beta/') || /^\/v1\/models\/[^/]*:/.test(path)) return 'gemini';
+  return req.headers['anthropic-version'] === undefined ? 'openai' : 'anthropic';
 }
 
 /** What one running simulator shares across its requests. */
@@ -66,7 +88,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const maxRecorded = opts.maxRecorded ?? Infinity;
   let seq = 0;
   const instance: Instance = {
-    state: { requests, clear: () => { requests.length = 0; } },
+    state: {
+      requests,
+      clear: () => { requests.length = 0; },
+      responses: new ResponseStore(opts.maxStoredResponses ?? DEFAULT_MAX_STORED_RESPONSES),
+    },
     record: (entry) => {
       if (maxRecorded <= 0) return;
       requests.push(entry);
@@ -116,16 +142,20 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
 
   const method = req.method ?? 'GET';
   const rawPath = req.url ?? '/';
-  const path = rawPath.split('?', 1)[0];
-  const found = findRoute(method, path);
-  const dialect = found?.route.dialect ?? 'openai';
+  const [path, search = ''] = splitOnce(rawPath, '?');
+  const query = new URLSearchParams(search);
+  const found = findRoute(req, method, path);
+  const dialect = found?.route.dialect ?? dialectOfUnknown(req, path);
+  // Anthropic's SDK reports this header as the request id.
+  if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
 
-  const body = await readBody(req);
+  const raw = await readBody(req);
   if (controller.signal.aborted) return;
-  if (body === undefined) {
+  if (raw === undefined) {
     sendError(res, dialect, { status: 413, message: `Request body exceeds ${BODY_LIMIT} bytes.` });
     return;
   }
+  const body = raw.toString('utf8');
   const parsed = parseJson(body);
   if (!found?.route.internal) {
     instance.record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
@@ -136,9 +166,14 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   }
 
   const { route, params } = found;
-  const refused = route.auth ? credentialProblem(req) : undefined;
-  if (refused) {
-    sendError(res, dialect, { status: 401, message: refused, code: 'invalid_api_key' });
+  const credential = route.auth ? readCredential(req, query, dialect) : { credential: '' };
+  if ('refusal' in credential) {
+    sendError(res, dialect, credential.refusal);
+    return;
+  }
+  const unmet = route.requires?.(req);
+  if (unmet) {
+    sendError(res, dialect, unmet);
     return;
   }
   const fault = route.internal ? noFault : parseFault(req.headers[FAULT_HEADER]);
@@ -147,7 +182,8 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     return;
   }
   const ctx: SimContext = {
-    req, res, seq, path, params, body,
+    req, res, seq, path, query, params, body, raw,
+    credential: credential.credential,
     json: parsed.ok ? parsed.value : undefined,
     jsonOk: parsed.ok,
     dialect,
@@ -158,6 +194,11 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   };
   if (await applyFaultsBeforeHandler(ctx)) return;
   await route.handler(ctx);
+}
+
+function splitOnce(text: string, separator: string): [string, string?] {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text] : [text.slice(0, at), text.slice(at + 1)];
 }
 
 function urlHost(address: string): string {

@@ -34,3 +34,12 @@ export function splitEvenly(text: string, parts: number): string[] {
   for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''));
   return pieces;
 }
+
+// Every turn (message, item, system prompt) costs this much on top of its text, and the reply is primed with as
+// much again, echoing how OpenAI's accounting adds a few tokens per message.
+const TURN_OVERHEAD = 3;
+
+/** Prompt tokens of a conversation given each turn's texts: Σ(3 + tokens of the turn's texts) + 3. */
+export function promptTokens(turns: string[][]): number {
+  return turns.reduce((sum, texts) => sum + TURN_OVERHEAD + texts.reduce((n, text) => n + countTokens(text), 0), TURN_OVERHEAD);
+}

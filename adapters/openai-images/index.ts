@@ -5,7 +5,7 @@ import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
 import { formatFrame } from '../shared/sse.ts';
-import { isMultipart, readFormFields } from './multipart.ts';
+import { isMultipart, readFormFields, replaceFormField } from './multipart.ts';
 import { scanImagesStream } from './stream.ts';
 
 // isStream gets no body for a model read by the adapter, so reading the model also records the stream flag here.
@@ -25,11 +25,19 @@ async function readModel(ctx: Ctx): Promise<string | undefined> {
   return typeof body.model === 'string' ? body.model : undefined;
 }
 
+/** Send the aliased model upstream: splice the multipart field in place, or set the JSON field. */
+async function writeModel(ctx: Ctx, model: string): Promise<void> {
+  const type = String(ctx.req.headers['content-type'] ?? '');
+  if (!isMultipart(type)) return ctx.setJson({ ...(await ctx.json()), model });
+  const replaced = replaceFormField(await ctx.body(), type, 'model', model);
+  if (replaced) ctx.setBody(replaced);
+}
+
 export const openaiImages: FormatAdapter = {
   name: 'openai-images',
   platforms: ['openai'],
   upstreamAuth: 'bearer',
-  model: { read: readModel },
+  model: { read: readModel, write: writeModel },
   // Checked only for JSON bodies (multipart is never parsed as JSON).
   requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
   isStream: (body, ctx) => (body ? body.stream === true : ctx.flags[STREAM] === true),

@@ -36,12 +36,14 @@ function readHead(body: Buffer, at: number): PartHead | undefined {
   }
 }
 
+interface Range { start: number; end: number }
+
 /**
- * The text fields named in `names` (first occurrence each). File parts (those with a filename, such as `image` or `image[]`)
- * are skipped whatever their name. Stops as soon as every wanted field is found.
+ * Where the text fields named in `names` lie (first occurrence each). File parts (those with a filename, such as `image`
+ * or `image[]`) are skipped whatever their name. Stops as soon as every wanted field is found.
  */
-export function readFormFields(body: Buffer, contentType: string, names: readonly string[]): Record<string, string> {
-  const found: Record<string, string> = {};
+function fieldRanges(body: Buffer, contentType: string, names: readonly string[]): Record<string, Range> {
+  const found: Record<string, Range> = {};
   const boundary = multipartBoundary(contentType);
   if (!boundary) return found;
   const delimiter = Buffer.from(`--${boundary}`, 'latin1');
@@ -61,10 +63,23 @@ export function readFormFields(body: Buffer, contentType: string, names: readonl
       let end = next;
       if (body[end - 1] === LF) end--;
       if (body[end - 1] === CR) end--;
-      if (end - head.contentStart <= MAX_FIELD_BYTES) found[head.name] = body.toString('utf8', head.contentStart, Math.max(end, head.contentStart));
+      if (end - head.contentStart <= MAX_FIELD_BYTES) found[head.name] = { start: head.contentStart, end: Math.max(end, head.contentStart) };
       if (names.every((n) => n in found)) break;
     }
     at = next;
   }
   return found;
+}
+
+/** The text fields named in `names` (first occurrence each); file contents are never decoded. */
+export function readFormFields(body: Buffer, contentType: string, names: readonly string[]): Record<string, string> {
+  const ranges = fieldRanges(body, contentType, names);
+  return Object.fromEntries(Object.entries(ranges).map(([name, r]) => [name, body.toString('utf8', r.start, r.end)]));
+}
+
+/** A copy of the body with one text field's value replaced, or undefined when the field is absent. */
+export function replaceFormField(body: Buffer, contentType: string, name: string, value: string): Buffer | undefined {
+  const range = fieldRanges(body, contentType, [name])[name];
+  if (!range) return undefined;
+  return Buffer.concat([body.subarray(0, range.start), Buffer.from(value, 'utf8'), body.subarray(range.end)]);
 }

@@ -140,3 +140,22 @@ t.test('keepalive and model list', async (t) => {
   t.equal(format.upstreamAuth, 'bearer');
   t.ok('read' in format.model);
 });
+
+t.test('replaceFormField splices a text field and leaves file bytes untouched', async (t) => {
+  const { replaceFormField, readFormFields } = await import('../../adapters/openai-images/multipart.ts');
+  const boundary = 'XyZ';
+  const type = `multipart/form-data; boundary=${boundary}`;
+  const file = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0x00]);
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\ngpt-image\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image[]"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    file,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const out = replaceFormField(body, type, 'model', 'gpt-image-1-upstream');
+  t.ok(out);
+  t.equal(readFormFields(out!, type, ['model']).model, 'gpt-image-1-upstream');
+  t.equal(out!.length, body.length - 'gpt-image'.length + 'gpt-image-1-upstream'.length);
+  t.ok(out!.includes(file), 'file bytes are carried over unchanged');
+  t.equal(replaceFormField(body, type, 'prompt', 'x'), undefined, 'an absent field is not invented');
+});
