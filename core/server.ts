@@ -153,7 +153,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     ctx.log.info({
       req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id,
       model: ctx.model, upstream_model: ctx.upstreamModel, stream: ctx.stream, status: res.statusCode,
-      outcome: ctx.outcome, duration_ms: Math.round(ctx.timings.end - start),
+      outcome: ctx.outcome, usage: ctx.usage, duration_ms: Math.round(ctx.timings.end - start),
     }, 'request');
   }
 }

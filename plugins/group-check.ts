@@ -2,11 +2,16 @@
 import { GatewayError } from '../core/errors.ts';
 import type { Plugin } from '../core/types.ts';
 
-export const groupCheck: Plugin<Record<string, never>> = {
+interface Options { format: boolean }
+
+export const groupCheck: Plugin<Options> = {
   name: 'group-check',
   description: 'Resolves the group serving this request and checks that its platform speaks the route format natively.',
-  schema: { type: 'object', additionalProperties: false, properties: {} },
-  create(_options, env) {
+  schema: {
+    type: 'object', additionalProperties: false,
+    properties: { format: { type: 'boolean', default: true, description: 'Require the group\'s platform to serve the route format (false for model lists, which answer for any platform).' } },
+  },
+  create(options, env) {
     return async (ctx, next) => {
       const key = ctx.key;
       if (!key) throw new GatewayError(500, 'stage_order', 'group-check needs auth before it');
@@ -19,7 +24,7 @@ export const groupCheck: Plugin<Record<string, never>> = {
         throw new GatewayError(403, 'GROUP_DEDICATED', `Group "${group.name}" is dedicated and is served only on its own entry points`);
       }
       const platform = env.config.platforms[group.platform];
-      if (!platform.formats?.includes(ctx.format.name)) {
+      if (options.format && !platform.formats?.includes(ctx.format.name)) {
         throw ctx.format.unsupported?.(platform.name) ?? new GatewayError(400, 'FORMAT_NOT_SUPPORTED',
           `This API key's group "${group.name}" is on platform "${platform.name}", which does not serve the ${ctx.format.name} API; use that platform's own endpoint`);
       }

@@ -3,7 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
 import { matchesAny } from './globs.ts';
 
-interface Options { list_endpoint: string }
+interface Options { list_endpoint: string; required: boolean }
 
 async function requestedModel(ctx: Ctx): Promise<{ model: unknown; body?: Record<string, unknown> }> {
   const where = ctx.format.model;
@@ -18,13 +18,18 @@ export const modelAllowlist: Plugin<Options> = {
   description: 'Allows only models the group (and the key, when it narrows them) may use; rewrites aliases from model_map.',
   schema: {
     type: 'object', additionalProperties: false,
-    properties: { list_endpoint: { type: 'string', default: '/v1/models', description: 'Endpoint named in the refusal message, where the allowed models are listed.' } },
+    properties: {
+      list_endpoint: { type: 'string', default: '/v1/models', description: 'Endpoint named in the refusal message, where the allowed models are listed.' },
+      required: { type: 'boolean', default: true, description: 'Refuse a request that names no model; false lets bodiless calls (e.g. a cancel subpath) through unchecked.' },
+    },
   },
   create(options) {
     return async (ctx, next) => {
       const group = ctx.group;
       if (!group || !ctx.key) throw new GatewayError(500, 'stage_order', 'model-allowlist needs auth and group-check before it');
+      if (!options.required && (await ctx.body()).length === 0) return next();
       const { model, body } = await requestedModel(ctx);
+      if (!options.required && model === undefined) return next();
       if (typeof model !== 'string' || model === '') {
         throw new GatewayError(400, 'model_required', 'The request must name a model (a non-empty string)', { param: 'model' });
       }

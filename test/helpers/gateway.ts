@@ -54,3 +54,14 @@ routes:
   - { method: GET, path: /v1/models, format: openai-chat, pipeline: models }
   - { method: POST, path: /pool/v1/chat/completions, format: openai-chat, pipeline: relay, pool: pool-a, upstream_path: /v1/chat/completions }
 ${extra}`;
+
+export interface LoggedRequest { req_id: string; route: string; status: number; outcome?: string; model?: string; usage?: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }; [k: string]: unknown }
+
+/** Like withGateway, but keeps every per-request log line (parsed) so tests can read what the gateway observed. */
+export async function withLoggedGateway(t: Teardown, configFile: string, env: NodeJS.ProcessEnv = {}): Promise<{ gateway: Gateway; requests: LoggedRequest[] }> {
+  const requests: LoggedRequest[] = [];
+  const sink = { write(line: string) { const entry = JSON.parse(line); if (entry.msg === 'request') requests.push(entry); } };
+  const gateway = await startGateway({ configFile, host: '127.0.0.1', port: 0, env: { ...env }, log: pino({ level: 'info' }, sink) });
+  t.teardown(() => gateway.close());
+  return { gateway, requests };
+}
