@@ -1,4 +1,5 @@
-// Model-name globs ("gpt-5*", "claude-?-opus") compiled once and cached.
+// Model-name globs ("gpt-5*", "claude-?-opus") compiled once and cached, and the one rule for which models a key may use.
+import type { GroupConfig, KeyConfig } from '../core/types.ts';
 const cache = new Map<string, RegExp>();
 
 function compile(glob: string): RegExp {
@@ -13,3 +14,7 @@ function compile(glob: string): RegExp {
 export const matchesAny = (globs: readonly string[], name: string): boolean => globs.some((g) => g === name || compile(g).test(name));
 
 export const isGlob = (s: string): boolean => /[*?]/.test(s);
+
+/** A key may use a model its group serves (by glob or alias) that its own list, when it has one, also allows. */
+export const modelAllowed = (group: GroupConfig, key: KeyConfig, model: string): boolean =>
+  (matchesAny(group.models, model) || Object.hasOwn(group.model_map, model)) && (!key.models || matchesAny(key.models, model));

@@ -1,7 +1,7 @@
 // Stage `list-models`: answers the model list (or one model) with what this key may use, in the client's list shape.
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Env, FormatAdapter, Plugin } from '../core/types.ts';
-import { isGlob, matchesAny } from './globs.ts';
+import { isGlob, modelAllowed } from './globs.ts';
 
 interface Options { shape_by_header: Record<string, string>; model_param: string }
 
@@ -36,12 +36,13 @@ export const listModels: Plugin<Options> = {
       const group = ctx.group ?? env.config.groups[ctx.route.pool ?? key.group];
       const format = shapeFor(ctx, env, options.shape_by_header);
       const names = new Set([...group.models.filter((m) => !isGlob(m)), ...Object.keys(group.model_map)]);
-      const visible = [...names].filter((m) => !key.models || matchesAny(key.models, m)).sort().map((id) => ({ id, owner: group.platform }));
+      const visible = [...names].filter((m) => modelAllowed(group, key, m)).sort().map((id) => ({ id, owner: group.platform }));
       const one = ctx.params[options.model_param];
       let body: unknown;
       if (one !== undefined) {
         const id = one.replace(/^models\//, '');
-        const found = visible.find((m) => m.id === id);
+        // Any model the key may use can be looked up, including one allowed only by a glob.
+        const found = modelAllowed(group, key, id) ? { id, owner: group.platform } : undefined;
         if (!found || !format.modelInfo) throw new GatewayError(404, 'model_not_found', `The model "${id}" does not exist or this API key may not use it`);
         body = format.modelInfo(found);
       } else {

@@ -1,7 +1,7 @@
 // Stage `model-allowlist`: reads the requested model, checks it against the group and key allow-lists, applies model_map.
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
-import { matchesAny } from './globs.ts';
+import { modelAllowed } from './globs.ts';
 
 interface Options { list_endpoint: string; required: boolean }
 
@@ -33,13 +33,12 @@ export const modelAllowlist: Plugin<Options> = {
       if (typeof model !== 'string' || model === '') {
         throw new GatewayError(400, 'model_required', 'The request must name a model (a non-empty string)', { param: 'model' });
       }
-      const allowed = (matchesAny(group.models, model) || model in group.model_map) && (!ctx.key.models || matchesAny(ctx.key.models, model));
-      if (!allowed) {
+      if (!modelAllowed(group, ctx.key, model)) {
         throw new GatewayError(404, 'model_not_found',
           `The model "${model}" does not exist or this API key may not use it. GET ${options.list_endpoint} lists the models you can use.`, { param: 'model' });
       }
       ctx.model = model;
-      ctx.upstreamModel = group.model_map[model] ?? model;
+      ctx.upstreamModel = Object.hasOwn(group.model_map, model) ? group.model_map[model] : model;
       ctx.stream = ctx.format.isStream(body, ctx);
       const where = ctx.format.model;
       if (ctx.upstreamModel !== model) {

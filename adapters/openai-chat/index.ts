@@ -20,6 +20,7 @@ export function chatUsage(u: unknown): Usage | undefined {
 }
 
 const STRIP_USAGE = 'openai-chat:strip-usage';
+const NULL_USAGE = /,"usage":null(?=[,}])|"usage":null,/;
 
 function scanStream(ctx: Ctx): StreamScanner {
   let usage: Usage | undefined;
@@ -30,6 +31,8 @@ function scanStream(ctx: Ctx): StreamScanner {
   return {
     frame(f: SseFrame): FrameVerdict {
       if (f.data === '[DONE]') { done = true; return 'pass'; }
+      // The usage key was forced upstream; a client that did not ask for it sees chunks without it.
+      if (strip && !rewrite && f.data.includes('"usage":null')) return { replace: f.raw.replace(NULL_USAGE, '') };
       const hasUsage = f.data.includes('"usage"') && !f.data.includes('"usage":null');
       const hasError = f.data.includes('"error"');
       if (!hasUsage && !hasError && !rewrite) return 'pass';
@@ -41,7 +44,7 @@ function scanStream(ctx: Ctx): StreamScanner {
         usage = chatUsage(chunk.usage);
         if (strip && Array.isArray(chunk.choices) && chunk.choices.length === 0) return 'drop';
         if (strip) delete chunk.usage;
-      }
+      } else if (strip && chunk.usage === null) delete chunk.usage;
       if (rewrite) chunk.model = rewrite;
       return hasUsage && strip || rewrite ? { replace: formatFrame(JSON.stringify(chunk), f.event) } : 'pass';
     },

@@ -37,30 +37,48 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number):
   } else if (type.includes('text/event-stream')) {
     relayStream(ctx, upstream, status, headers, keepaliveMs);
   } else {
-    relayBody(ctx, upstream, status, headers, type.includes('json'));
+    // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
+    return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'))]);
   }
   return done;
 }
 
-function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean): void {
-  const chunks: Buffer[] = [];
-  upstream.on('data', (c: Buffer) => chunks.push(c));
-  upstream.once('error', () => ctx.res.destroy());
-  upstream.once('end', () => {
-    let body = Buffer.concat(chunks);
-    if (isJson) {
-      try {
-        const json = JSON.parse(body.toString('utf8'));
-        ctx.usage = ctx.format.usageFromBody(json);
-        if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
-          ctx.format.setModel(json, ctx.model);
-          body = Buffer.from(JSON.stringify(json));
-        }
-      } catch { /* not JSON after all: relay the bytes untouched */ }
-    }
-    ctx.outcome = 'completed';
-    ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
+function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    const cut = () => {
+      if (ended || ctx.res.destroyed) return;
+      ended = true;
+      ctx.outcome = 'failed';
+      reject(new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete'));
+    };
+    upstream.on('data', (c: Buffer) => chunks.push(c));
+    upstream.once('error', cut);
+    upstream.once('aborted', cut);
+    upstream.once('close', () => { if (!upstream.complete) cut(); });
+    upstream.once('end', () => {
+      ended = true;
+      send(ctx, Buffer.concat(chunks), status, headers, isJson);
+    });
   });
+}
+
+/** Answer with a complete upstream body: usage read from it, the client's model name written back when aliased. */
+function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingHttpHeaders, isJson: boolean): void {
+  let body = upstreamBody;
+  if (isJson) {
+    try {
+      const json = JSON.parse(body.toString('utf8'));
+      ctx.usage = ctx.format.usageFromBody(json);
+      if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
+        ctx.format.setModel(json, ctx.model);
+        body = Buffer.from(JSON.stringify(json));
+      }
+    } catch { /* not JSON after all: relay the bytes untouched */ }
+  }
+  ctx.outcome = 'completed';
+  ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
 }
 
 function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): void {

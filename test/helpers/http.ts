@@ -21,7 +21,7 @@ export function post(url: string, body: unknown, headers: Record<string, string>
 export interface RawResponse { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
 /** A request through node:http, so headers fetch forbids (connection, keep-alive, te, cookie…) can be sent. */
-export function rawRequest(base: string, opts: { method?: string; path: string; headers?: Record<string, string | number>; body?: string }): Promise<RawResponse> {
+export function rawRequest(base: string, opts: { method?: string; path: string; headers?: Record<string, string | number>; body?: string; chunked?: boolean }): Promise<RawResponse> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, method: opts.method ?? 'GET', path: opts.path, headers: opts.headers, agent: false }, (res) => {
@@ -32,7 +32,13 @@ export function rawRequest(base: string, opts: { method?: string; path: string; 
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(opts.body);
+    // Writing before end() makes node:http send the body chunked, without a content-length.
+    if (opts.chunked && opts.body !== undefined) {
+      req.write(opts.body);
+      req.end();
+    } else {
+      req.end(opts.body);
+    }
   });
 }
 

@@ -1,0 +1,77 @@
+// Operations endpoints and the core's own answers: /healthz, /readyz, /metrics, unknown paths, wrong methods, request ids.
+import t from 'tap';
+import { demoConfig, withGateway } from '../helpers/gateway.ts';
+import { bearer, chatBody, metricsText, metricValue, post } from '../helpers/http.ts';
+
+const gw = await withGateway(t, demoConfig());
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+t.test('/healthz and /readyz', async (t) => {
+  const health = await fetch(gw.url + '/healthz');
+  t.equal(health.status, 200);
+  t.match(health.headers.get('content-type'), /^application\/json/);
+  t.match(health.headers.get('x-request-id'), UUID);
+  t.same(await health.json(), { status: 'ok' });
+  const ready = await fetch(gw.url + '/readyz');
+  t.equal(ready.status, 200);
+  t.same(await ready.json(), { status: 'ready' });
+});
+
+t.test('/metrics: request counter by route and status class, upstream TTFB, in-flight gauge', async (t) => {
+  const ok = '{route="/v1/chat/completions",format="openai-chat",platform="sim",group="main",model="gpt-4o-mini",status_class="2xx"}';
+  const refused = '{route="/v1/chat/completions",format="openai-chat",platform="-",group="-",model="-",status_class="4xx"}';
+  const ttfb = '{route="/v1/chat/completions",platform="sim",group="main"}';
+  const before = await metricsText(gw.url);
+  t.equal(metricValue(before, `gateway_requests_total${ok}`), undefined, 'no series before the first request');
+  t.equal(metricValue(before, 'gateway_requests_in_flight'), 0);
+
+  t.equal((await post(gw.url + '/v1/chat/completions', chatBody(), bearer('sk-alice-0001'))).status, 200);
+  t.equal((await post(gw.url + '/v1/chat/completions', chatBody(), bearer('sk-alice-0001'))).status, 200);
+  t.equal((await post(gw.url + '/v1/chat/completions', chatBody())).status, 401);
+  t.equal((await post(gw.url + '/v1/chat/completions', chatBody('never-listed-model-xyz'), bearer('sk-alice-0001'))).status, 404);
+
+  const res = await fetch(gw.url + '/metrics');
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/plain/);
+  const text = await res.text();
+  t.equal(metricValue(text, `gateway_requests_total${ok}`), 2);
+  t.equal(metricValue(text, `gateway_requests_total${refused}`), 1, 'a refusal before group-check has no platform or group');
+  t.equal(metricValue(text, `gateway_request_duration_seconds_count${ok}`), 2);
+  t.equal(metricValue(text, `gateway_upstream_ttfb_seconds_count${ttfb}`), 2, 'one TTFB sample per relayed request');
+  t.ok(metricValue(text, `gateway_upstream_ttfb_seconds_sum${ttfb}`)! > 0);
+  t.equal(metricValue(text, 'gateway_requests_in_flight'), 0);
+  t.notMatch(text, 'never-listed-model-xyz', 'a refused model name does not become a label');
+  t.notMatch(text, 'sk-alice-0001', 'never the raw key');
+  t.notMatch(text, 'alice', 'not even the key id');
+});
+
+t.test('unknown path → 404 JSON, wrong method → 405 JSON with Allow', async (t) => {
+  const missing = await fetch(gw.url + '/v2/nothing-here');
+  t.equal(missing.status, 404);
+  t.match(missing.headers.get('content-type'), /^application\/json/);
+  const id = missing.headers.get('x-request-id');
+  t.match(id, UUID);
+  t.same(await missing.json(), { error: { message: 'No route for /v2/nothing-here', type: 'not_found_error', code: 'route_not_found', request_id: id } });
+
+  const wrong = await fetch(gw.url + '/v1/chat/completions', { headers: bearer('sk-alice-0001') });
+  t.equal(wrong.status, 405);
+  t.equal(wrong.headers.get('allow'), 'POST');
+  const body = await wrong.json() as { error: { code: string; message: string } };
+  t.equal(body.error.code, 'method_not_allowed');
+  t.equal(body.error.message, 'Method GET is not allowed here; use POST');
+
+  const del = await fetch(gw.url + '/v1/models', { method: 'DELETE' });
+  t.equal(del.status, 405);
+  t.equal(del.headers.get('allow'), 'GET');
+  t.equal(gw.simulators.sim.requests.length, 2, 'only the two relayed chats of the metrics test reached the upstream');
+});
+
+t.test('x-request-id: a well-formed client id is echoed, anything else is replaced', async (t) => {
+  const kept = await fetch(gw.url + '/healthz', { headers: { 'x-request-id': 'trace.abc-123:4' } });
+  t.equal(kept.headers.get('x-request-id'), 'trace.abc-123:4');
+  const replaced = await fetch(gw.url + '/healthz', { headers: { 'x-request-id': 'has spaces <and> tags' } });
+  t.match(replaced.headers.get('x-request-id'), UUID);
+  const a = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
+  const b = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
+  t.not(a, b, 'a fresh id per request');
+});
