@@ -32,15 +32,17 @@ export function requestId(req: IncomingMessage): string {
 
 interface CtxInit {
   id: string; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
-  url: URL; params: Record<string, string>; log: Logger; bodyLimit: number; start: number;
+  path: string; search: string; params: Record<string, string>; log: Logger; bodyLimit: number; start: number;
 }
 
 export function createCtx(init: CtxInit): Ctx {
   let body: Promise<Buffer> | undefined;
   let parsed: Promise<Record<string, unknown>> | undefined;
   let changed = false;
+  let url: URL | undefined;
   const ctx: Ctx = {
-    id: init.id, req: init.req, res: init.res, route: init.route, format: init.format, url: init.url,
+    id: init.id, req: init.req, res: init.res, route: init.route, format: init.format, path: init.path, search: init.search,
+    get url() { return (url ??= new URL(init.path + init.search, 'http://gateway')); },
     params: init.params, log: init.log, timings: { start: init.start }, stream: false, flags: {},
     body: () => (body ??= readBody(init.req, init.bodyLimit)),
     json: () => (parsed ??= ctx.body().then((buf) => checkShape(init.format, parseObject(buf)))),

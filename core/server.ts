@@ -119,22 +119,25 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   const start = performance.now();
   const id = requestId(req);
   res.setHeader('x-request-id', id);
-  let url: URL;
-  try { url = new URL(req.url ?? '/', 'http://gateway'); } catch { return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id); }
+  const raw = req.url ?? '/';
+  if (raw.charCodeAt(0) !== 47 /* / */) return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id);
+  const q = raw.indexOf('?');
+  const path = q === -1 ? raw : raw.slice(0, q);
+  const search = q === -1 ? '' : raw.slice(q);
   const method = req.method ?? 'GET';
-  const ops = method === 'GET' ? OPS[url.pathname] : undefined;
+  const ops = method === 'GET' ? OPS[path] : undefined;
   if (ops) return ops(rt, res, metrics, draining);
 
   let compiled: Compiled;
   let params: Record<string, string>;
   try {
-    ({ route: compiled, params } = rt.router.match(method, url.pathname));
+    ({ route: compiled, params } = rt.router.match(method, path));
   } catch (err) {
     req.resume();
     return sendError(res, asGatewayError(err), id);
   }
   const ctx = createCtx({
-    id, req, res, url, params, route: compiled.route, format: compiled.format,
+    id, req, res, path, search, params, route: compiled.route, format: compiled.format,
     log: rt.env.log, bodyLimit: rt.config.server.body_limit, start,
   });
   metrics.inFlight.inc();

@@ -85,7 +85,11 @@ export interface Ctx {
   res: ServerResponse;
   route: RouteConfig;
   format: FormatAdapter;
-  url: URL;
+  /** The request path as received (no query), and the raw query ('' or '?…'). */
+  path: string;
+  search: string;
+  /** The parsed request URL, built on first use. */
+  readonly url: URL;
   params: Record<string, string>;
   log: Logger;
   timings: Timings;

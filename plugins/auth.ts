@@ -33,12 +33,12 @@ export const auth: Plugin<Options> = {
   create(options, env) {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
     return async (ctx, next) => {
-      const query = ctx.url.searchParams;
-      const queryAllowed = options.query_key_paths.some((p) => ctx.url.pathname.startsWith(p));
-      if (query.has('api_key') || (query.has('key') && !queryAllowed)) {
+      const query = ctx.search ? ctx.url.searchParams : undefined;
+      const queryAllowed = options.query_key_paths.some((p) => ctx.path.startsWith(p));
+      if (query && (query.has('api_key') || (query.has('key') && !queryAllowed))) {
         throw new GatewayError(400, 'api_key_in_query_deprecated', 'API key in query parameter is deprecated. Please use Authorization header instead.');
       }
-      const key = headerKey(ctx) ?? (queryAllowed ? query.get('key') || undefined : undefined);
+      const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
       if (!key) throw new GatewayError(401, 'API_KEY_REQUIRED', MISSING);
       const digest = createHash('sha256').update(key).digest();
       if (adminSha && timingSafeEqual(digest, adminSha)) {

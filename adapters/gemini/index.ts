@@ -46,7 +46,7 @@ export const gemini: FormatAdapter = {
   model: { param: 'model' },
   requestSchema: { type: 'object', properties: { contents: { type: 'array' } } },
   // The method in the path decides, not the body; a client may percent-encode the colon.
-  isStream: (_body, ctx) => /(?::|%3A)streamGenerateContent$/i.test(ctx.url.pathname),
+  isStream: (_body, ctx) => /(?::|%3A)streamGenerateContent$/i.test(ctx.path),
   usageFromBody: usageOfBody,
   scanStream: scanGeminiStream,
   setModel: setModelVersion,

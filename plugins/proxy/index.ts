@@ -47,9 +47,8 @@ export const proxy: Plugin<Options> = {
       const account = group.accounts.find((a) => a.enabled);
       if (!account) throw new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', `No upstream account is available for group "${group.name}"`);
       ctx.account = account;
-      const base = account.base_url ?? ctx.platform.base_url;
-      const target = new URL(upstreamPath(ctx), `${base}/`);
-      if (base && new URL(base).pathname !== '/') target.pathname = new URL(base).pathname.replace(/\/$/, '') + target.pathname;
+      // base_url may carry a path prefix (https://host/api); the route's upstream path goes after it.
+      const target = new URL(`${account.base_url ?? ctx.platform.base_url}${upstreamPath(ctx)}`);
       const body = await upstreamBody(ctx);
       // http-proxy-3 copies the outgoing headers from req.headers: hand it the cleaned set.
       ctx.req.headers = upstreamHeaders(ctx, account, env, body);

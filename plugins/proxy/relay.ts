@@ -36,6 +36,8 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number):
     upstream.pipe(res);
   } else if (type.includes('text/event-stream')) {
     relayStream(ctx, upstream, status, headers, keepaliveMs);
+  } else if (ctx.stream) {
+    relayTee(ctx, upstream, status, headers);
   } else {
     // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
     return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'))]);
@@ -79,6 +81,23 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
   }
   ctx.outcome = 'completed';
   ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
+}
+
+/** A stream that is not SSE (e.g. a JSON array of chunks): bytes go out as they arrive; usage is read from the whole at the end. */
+function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders): void {
+  const chunks: Buffer[] = [];
+  ctx.res.writeHead(status, headers);
+  upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
+  upstream.once('end', () => {
+    try { ctx.usage = ctx.format.usageFromBody(JSON.parse(Buffer.concat(chunks).toString('utf8'))); } catch { /* no usage to read */ }
+    ctx.outcome = 'completed';
+    ctx.res.end();
+  });
+  upstream.once('close', () => {
+    if (upstream.complete) return;
+    ctx.outcome = 'missing-terminal';
+    ctx.res.destroy();
+  });
 }
 
 function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): void {

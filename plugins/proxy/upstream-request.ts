@@ -13,7 +13,7 @@ export function upstreamPath(ctx: Ctx): string {
   // A model named in the path and aliased by model_map is re-filled from the route pattern.
   const aliased = modelParam !== undefined && ctx.upstreamModel !== undefined && ctx.upstreamModel !== ctx.params[modelParam];
   const template = ctx.route.upstream_path ?? (aliased ? ctx.route.path : undefined);
-  let path = ctx.url.pathname;
+  let path = ctx.path;
   if (template) {
     path = template.replace(/\{(\w+)\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
       const name = (one ?? rest)!;
@@ -21,7 +21,8 @@ export function upstreamPath(ctx: Ctx): string {
       return one ? encodeURIComponent(value) : value;
     });
   }
-  const query = new URLSearchParams(ctx.url.search);
+  if (!ctx.search) return path;
+  const query = new URLSearchParams(ctx.search);
   for (const k of QUERY_SECRETS) query.delete(k);
   const qs = query.toString();
   return qs ? `${path}?${qs}` : path;

@@ -18,6 +18,8 @@ export function fakeCtx(init: FakeCtxInit = {}): Ctx {
     id: 'req_test_1',
     flags: {},
     url: new URL(init.path ?? '/', 'http://gateway'),
+    path: (init.path ?? '/').split('?')[0],
+    search: (init.path ?? '').includes('?') ? `?${(init.path ?? '').split('?')[1]}` : '',
     req: { headers: init.headers ?? {} },
     model: init.model,
     upstreamModel: init.upstreamModel,
