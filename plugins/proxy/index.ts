@@ -7,7 +7,7 @@ import type { Plugin } from '../../core/types.ts';
 import { relay } from './relay.ts';
 import { upstreamBody, upstreamHeaders, upstreamPath } from './upstream-request.ts';
 
-interface Options { header_timeout_ms: number; connect_timeout_ms: number; keepalive_ms: number; max_sockets: number }
+interface Options { header_timeout_ms: number; connect_timeout_ms: number; keepalive_ms: number; max_sockets: number; usage: boolean }
 
 /** http-proxy-3 only calls .pipe() on its buffer option; a one-write source avoids a stream per request. */
 const bodySource = (bytes: Buffer) => ({ pipe: (dest: NodeJS.WritableStream) => dest.end(bytes) }) as unknown as NodeJS.ReadableStream;
@@ -24,6 +24,7 @@ export const proxy: Plugin<Options> = {
       connect_timeout_ms: { type: 'integer', minimum: 1, default: 10_000, description: 'Longest wait for the upstream TCP/TLS connection.' },
       keepalive_ms: { type: 'integer', minimum: 0, default: 10_000, description: 'Send the format\'s keepalive frame when a stream is silent this long (0 = never).' },
       max_sockets: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive connections per upstream origin.' },
+      usage: { type: 'boolean', default: true, description: 'Read usage from answers; false where an answer repeats usage already counted (reading a stored response).' },
     },
   },
   create(options, env) {
@@ -69,7 +70,7 @@ export const proxy: Plugin<Options> = {
             answered = true;
             clearTimeout(timer);
             ctx.timings.firstByte = performance.now();
-            relay(ctx, upstreamRes, options.keepalive_ms).then(resolve, reject);
+            relay(ctx, upstreamRes, options.keepalive_ms, options.usage).then(resolve, reject);
           },
         };
         pending.set(ctx.req, entry);

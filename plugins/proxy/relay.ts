@@ -18,7 +18,7 @@ function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders
 }
 
 /** Relay one upstream response; resolves when the client response has ended or the client went away. */
-export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void> {
+export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, usage = true): Promise<void> {
   const { res } = ctx;
   const status = upstream.statusCode ?? 502;
   const headers = clientHeaders(ctx, upstream);
@@ -37,15 +37,15 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number):
   } else if (type.includes('text/event-stream')) {
     relayStream(ctx, upstream, status, headers, keepaliveMs);
   } else if (ctx.stream) {
-    relayTee(ctx, upstream, status, headers);
+    relayTee(ctx, upstream, status, headers, usage);
   } else {
     // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
-    return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'))]);
+    return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'), usage)]);
   }
   return done;
 }
 
-function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean): Promise<never> {
+function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean): Promise<never> {
   return new Promise((_resolve, reject) => {
     const chunks: Buffer[] = [];
     let ended = false;
@@ -61,18 +61,18 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
     upstream.once('close', () => { if (!upstream.complete) cut(); });
     upstream.once('end', () => {
       ended = true;
-      send(ctx, Buffer.concat(chunks), status, headers, isJson);
+      send(ctx, Buffer.concat(chunks), status, headers, isJson, usage);
     });
   });
 }
 
 /** Answer with a complete upstream body: usage read from it, the client's model name written back when aliased. */
-function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingHttpHeaders, isJson: boolean): void {
+function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean): void {
   let body = upstreamBody;
   if (isJson) {
     try {
       const json = JSON.parse(body.toString('utf8'));
-      ctx.usage = ctx.format.usageFromBody(json);
+      if (usage) ctx.usage = ctx.format.usageFromBody(json);
       if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
         ctx.format.setModel(json, ctx.model);
         body = Buffer.from(JSON.stringify(json));
@@ -84,13 +84,18 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
 }
 
 /** A stream that is not SSE (e.g. a JSON array of chunks): bytes go out as they arrive; usage is read from the whole at the end. */
-function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders): void {
+function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, usage: boolean): void {
   const chunks: Buffer[] = [];
   ctx.res.writeHead(status, headers);
   upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
   upstream.once('end', () => {
-    try { ctx.usage = ctx.format.usageFromBody(JSON.parse(Buffer.concat(chunks).toString('utf8'))); } catch { /* no usage to read */ }
     ctx.outcome = 'completed';
+    try {
+      const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      if (usage) ctx.usage = ctx.format.usageFromBody(json);
+      // An element carrying an error object is how such a stream reports a failure after it began.
+      if (Array.isArray(json) && json.some((e) => e && typeof e === 'object' && 'error' in e)) ctx.outcome = 'failed';
+    } catch { /* no usage to read */ }
     ctx.res.end();
   });
   upstream.once('close', () => {

@@ -1,0 +1,42 @@
+// Shared bits of the SDK end-to-end tests: the shipped config, per-request ids, and reading the gateway's request log.
+import { fileURLToPath } from 'node:url';
+import type { LoggedRequest } from './gateway.ts';
+
+/** The shipped gateway.yaml, as `npm start` serves it. */
+export const SHIPPED_CONFIG = fileURLToPath(new URL('../../gateway.yaml', import.meta.url));
+
+export const DEMO_KEY = 'sk-demo-key';
+
+let counter = 0;
+/** A fresh well-formed request id: the gateway keeps it, so a test can find its own log line. */
+export const rid = (label: string): string => `e2e-${label}-${process.pid}-${++counter}`;
+
+/** The log line of one request; it is written when the request ends, which can be just after the client saw the end. */
+export async function logLine(requests: LoggedRequest[], reqId: string, timeoutMs = 3000): Promise<LoggedRequest> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = requests.find((r) => r.req_id === reqId);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no log line for request ${reqId}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Canonical usage as the gateway logs it. */
+export const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0, reasoning = 0) =>
+  ({ input, cacheRead, cacheWrite, output, reasoning });
+
+/** What a promise rejected with, or a failure when it resolved. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
+
+/** Every string a recorded upstream request exposes: path with query, raw body, and each header value. */
+export function surfaces(r: { path: string; body: string; headers: Record<string, string | string[] | undefined> }): string[] {
+  return [r.path, r.body, ...Object.entries(r.headers).flatMap(([name, value]) => [name, ...(Array.isArray(value) ? value : [value ?? ''])])];
+}
