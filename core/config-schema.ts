@@ -49,7 +49,13 @@ export const rootSchema: JSONSchema = {
     },
     store: {
       type: 'object', additionalProperties: false, description: 'Where counters, limits and usage live.',
-      properties: { redis: str('Redis URL; empty = embedded in-memory store (single process).', { default: '' }) },
+      properties: {
+        redis: str('Redis URL; empty = embedded in-memory store (single process).', { default: '' }),
+        prefix: str('Prefix of every Redis key, so several gateways can share one Redis.', { default: 'gw:' }),
+        retention_days: int('Days usage records are kept (daily rollups are kept 400 days).', { minimum: 1, default: 30 }),
+        records_per_key: int('Usage records kept per key (newest).', { minimum: 1, default: 10_000 }),
+        records_total: int('Usage records kept in the global index (newest).', { minimum: 1, default: 100_000 }),
+      },
     },
     admin: {
       type: 'object', additionalProperties: false, description: 'Operator access.',
@@ -101,7 +107,10 @@ export const rootSchema: JSONSchema = {
               rpm: int('Requests per minute.', { minimum: 0 }),
               tpm: int('Tokens per minute.', { minimum: 0 }),
               concurrency: int('Requests in flight at once.', { minimum: 0 }),
-              quota_usd: { type: 'number', minimum: 0, description: 'Lifetime spend cap in USD.' },
+              quota_usd: { type: 'number', minimum: 0, description: 'Lifetime spend cap in USD (0 = none).' },
+              usd_5h: { type: 'number', minimum: 0, description: 'Spend cap per 5-hour window (the window starts at the first spend).' },
+              usd_1d: { type: 'number', minimum: 0, description: 'Spend cap per 1-day window.' },
+              usd_7d: { type: 'number', minimum: 0, description: 'Spend cap per 7-day window.' },
             },
           },
           expires_at: { description: 'Time after which the key is refused (ISO 8601).', type: ['string'] },

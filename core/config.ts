@@ -215,7 +215,10 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
   return {
     file,
     server: { host: server.host ?? '0.0.0.0', port: server.port ?? 8080, workers: server.workers ?? 1, body_limit: bodyLimit ?? 0 },
-    store: { redis: raw.store?.redis ?? '' },
+    store: {
+      redis: raw.store?.redis ?? '', prefix: raw.store?.prefix ?? 'gw:', retention_days: raw.store?.retention_days ?? 30,
+      records_per_key: raw.store?.records_per_key ?? 10_000, records_total: raw.store?.records_total ?? 100_000,
+    },
     admin: { token: raw.admin?.token ?? '' },
     platforms, groups, keys, pricing: raw.pricing ?? {}, routes,
   };

@@ -11,6 +11,8 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { compose } from './pipeline.ts';
 import { formats, plugins, startSimulator, upstreamAuth } from './registry.ts';
 import { Router } from './router.ts';
+import { createStore } from './store/index.ts';
+import type { Store } from './store/types.ts';
 import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
 
 export interface GatewayOptions { configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger }
@@ -35,6 +37,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.log ?? createLogger();
   const metrics = createMetrics();
   const simulators: Gateway['simulators'] = {};
+  let store: Store | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
     for (const w of warnings) log.warn(w);
@@ -43,9 +46,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       simulators[platform.name] ??= await startSimulator({ host: '127.0.0.1', port: 0 });
       platform.base_url = simulators[platform.name].url;
     }
-    return buildRuntime(config, log, metrics);
+    // The store is opened once; a reload that changes store settings needs a restart (logged).
+    if (!store) {
+      const s = config.store;
+      store = createStore({ redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key, recordsTotal: s.records_total });
+    }
+    else if (config.store.redis !== (runtimeConfig?.store.redis ?? config.store.redis)) log.warn('store settings changed: restart to apply');
+    return buildRuntime(config, log, metrics, store);
   };
+  let runtimeConfig: GatewayConfig | undefined;
   let runtime = await load();
+  runtimeConfig = runtime.config;
   let draining = false;
 
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
@@ -69,7 +80,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     url, port, simulators,
     config: () => runtime.config,
     async reload() {
-      try { runtime = await load(); log.info('configuration reloaded'); return []; } catch (err) {
+      try { runtime = await load(); runtimeConfig = runtime.config; log.info('configuration reloaded'); return []; } catch (err) {
         const problems = (err as { problems?: string[] }).problems ?? [(err as Error).message];
         log.error({ problems }, 'reload failed; keeping the running configuration');
         return problems;
@@ -83,13 +94,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         server.closeIdleConnections();
       });
       await Promise.all(Object.values(simulators).map((s) => s.close()));
+      await store?.close();
     },
   };
 }
 
-function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics): Runtime {
+function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store): Runtime {
   const env: Env = {
-    config, log, metrics: metrics.registry, formats, upstreamAuth,
+    config, log, metrics: metrics.registry, formats, upstreamAuth, store,
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
   };

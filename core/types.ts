@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GatewayError } from './errors.ts';
 import type { Usage } from './usage.ts';
+import type { Admission, KeyLimits, Store } from './store/types.ts';
 
 export type JSONSchema = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ export interface KeyConfig {
   group: string;
   pools: string[];
   models?: string[];
-  limits: Record<string, number>;
+  limits: KeyLimits;
   expires_at?: number;
   disabled: boolean;
 }
@@ -66,7 +67,7 @@ export interface RouteConfig {
 export interface GatewayConfig {
   file: string;
   server: ServerConfig;
-  store: { redis: string };
+  store: { redis: string; prefix: string; retention_days: number; records_per_key: number; records_total: number };
   admin: { token: string };
   platforms: Record<string, PlatformConfig>;
   groups: Record<string, GroupConfig>;
@@ -102,6 +103,10 @@ export interface Ctx {
   upstreamModel?: string;
   stream: boolean;
   usage?: Usage;
+  /** What rate-limit reserved for this request; metering hands it back when it settles. */
+  admission?: Admission;
+  /** Set once the request's usage was settled in the store (so nothing settles twice). */
+  settled?: boolean;
   /** How the exchange ended: completed, failed, disconnected, missing-terminal, rejected. */
   outcome?: string;
   /** Scratch space for adapters between request preparation and response scanning. */
@@ -127,6 +132,7 @@ export interface Env {
   formats: Record<string, FormatAdapter>;
   upstreamAuth: Record<string, UpstreamAuthStyle>;
   keysBySha: Map<string, KeyConfig>;
+  store: Store;
   adminSha?: string;
 }
 

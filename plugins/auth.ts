@@ -1,9 +1,9 @@
 // Stage `auth`: finds the caller's key (Bearer, x-api-key, x-goog-api-key, ?key= where allowed) by SHA-256 and checks its state.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../core/errors.ts';
-import type { Ctx, Plugin } from '../core/types.ts';
+import type { Ctx, Env, KeyConfig, Plugin } from '../core/types.ts';
 
-interface Options { query_key_paths: string[] }
+interface Options { query_key_paths: string[]; allow_expired: boolean; issued_cache_ms: number }
 
 const MISSING = 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header';
 
@@ -18,6 +18,21 @@ function headerKey(ctx: Ctx): string | undefined {
   return undefined;
 }
 
+/** Issued keys live in the store; a short per-process cache keeps the lookup off the hot path, cleared on any change. */
+function issuedKeys(env: Env, ttlMs: number): (sha: string) => Promise<KeyConfig | undefined> {
+  const cache = new Map<string, { key: KeyConfig | undefined; until: number }>();
+  env.store.onKeysChanged(() => cache.clear());
+  return async (sha) => {
+    const now = Date.now();
+    const hit = cache.get(sha);
+    if (hit && hit.until > now) return hit.key;
+    const key = await env.store.getKey(sha);
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(sha, { key, until: now + ttlMs });
+    return key;
+  };
+}
+
 export const auth: Plugin<Options> = {
   name: 'auth',
   description: 'Authenticates the client key and attaches it to the request.',
@@ -28,10 +43,13 @@ export const auth: Plugin<Options> = {
         type: 'array', items: { type: 'string' }, default: ['/v1beta/', '/antigravity/v1beta/'],
         description: 'Path prefixes where ?key= is accepted (Gemini style); elsewhere it is refused with 400.',
       },
+      allow_expired: { type: 'boolean', default: false, description: 'Let an expired key through (its holder may still read its own usage).' },
+      issued_cache_ms: { type: 'integer', minimum: 0, default: 10_000, description: 'How long a process remembers an issued key looked up in the store (changes clear it at once).' },
     },
   },
   create(options, env) {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
+    const issued = issuedKeys(env, options.issued_cache_ms);
     return async (ctx, next) => {
       const query = ctx.search ? ctx.url.searchParams : undefined;
       const queryAllowed = options.query_key_paths.some((p) => ctx.path.startsWith(p));
@@ -45,10 +63,11 @@ export const auth: Plugin<Options> = {
         throw new GatewayError(401, 'INVALID_API_KEY', 'The admin token cannot be used on model routes; use an API key');
       }
       // Lookup is by digest, so its timing says nothing about how close a guess was.
-      const found = env.keysBySha.get(digest.toString('hex'));
+      const hex = digest.toString('hex');
+      const found = env.keysBySha.get(hex) ?? await issued(hex);
       if (!found) throw new GatewayError(401, 'INVALID_API_KEY', 'Invalid API key');
       if (found.disabled) throw new GatewayError(401, 'API_KEY_DISABLED', 'API key is disabled');
-      if (found.expires_at !== undefined && found.expires_at <= Date.now()) {
+      if (!options.allow_expired && found.expires_at !== undefined && found.expires_at <= Date.now()) {
         throw new GatewayError(403, 'API_KEY_EXPIRED', 'API key has expired', { headers: { 'x-should-retry': 'false' } });
       }
       ctx.key = found;

@@ -62,7 +62,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.strictSame(warnings, []);
   t.equal(config.file, FILE);
   t.strictSame(config.server, { host: '0.0.0.0', port: 8080, workers: 1, body_limit: 33554432 });
-  t.strictSame(config.store, { redis: '' });
+  t.strictSame(config.store, { redis: '', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000 });
   t.strictSame(config.admin, { token: '' });
   t.strictSame(config.pricing, {});
   t.strictSame(config.platforms, { sim: { name: 'sim', base_url: undefined, auth: undefined, formats: Object.keys(formats), simulator: true } });

@@ -1,0 +1,86 @@
+-- Atomic check-and-reserve for one API key (all keys share the key's hash tag, so one slot).
+-- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
+-- ARGV: 1 now, 2 request id, 3 lease ms, 4 estimated tokens, 5 quota nano, 6..8 5h/1d/7d limit nano,
+--       9 concurrency, 10 rpm, 11 tpm   (0 = unlimited)
+-- Returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
+-- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
+local now = tonumber(ARGV[1])
+local id = ARGV[2]
+local lease_ms = tonumber(ARGV[3])
+local est = tonumber(ARGV[4])
+local quota = tonumber(ARGV[5])
+local conc = tonumber(ARGV[9])
+local rpm = tonumber(ARGV[10])
+local tpm = tonumber(ARGV[11])
+local function int(x) return string.format('%d', x) end
+
+if quota > 0 then
+  local spent = tonumber(redis.call('HGET', KEYS[4], 'spend') or '0')
+  if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
+end
+
+-- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
+local names = {'5h', '1d', '7d'}
+local lens = {18000000, 86400000, 604800000}
+local wait, win = -1, ''
+for i = 1, 3 do
+  local limit = tonumber(ARGV[5 + i])
+  if limit > 0 then
+    local s = redis.call('HMGET', KEYS[4], 's' .. names[i], 'u' .. names[i])
+    if s[1] then
+      local ends = tonumber(s[1]) + lens[i]
+      if now < ends and tonumber(s[2] or '0') >= limit and ends - now > wait then
+        wait = ends - now
+        win = names[i]
+      end
+    end
+  end
+end
+if win ~= '' then return {0, 'window_exhausted', wait, win} end
+
+-- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
+if conc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now))
+  if not redis.call('ZSCORE', KEYS[1], id) and redis.call('ZCARD', KEYS[1]) >= conc then
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    local w = tonumber(first[2]) - now
+    if w > 1000 then w = 1000 end
+    if w < 1 then w = 1 end
+    return {0, 'concurrency', w, ''}
+  end
+end
+
+-- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
+if rpm > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now - 60000))
+  if not redis.call('ZSCORE', KEYS[2], id) and redis.call('ZCARD', KEYS[2]) >= rpm then
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    local w = tonumber(oldest[2]) + 60000 - now
+    if w < 1 then w = 1 end
+    return {0, 'rpm', w, ''}
+  end
+end
+
+if tpm > 0 then
+  if est > tpm then return {0, 'tpm', -1, ''} end
+  local used = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if used + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
+end
+
+local leased = 0
+if conc > 0 then
+  redis.call('ZADD', KEYS[1], int(now + lease_ms), id)
+  local keep = lease_ms + 60000
+  if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], int(keep)) end
+  leased = 1
+end
+if rpm > 0 then
+  redis.call('ZADD', KEYS[2], int(now), id)
+  redis.call('PEXPIRE', KEYS[2], 120000)
+end
+-- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
+if est > 0 then
+  redis.call('INCRBY', KEYS[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], 180000)
+end
+return {1, leased}

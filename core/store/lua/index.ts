@@ -1,0 +1,38 @@
+// Loads the store's Lua scripts and runs them by SHA (EVALSHA, falling back to EVAL once per connection/node).
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
+
+export type RedisClient = Redis | Cluster;
+
+export class LuaScript {
+  readonly sha: string;
+  readonly source: string;
+  /** `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw). */
+  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')) {
+    this.source = source;
+    this.sha = createHash('sha1').update(this.source).digest('hex');
+  }
+
+  /** Runs on the node owning keys[0]: every key of one call must share a hash tag (one slot). */
+  async run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      // A restarted or failed-over node has an empty script cache; EVAL loads the script again.
+      if (!String((err as Error)?.message).includes('NOSCRIPT')) throw err;
+      return client.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+export const scripts = {
+  admit: new LuaScript('admit.lua'),
+  heartbeat: new LuaScript('heartbeat.lua'),
+  settle: new LuaScript('settle.lua'),
+  release: new LuaScript('release.lua'),
+  globalRecord: new LuaScript('global-record.lua'),
+  keyPut: new LuaScript('key-put.lua'),
+  keyUpdate: new LuaScript('key-update.lua'),
+  keyDelete: new LuaScript('key-delete.lua'),
+};

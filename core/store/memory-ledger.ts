@@ -1,0 +1,150 @@
+// One key's limits and ledger in the memory store: the same rules as the Redis Lua scripts, in plain objects.
+import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
+import { addCounters, emptyCounters, recordCounters, recordTokens, type Counters } from './rollup.ts';
+import {
+  CONCURRENCY_RETRY_MS, DAY_MS, ROLLUP_DAYS, RPM_WINDOW_MS, WINDOWS, minuteOf, msToNextMinute, toNano, utcDate,
+  type WindowName,
+} from './units.ts';
+import { MemoryRecordIndex } from './memory-index.ts';
+
+type Refusal = Extract<AdmitResult, { ok: false }>;
+const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName): Refusal =>
+  ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}) });
+
+const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
+
+export class KeyLedger {
+  leases = new Map<string, number>(); // request id -> lease expiry
+  rpm = new Map<string, number>(); // request id -> admitted at
+  tpm = new Map<number, number>(); // minute -> reserved + actual tokens
+  spend = 0; // lifetime, nano-dollars
+  windows: Partial<Record<WindowName, { start: number; used: number }>> = {};
+  total: Counters = emptyCounters();
+  days = new Map<string, Counters>();
+  dayModels = new Map<string, Map<string, Counters>>();
+  records = new MemoryRecordIndex();
+  // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
+  private done = new Map<string, number>();
+  private released = new Map<string, number>(); // request id -> admission minute (see release())
+
+  /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
+  check(req: AdmitRequest): Refusal | undefined {
+    const { now, limits: l, requestId: id } = req;
+    const quota = toNano(l.quota_usd);
+    if (quota > 0 && this.spend >= quota) return refuse('quota_exhausted');
+    let wait = -1;
+    let win: WindowName | undefined;
+    for (const w of WINDOWS) {
+      const limit = toNano(l[`usd_${w.window}`]);
+      const s = this.windows[w.window];
+      // With several windows exhausted, only the one that resets last tells when waiting helps.
+      if (limit > 0 && s && now < s.start + w.ms && s.used >= limit && s.start + w.ms - now > wait) {
+        wait = s.start + w.ms - now;
+        win = w.window;
+      }
+    }
+    if (win) return refuse('window_exhausted', wait, win);
+    const conc = positive(l.concurrency);
+    if (conc > 0) {
+      for (const [k, exp] of this.leases) if (exp <= now) this.leases.delete(k);
+      if (!this.leases.has(id) && this.leases.size >= conc) {
+        let earliest = Infinity;
+        for (const exp of this.leases.values()) earliest = Math.min(earliest, exp);
+        return refuse('concurrency', Math.max(1, Math.min(earliest - now, CONCURRENCY_RETRY_MS)));
+      }
+    }
+    const rpm = positive(l.rpm);
+    if (rpm > 0) {
+      for (const [k, at] of this.rpm) if (at <= now - RPM_WINDOW_MS) this.rpm.delete(k);
+      if (!this.rpm.has(id) && this.rpm.size >= rpm) {
+        let oldest = Infinity;
+        for (const at of this.rpm.values()) oldest = Math.min(oldest, at);
+        return refuse('rpm', Math.max(1, oldest + RPM_WINDOW_MS - now));
+      }
+    }
+    const tpm = positive(l.tpm);
+    if (tpm > 0) {
+      // An estimate above the whole budget never fits: waiting cannot help.
+      if (req.estimatedTokens > tpm) return refuse('tpm');
+      if ((this.tpm.get(minuteOf(now)) ?? 0) + req.estimatedTokens > tpm) return refuse('tpm', msToNextMinute(now));
+    }
+    return undefined;
+  }
+
+  reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number } {
+    const { now, requestId: id, limits: l } = req;
+    const lease = positive(l.concurrency) > 0;
+    if (lease) this.leases.set(id, now + req.leaseMs);
+    if (positive(l.rpm) > 0) this.rpm.set(id, now);
+    const minute = minuteOf(now);
+    for (const m of this.tpm.keys()) if (m < minute - 1) this.tpm.delete(m);
+    for (const [k, m] of this.released) if (m < minute - 5) this.released.delete(k);
+    const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
+    // Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
+    if (est > 0) this.tpm.set(minute, (this.tpm.get(minute) ?? 0) + est);
+    return { lease, estimatedTokens: est };
+  }
+
+  heartbeat(requestId: string, leaseMs: number, now: number): void {
+    const exp = this.leases.get(requestId);
+    if (exp !== undefined && exp > now) this.leases.set(requestId, now + leaseMs);
+  }
+
+  /** Gives back the lease and the tpm estimate of a request that ends unsettled; once, and never after settle. */
+  release(a: { requestId: string; minute: number; estimatedTokens: number }): void {
+    if (this.done.has(a.requestId) || this.released.has(a.requestId)) return;
+    this.released.set(a.requestId, a.minute);
+    this.leases.delete(a.requestId);
+    const bucket = this.tpm.get(a.minute);
+    if (bucket !== undefined) this.tpm.set(a.minute, bucket - a.estimatedTokens);
+  }
+
+  /** True when the request id was settled already (within retention); prunes expired markers. */
+  settled(requestId: string, clock: number): boolean {
+    for (const [k, exp] of this.done) {
+      if (exp > clock) break;
+      this.done.delete(k);
+    }
+    return this.done.has(requestId);
+  }
+
+  settle(
+    r: UsageRecord,
+    admission: { requestId: string; minute: number; estimatedTokens: number } | undefined,
+    opts: { retentionMs: number; recordsPerKey: number },
+  ): void {
+    const clock = Math.floor(r.time);
+    this.done.set(r.request_id, clock + opts.retentionMs);
+    if (admission) {
+      this.leases.delete(admission.requestId);
+      const bucket = this.tpm.get(admission.minute);
+      // After a release the estimate has left the bucket already: add every actual token.
+      const est = this.released.has(admission.requestId) ? 0 : admission.estimatedTokens;
+      if (bucket !== undefined) this.tpm.set(admission.minute, bucket + recordTokens(r) - est);
+    }
+    const add = recordCounters(r);
+    if (add.cost > 0) {
+      this.spend += add.cost;
+      for (const w of WINDOWS) {
+        const s = this.windows[w.window];
+        if (!s || clock >= s.start + w.ms) this.windows[w.window] = { start: clock, used: add.cost };
+        else s.used += add.cost;
+      }
+    }
+    addCounters(this.total, add);
+    const date = utcDate(clock);
+    let day = this.days.get(date);
+    if (!day) {
+      this.days.set(date, (day = emptyCounters()));
+      const oldest = utcDate(clock - ROLLUP_DAYS * DAY_MS);
+      for (const d of this.days.keys()) if (d < oldest) { this.days.delete(d); this.dayModels.delete(d); }
+    }
+    addCounters(day, add);
+    let models = this.dayModels.get(date);
+    if (!models) this.dayModels.set(date, (models = new Map()));
+    let m = models.get(r.model);
+    if (!m) models.set(r.model, (m = emptyCounters()));
+    addCounters(m, add);
+    this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs);
+  }
+}

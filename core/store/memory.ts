@@ -1,0 +1,123 @@
+// MemoryStore: the embedded single-process Store (no Redis). No timers: everything expires lazily on use.
+import type {
+  Admission, AdmitRequest, AdmitResult, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+} from './types.ts';
+import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
+import { KeyLedger } from './memory-ledger.ts';
+import { MemoryRecordIndex } from './memory-index.ts';
+import { resolveOptions, type StoreOptions } from './options.ts';
+import { pageRecords } from './paging.ts';
+import { emptyCounters } from './rollup.ts';
+import { minuteOf, usageDates } from './units.ts';
+import { buildKeyUsage } from './usage-view.ts';
+import { checkSettleArgs } from './settle-args.ts';
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const;
+  private readonly opts: ReturnType<typeof resolveOptions>;
+  private keys = new Map<string, IssuedKey>(); // sha256 -> key
+  private listeners = new Set<() => void>();
+  private ledgers = new Map<string, KeyLedger>();
+  private global = new MemoryRecordIndex();
+
+  constructor(options: StoreOptions = {}) {
+    this.opts = resolveOptions(options);
+  }
+
+  private ledger(keyId: string): KeyLedger {
+    let l = this.ledgers.get(keyId);
+    if (!l) this.ledgers.set(keyId, (l = new KeyLedger()));
+    return l;
+  }
+
+  private changed(): void {
+    // Asynchronous like Redis pub/sub, so a listener never runs inside the caller's update.
+    for (const fn of this.listeners) queueMicrotask(fn);
+  }
+
+  async putKey(key: IssuedKey): Promise<void> {
+    for (const [sha, k] of this.keys) if (k.id === key.id && sha !== key.sha256) this.keys.delete(sha);
+    this.keys.set(key.sha256, cloneKey(key));
+    this.changed();
+  }
+
+  async getKey(sha256: string): Promise<IssuedKey | undefined> {
+    const k = this.keys.get(sha256);
+    return k && cloneKey(k);
+  }
+
+  async listKeys(): Promise<IssuedKey[]> {
+    return sortKeys([...this.keys.values()].map(cloneKey));
+  }
+
+  async updateKey(id: string, patch: KeyPatch): Promise<boolean> {
+    for (const [sha, k] of this.keys) {
+      if (k.id !== id) continue;
+      this.keys.set(sha, cloneKey(patchKey(k, patch)));
+      this.changed();
+      return true;
+    }
+    return false;
+  }
+
+  async deleteKey(id: string): Promise<boolean> {
+    for (const [sha, k] of this.keys) {
+      if (k.id !== id) continue;
+      this.keys.delete(sha);
+      this.changed();
+      return true;
+    }
+    return false;
+  }
+
+  onKeysChanged(listener: () => void): void {
+    this.listeners.add(listener);
+  }
+
+  async admit(req: AdmitRequest): Promise<AdmitResult> {
+    const l = this.ledger(req.keyId);
+    const refusal = l.check(req);
+    if (refusal) return refusal;
+    const { lease, estimatedTokens } = l.reserve(req);
+    return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens, lease } };
+  }
+
+  async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {
+    if (admission.lease) this.ledgers.get(admission.keyId)?.heartbeat(admission.requestId, leaseMs, now);
+  }
+
+  async release(admission: Admission): Promise<void> {
+    this.ledgers.get(admission.keyId)?.release(admission);
+  }
+
+  async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
+    checkSettleArgs(record, admission);
+    const l = this.ledger(record.key_id);
+    const clock = Math.floor(record.time);
+    if (l.settled(record.request_id, clock)) return { recorded: false };
+    l.settle(record, admission, this.opts);
+    this.global.add(record, this.opts.recordsTotal, clock - this.opts.retentionMs);
+    return { recorded: true };
+  }
+
+  async keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number }): Promise<KeyUsage> {
+    const l = this.ledgers.get(keyId);
+    const dates = usageDates(opts);
+    return buildKeyUsage({
+      total: l?.total ?? emptyCounters(),
+      days: dates.days.map((d) => [d, l?.days.get(d)]),
+      modelDays: l ? dates.models.map((d) => l.dayModels.get(d) ?? new Map()) : [],
+      windows: l?.windows ?? {},
+    }, opts.now);
+  }
+
+  async records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
+    if (filter.key === undefined) return pageRecords(this.global, filter);
+    const l = this.ledgers.get(filter.key);
+    return l ? pageRecords(l.records, filter) : { records: [] };
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,65 @@
+// Newest-first paging with filters over a time-scored record index (a Redis sorted set or the memory store's array).
+import type { RecordFilter, UsageRecord } from './types.ts';
+
+/** One index entry: score = record time (ms), id = request id. */
+export interface IndexEntry { score: number; id: string }
+
+export interface RecordIndex {
+  /**
+   * Entries with min <= score <= max, ordered by score then id, both descending (Redis sorted-set order
+   * reversed), skipping the first `offset` of them.
+   */
+  page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]>;
+  /** The records of these ids, undefined where one is gone (expired or trimmed). */
+  load(ids: string[]): Promise<(UsageRecord | undefined)[]>;
+}
+
+export const MAX_PAGE = 1000;
+
+/**
+ * The cursor names a position, not an offset, so records settled while a client pages never shift
+ * the pages: "<score>:<n>" = after the first n entries whose score is exactly <score>.
+ */
+function parseCursor(cursor: string): { score: number; skip: number } {
+  const m = /^(-?\d+):(\d+)$/.exec(cursor);
+  if (!m) throw new Error(`invalid records cursor: ${cursor}`);
+  return { score: Number(m[1]), skip: Number(m[2]) };
+}
+
+const matches = (r: UsageRecord, f: RecordFilter): boolean =>
+  (f.key === undefined || r.key_id === f.key) &&
+  (f.group === undefined || r.group === f.group) &&
+  (f.model === undefined || r.model === f.model);
+
+export async function pageRecords(index: RecordIndex, filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
+  const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(filter.limit) || 1));
+  const min = filter.from ?? -Infinity;
+  let max = filter.to ?? Infinity;
+  let skip = 0;
+  if (filter.cursor) {
+    const c = parseCursor(filter.cursor);
+    if (c.score <= max) ({ score: max, skip } = c);
+  }
+  const filtered = filter.group !== undefined || filter.model !== undefined;
+  const batch = filtered ? Math.min(MAX_PAGE, Math.max(limit + 1, 200)) : limit + 1;
+  const out: UsageRecord[] = [];
+  let cursor = '';
+  for (;;) {
+    const entries = await index.page(max, min, skip, batch);
+    if (entries.length === 0) break;
+    const recs = await index.load(entries.map((e) => e.id));
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (e.score === max) skip++;
+      else { max = e.score; skip = 1; }
+      const r = recs[i];
+      if (!r || !matches(r, filter)) continue;
+      // One match past the page proves there is a next page, so the last page never carries a cursor.
+      if (out.length === limit) return { records: out, cursor };
+      out.push(r);
+      cursor = `${max}:${skip}`;
+    }
+    if (entries.length < batch) break;
+  }
+  return { records: out };
+}

@@ -1,0 +1,39 @@
+// The Redis key layout. Per API key everything shares the hash tag {k:<id>} (one Cluster slot, so one
+// Lua script can update it atomically); data across keys lives under {global}.
+
+export class KeyLayout {
+  readonly prefix: string;
+  readonly global: { keys: string; keyIds: string; records: string; index: string };
+  /** Pub/sub channel announcing issued-key changes to every process. */
+  readonly channel: string;
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+    const g = `${prefix}{global}:`;
+    this.global = {
+      keys: `${g}keys`, // hash sha256 -> issued key JSON
+      keyIds: `${g}keyids`, // hash id -> sha256
+      records: `${g}rec`, // hash request id -> record JSON
+      index: `${g}idx`, // zset request id -> record time
+    };
+    this.channel = `${prefix}keys`;
+  }
+
+  /** Keys of one API key: `<prefix>{k:<id>}:<name>`. */
+  key(keyId: string) {
+    const p = `${this.prefix}{k:${keyId}}:`;
+    return {
+      lease: `${p}lease`, // zset request id -> lease expiry (ms)
+      rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
+      tpm: (minute: number) => `${p}tpm:${minute}`, // string: reserved + actual tokens of that minute
+      acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
+      total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS)
+      day: (date: string) => `${p}day:${date}`, // hash of counters for one UTC day
+      dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day
+      done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
+      released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
+      records: `${p}rec`, // hash request id -> record JSON
+      index: `${p}idx`, // zset request id -> record time
+    };
+  }
+}

@@ -1,0 +1,125 @@
+// RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
+// Per-key updates are single Lua scripts on the key's slot (layout in redis-keys.ts, scripts in lua/).
+import { Redis, type Cluster } from 'ioredis';
+import type {
+  Admission, AdmitRefusal, AdmitRequest, AdmitResult, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+} from './types.ts';
+import type { KeyPatch } from './issued-keys.ts';
+import { scripts, type RedisClient } from './lua/index.ts';
+import { resolveOptions, type StoreOptions } from './options.ts';
+import { RedisIssuedKeys } from './redis-issued.ts';
+import { KeyLayout } from './redis-keys.ts';
+import { readKeyUsage, readRecords } from './redis-reads.ts';
+import { COUNTER_FIELDS, recordCounters, recordTokens } from './rollup.ts';
+import { checkSettleArgs } from './settle-args.ts';
+import { DAY_MS, ROLLUP_DAYS, minuteOf, toNano, utcDate } from './units.ts';
+
+export interface RedisStoreOptions extends StoreOptions {
+  /** redis:// or rediss:// URL; ignored when `client` is given. */
+  url?: string;
+  /** A connection (or Cluster) to use instead of `url`; close() leaves it open unless `closeClient`. */
+  client?: Redis | Cluster;
+  /** close() also quits `client` (default: only a connection the store made itself). */
+  closeClient?: boolean;
+  /** Prepended to every key and to the pub/sub channel, e.g. "gw:". */
+  prefix: string;
+}
+
+/** A released marker only matters while the admission minute's tpm bucket lives (3 minutes). */
+const RELEASED_TTL_MS = 300_000;
+
+const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+  readonly layout: KeyLayout;
+  private readonly client: RedisClient;
+  private readonly owned: boolean;
+  private readonly opts: ReturnType<typeof resolveOptions>;
+  private readonly issued: RedisIssuedKeys;
+
+  constructor(options: RedisStoreOptions) {
+    this.opts = resolveOptions(options);
+    this.layout = new KeyLayout(options.prefix);
+    this.owned = options.closeClient ?? !options.client;
+    this.client = options.client ?? new Redis(options.url || 'redis://127.0.0.1:6379', { enableAutoPipelining: true });
+    this.issued = new RedisIssuedKeys(this.client, this.layout);
+  }
+
+  putKey(key: IssuedKey): Promise<void> { return this.issued.put(key); }
+  getKey(sha256: string): Promise<IssuedKey | undefined> { return this.issued.get(sha256); }
+  listKeys(): Promise<IssuedKey[]> { return this.issued.list(); }
+  updateKey(id: string, patch: KeyPatch): Promise<boolean> { return this.issued.update(id, patch); }
+  deleteKey(id: string): Promise<boolean> { return this.issued.delete(id); }
+  onKeysChanged(listener: () => void): Promise<void> { return this.issued.onChanged(listener); }
+
+  async admit(req: AdmitRequest): Promise<AdmitResult> {
+    const k = this.layout.key(req.keyId);
+    const l = req.limits;
+    const minute = minuteOf(req.now);
+    const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
+    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct], [
+      Math.floor(req.now), req.requestId, Math.max(1, Math.round(req.leaseMs) || 1), est,
+      toNano(l.quota_usd), toNano(l.usd_5h), toNano(l.usd_1d), toNano(l.usd_7d),
+      Math.floor(nonNeg(l.concurrency)), Math.floor(nonNeg(l.rpm)), Math.floor(nonNeg(l.tpm)),
+    ])) as [number, string | number, number?, string?];
+    if (r[0] === 1) {
+      return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, lease: r[1] === 1 } };
+    }
+    const [, reason, retry, window] = r as [0, AdmitRefusal, number, string];
+    return {
+      ok: false, reason,
+      ...(retry >= 0 ? { retryAfterMs: retry } : {}),
+      ...(window ? { window: window as '5h' | '1d' | '7d' } : {}),
+    };
+  }
+
+  async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {
+    if (!admission.lease) return;
+    await scripts.heartbeat.run(this.client, [this.layout.key(admission.keyId).lease],
+      [Math.floor(now), admission.requestId, Math.max(1, Math.round(leaseMs) || 1)]);
+  }
+
+  async release(admission: Admission): Promise<void> {
+    const k = this.layout.key(admission.keyId);
+    await scripts.release.run(this.client,
+      [k.lease, k.tpm(admission.minute), k.released(admission.requestId), k.done(admission.requestId)],
+      [admission.lease ? admission.requestId : '', admission.estimatedTokens, RELEASED_TTL_MS]);
+  }
+
+  async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
+    checkSettleArgs(record, admission);
+    const k = this.layout.key(record.key_id);
+    const json = JSON.stringify(record);
+    const c = recordCounters(record);
+    const time = Math.floor(record.time);
+    const retention = this.opts.retentionMs;
+    const perKey = scripts.settle.run(this.client, [
+      k.done(record.request_id), k.lease, k.tpm(admission?.minute ?? minuteOf(time)), k.acct, k.total,
+      k.day(utcDate(time)), k.dayModels(utcDate(time)), k.records, k.index, k.released(record.request_id),
+    ], [
+      record.request_id, admission?.lease ? admission.requestId : '',
+      admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
+      time, retention, ROLLUP_DAYS * DAY_MS, record.model, json, this.opts.recordsPerKey,
+      ...COUNTER_FIELDS.map((f) => String(c[f])), admission?.estimatedTokens ?? 0,
+    ]);
+    // Another slot, so not in the per-key script; idempotent, so sent every time, concurrently (one round trip).
+    const global = scripts.globalRecord.run(this.client, [this.layout.global.index, this.layout.global.records],
+      [record.request_id, time, json, retention, this.opts.recordsTotal]);
+    const [recorded] = await Promise.all([perKey, global]);
+    return { recorded: Number(recorded) === 1 };
+  }
+
+  keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number }): Promise<KeyUsage> {
+    return readKeyUsage(this.client, this.layout, keyId, opts);
+  }
+
+  records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
+    return readRecords(this.client, this.layout, filter);
+  }
+
+  async close(): Promise<void> {
+    await this.issued.close();
+    if (this.owned) await this.client.quit().catch(() => this.client.disconnect());
+  }
+}

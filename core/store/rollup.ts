@@ -1,0 +1,63 @@
+// Rollup arithmetic both stores share: what one record adds to the totals, and turning counters back into UsageTotals.
+import type { UsageRecord, UsageTotals } from './types.ts';
+import { fromNano, toNano } from './units.ts';
+
+/** Counter names as stored (Redis hash fields, memory objects); `cost` is in nano-dollars. */
+export const COUNTER_FIELDS = [
+  'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost',
+] as const;
+export type Counters = Record<(typeof COUNTER_FIELDS)[number], number>;
+
+const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+export const emptyCounters = (): Counters =>
+  ({ requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost: 0 });
+
+/** What one record adds: one request, its token counts, its cost (negative costs are clamped to 0). */
+export function recordCounters(r: UsageRecord): Counters {
+  return {
+    requests: 1,
+    input_tokens: count(r.input_tokens),
+    output_tokens: count(r.output_tokens),
+    cache_read_tokens: count(r.cache_read_tokens),
+    cache_write_tokens: count(r.cache_write_tokens),
+    reasoning_tokens: count(r.reasoning_tokens),
+    cost: Math.max(0, toNano(r.cost)),
+  };
+}
+
+/**
+ * Tokens a record counts against tpm: every token the upstream processed. Reasoning is part of
+ * output_tokens (wire-formats: output includes reasoning), so it is not added again.
+ */
+export const recordTokens = (r: UsageRecord): number =>
+  count(r.input_tokens) + count(r.output_tokens) + count(r.cache_read_tokens) + count(r.cache_write_tokens);
+
+export function addCounters(into: Counters, add: Counters): Counters {
+  for (const f of COUNTER_FIELDS) into[f] += add[f];
+  return into;
+}
+
+export function toTotals(c: Counters): UsageTotals {
+  return {
+    requests: c.requests,
+    input_tokens: c.input_tokens,
+    output_tokens: c.output_tokens,
+    cache_read_tokens: c.cache_read_tokens,
+    cache_write_tokens: c.cache_write_tokens,
+    reasoning_tokens: c.reasoning_tokens,
+    cost: fromNano(c.cost),
+  };
+}
+
+/** Counters from a Redis hash reply (missing fields are 0). */
+export function countersFromHash(h: Record<string, string> | null | undefined): Counters {
+  const c = emptyCounters();
+  if (h) for (const f of COUNTER_FIELDS) c[f] = Number(h[f] ?? 0) || 0;
+  return c;
+}
+
+/** Per-model stats, busiest first (then by name, so both stores answer in the same order). */
+export function sortModels<T extends { model: string; requests: number }>(rows: T[]): T[] {
+  return rows.sort((a, b) => b.requests - a.requests || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}

@@ -1,0 +1,61 @@
+// Units and clocks both stores share: nano-dollar money, window lengths, minute buckets, UTC day names.
+
+/**
+ * Money is kept as integer nano-dollars (1e-9 USD) so that repeated additions are exact: a float sum of
+ * many small costs drifts, an integer sum does not. 2^53 nano-dollars is about 9 million USD, far above
+ * any per-key total; Redis adds them with HINCRBY (64-bit) and the Lua scripts compare them as doubles.
+ */
+export const NANO = 1e9;
+export const toNano = (usd: number | undefined): number =>
+  typeof usd === 'number' && Number.isFinite(usd) ? Math.round(usd * NANO) : 0;
+export const fromNano = (nano: number): number => nano / NANO;
+
+export const WINDOWS = [
+  { window: '5h', ms: 5 * 3_600_000 },
+  { window: '1d', ms: 24 * 3_600_000 },
+  { window: '7d', ms: 7 * 24 * 3_600_000 },
+] as const;
+export type WindowName = (typeof WINDOWS)[number]['window'];
+
+export const RPM_WINDOW_MS = 60_000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+/** Daily and per-model rollups (and per-key totals) outlive the records: /v1/usage shows up to 400 days. */
+export const ROLLUP_DAYS = 400;
+/**
+ * A full concurrency pool tells the caller to come back after at most this long: leases are renewed by
+ * heartbeat, so the earliest lease expiry is only an upper bound on when a slot frees (settle frees it sooner).
+ */
+export const CONCURRENCY_RETRY_MS = 1000;
+
+export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
+export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
+
+/** YYYY-MM-DD of the UTC day holding this instant. */
+export const utcDate = (ms: number): string => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+/** Start of a UTC day given as YYYY-MM-DD (NaN when malformed). */
+export const dateStart = (date: string): number =>
+  /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : NaN;
+
+/** Every UTC date from `from` to `to` inclusive, oldest first, never more than `max` (the newest ones). */
+export function dateRange(from: string, to: string, max = ROLLUP_DAYS + 1): string[] {
+  const a = dateStart(from);
+  const b = dateStart(to);
+  if (!Number.isFinite(a) || !Number.isFinite(b) || a > b) return [];
+  const out: string[] = [];
+  for (let d = Math.max(a, b - (max - 1) * DAY_MS); d <= b; d += DAY_MS) out.push(utcDate(d));
+  return out;
+}
+
+/** The dates keyUsage reads: the last `days` days, and the model range (default: the last 30 days). */
+export function usageDates(opts: { days: number; from?: string; to?: string; now: number }): { days: string[]; models: string[] } {
+  const today = utcDate(opts.now);
+  const n = Math.max(0, Math.min(Math.floor(opts.days), ROLLUP_DAYS));
+  const days = n > 0 ? dateRange(utcDate(opts.now - (n - 1) * DAY_MS), today) : [];
+  const to = opts.to ?? today;
+  if (!Number.isFinite(dateStart(to))) return { days, models: [] };
+  const from = opts.from ?? utcDate(dateStart(to) - 29 * DAY_MS);
+  // Nothing older than the rollup retention exists, so a huge range is clamped instead of read.
+  const oldest = utcDate(opts.now - ROLLUP_DAYS * DAY_MS);
+  return { days, models: dateRange(from < oldest ? oldest : from, to) };
+}

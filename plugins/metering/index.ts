@@ -1,0 +1,97 @@
+// Stage `metering`: settles every request that reached it (completed, failed, cut or abandoned) into the usage ledger, once.
+import { GatewayError } from '../../core/errors.ts';
+import { counter } from '../../core/plugin-metrics.ts';
+import type { Ctx, Env, Plugin } from '../../core/types.ts';
+import type { Ending, UsageRecord } from '../../core/store/types.ts';
+import type { Usage } from '../../core/usage.ts';
+import { billable, cost, findPrice, type Price } from './pricing.ts';
+
+interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none' }
+
+const ENDINGS: Record<string, Ending> = {
+  completed: 'completed', incomplete: 'incomplete', failed: 'failed', disconnected: 'disconnected',
+  'missing-terminal': 'missing-terminal', timeout: 'timeout',
+};
+const ZERO: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+
+function metrics(env: Env) {
+  const labels = ['model', 'group'] as const;
+  return {
+    tokens: counter(env.metrics, { name: 'gateway_tokens_total', help: 'Tokens metered, by direction.', labelNames: ['direction', ...labels] }),
+    cost: counter(env.metrics, { name: 'gateway_cost_usd_total', help: 'Cost metered in USD (after the group multiplier).', labelNames: labels }),
+    settled: counter(env.metrics, { name: 'gateway_settlements_total', help: 'Requests settled into the ledger, by how they ended.', labelNames: ['ending'] }),
+    unpriced: counter(env.metrics, { name: 'gateway_unpriced_requests_total', help: 'Requests for a model with no price (billed 0).', labelNames: ['model'] }),
+  };
+}
+
+export const metering: Plugin<Options> = {
+  name: 'metering',
+  description: 'Records usage and cost of every request into the store and the metrics; place it after rate-limit and before proxy.',
+  schema: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      price_by: { type: 'string', enum: ['upstream', 'requested'], default: 'upstream', description: 'Which model name is looked up in pricing: the one served upstream or the one the client asked for.' },
+      on_disconnect: {
+        type: 'string', enum: ['observed', 'none'], default: 'observed',
+        description: 'When the client leaves mid-stream: bill what was observed (prompt usage when the upstream reported it, plus output reported so far), or nothing.',
+      },
+    },
+  },
+  create(options, env) {
+    const m = metrics(env);
+    const warned = new Set<string>();
+    const priceOf = (model: string): Price | undefined => {
+      const price = findPrice(env.config.pricing, model);
+      if (!price) {
+        m.unpriced.inc({ model });
+        if (!warned.has(model)) { warned.add(model); env.log.warn({ model }, 'model has no price: billed 0 (add it to pricing)'); }
+      }
+      return price;
+    };
+
+    return async (ctx, next) => {
+      let status = 0;
+      try {
+        await next();
+        status = ctx.res.statusCode;
+      } catch (err) {
+        status = err instanceof GatewayError ? err.status : 500;
+        ctx.outcome ??= 'failed';
+        throw err;
+      } finally {
+        await settle(ctx, status).catch((err) => ctx.log.error({ err, req_id: ctx.id }, 'settlement failed'));
+      }
+    };
+
+    async function settle(ctx: Ctx, status: number): Promise<void> {
+      const key = ctx.key;
+      const group = ctx.group;
+      if (!key || !group || ctx.settled) return;
+      const ending: Ending = ENDINGS[ctx.outcome ?? ''] ?? (status >= 400 ? 'failed' : 'completed');
+      const usage = ending === 'disconnected' && options.on_disconnect === 'none' ? ZERO : ctx.usage ?? ZERO;
+      const model = ctx.model ?? '';
+      const upstreamModel = ctx.upstreamModel ?? model;
+      const priced = options.price_by === 'upstream' ? upstreamModel : model;
+      const price = usage === ZERO ? undefined : priceOf(priced);
+      const usd = price ? cost(usage, price, group.rate_multiplier) : 0;
+      const b = billable(usage);
+      const { start, firstByte, end } = ctx.timings;
+      const record: UsageRecord = {
+        request_id: ctx.id, time: Date.now(), key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
+        account: ctx.account?.id ?? '', route: ctx.route.path, model, upstream_model: upstreamModel, stream: ctx.stream,
+        status, ending, input_tokens: b.input, output_tokens: b.output, cache_read_tokens: b.cacheRead,
+        cache_write_tokens: b.cacheWrite, reasoning_tokens: usage.reasoning, cost: usd,
+        duration_ms: Math.round((end ?? performance.now()) - start),
+        ttft_ms: firstByte === undefined ? null : Math.round(firstByte - start),
+      };
+      ctx.settled = true;
+      await env.store.settle(record, ctx.admission, key.limits);
+      const labels = { model: priced || '-', group: group.name };
+      for (const [direction, n] of [['input', b.input], ['output', b.output], ['cache_read', b.cacheRead], ['cache_write', b.cacheWrite], ['reasoning', usage.reasoning]] as const) {
+        if (n > 0) m.tokens.inc({ direction, ...labels }, n);
+      }
+      if (usd > 0) m.cost.inc(labels, usd);
+      m.settled.inc({ ending });
+    }
+  },
+};

@@ -1,0 +1,83 @@
+// Stage `rate-limit`: admits the request against the key's limits in one store round trip, holding a concurrency lease until settled.
+import { GatewayError } from '../core/errors.ts';
+import type { Ctx, Plugin } from '../core/types.ts';
+import type { AdmitResult } from '../core/store/types.ts';
+
+interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
+
+const MESSAGES: Record<string, [code: string, message: string]> = {
+  quota_exhausted: ['API_KEY_QUOTA_EXHAUSTED', 'This API key has used up its quota'],
+  window_exhausted: ['API_KEY_USAGE_WINDOW_EXCEEDED', 'This API key has reached its spend limit for the current window'],
+  rpm: ['API_KEY_RPM_EXCEEDED', 'This API key has reached its requests-per-minute limit'],
+  tpm: ['API_KEY_TPM_EXCEEDED', 'This API key has reached its tokens-per-minute limit'],
+  concurrency: ['API_KEY_CONCURRENCY_EXCEEDED', 'This API key has too many requests in flight'],
+};
+
+/** The gateway's own limit, in a shape no upstream uses: a distinct code, and x-should-retry false when waiting cannot help. */
+function refusal(result: Extract<AdmitResult, { ok: false }>): GatewayError {
+  const [code, message] = MESSAGES[result.reason];
+  const headers: Record<string, string> = { 'x-gateway-limit': result.window ? `${result.reason}:${result.window}` : result.reason };
+  if (result.retryAfterMs === undefined) headers['x-should-retry'] = 'false';
+  else headers['retry-after'] = String(Math.max(1, Math.ceil(result.retryAfterMs / 1000)));
+  return new GatewayError(429, code, result.window ? `${message} (${result.window})` : message, { headers });
+}
+
+const dig = (body: Record<string, unknown>, path: string): unknown =>
+  path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), body);
+
+/** Prompt size from the body bytes plus the requested output cap: reserved against tpm, reconciled at settlement. */
+async function estimate(ctx: Ctx, options: Options): Promise<number> {
+  const bytes = (await ctx.body()).length;
+  let output = 0;
+  if ('body' in ctx.format.model && bytes > 0) {
+    const body = await ctx.json();
+    for (const field of options.output_fields) {
+      const v = dig(body, field);
+      if (typeof v === 'number' && v > 0) { output = v; break; }
+    }
+  }
+  return Math.ceil(bytes / options.bytes_per_token) + output;
+}
+
+export const rateLimit: Plugin<Options> = {
+  name: 'rate-limit',
+  description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process.',
+  schema: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      lease_ms: { type: 'integer', minimum: 1000, default: 60_000, description: 'A concurrency slot expires this long after its last heartbeat (so a crashed process frees it).' },
+      heartbeat_ms: { type: 'integer', minimum: 100, default: 20_000, description: 'How often a running request renews its slot.' },
+      output_fields: {
+        type: 'array', items: { type: 'string' },
+        default: ['max_tokens', 'max_completion_tokens', 'max_output_tokens', 'generationConfig.maxOutputTokens'],
+        description: 'Body fields naming the output cap, first found wins (dotted paths).',
+      },
+      bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate.' },
+    },
+  },
+  create(options, env) {
+    return async (ctx, next) => {
+      const key = ctx.key;
+      if (!key) throw new GatewayError(500, 'stage_order', 'rate-limit needs auth before it');
+      const limits = key.limits;
+      if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
+      const result = await env.store.admit({
+        keyId: key.id, requestId: ctx.id, now: Date.now(), limits,
+        estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
+      });
+      if (!result.ok) throw refusal(result);
+      const admission = result.admission;
+      ctx.admission = admission;
+      const beat = admission.lease
+        ? setInterval(() => { env.store.heartbeat(admission, options.lease_ms, Date.now()).catch(() => {}); }, options.heartbeat_ms)
+        : undefined;
+      try {
+        await next();
+      } finally {
+        clearInterval(beat);
+        // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
+        if (!ctx.settled) await env.store.release(admission).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
+      }
+    };
+  },
+};

@@ -1,0 +1,95 @@
+// Stage `usage`: GET /v1/usage — the key's own usage, limits and status, in the JSON shape existing tools read (sub2api §6.3).
+import { GatewayError } from '../core/errors.ts';
+import type { KeyConfig, Plugin } from '../core/types.ts';
+import type { KeyUsage, UsageTotals, WindowState } from '../core/store/types.ts';
+
+const WINDOW_MS = { '5h': 5 * 3600_000, '1d': 86_400_000, '7d': 7 * 86_400_000 } as const;
+const LIMIT_FIELD = { '5h': 'usd_5h', '1d': 'usd_1d', '7d': 'usd_7d' } as const;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
+
+function totalsView(t: UsageTotals) {
+  return {
+    requests: t.requests, input_tokens: t.input_tokens, output_tokens: t.output_tokens,
+    cache_creation_tokens: t.cache_write_tokens, cache_read_tokens: t.cache_read_tokens,
+    total_tokens: t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens,
+    cost: round(t.cost), actual_cost: round(t.cost),
+  };
+}
+
+const EMPTY: UsageTotals = { requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost: 0 };
+
+function windowsView(key: KeyConfig, windows: WindowState[], now: number) {
+  return (Object.keys(WINDOW_MS) as (keyof typeof WINDOW_MS)[]).flatMap((w) => {
+    const limit = key.limits[LIMIT_FIELD[w]];
+    if (!limit) return [];
+    const state = windows.find((s) => s.window === w);
+    const active = state?.start != null && now < state.start + WINDOW_MS[w];
+    const used = active ? state!.used : 0;
+    return [{
+      window: w, limit, used: round(used), remaining: round(Math.max(0, limit - used)),
+      window_start: active ? new Date(state!.start!).toISOString() : null,
+      ...(active ? { reset_at: new Date(state!.start! + WINDOW_MS[w]).toISOString() } : {}),
+    }];
+  });
+}
+
+export function usageView(key: KeyConfig, groupName: string, usage: KeyUsage, now: number) {
+  const spent = usage.total.cost;
+  const quota = key.limits.quota_usd ?? 0;
+  const rateLimits = windowsView(key, usage.windows, now);
+  const expired = key.expires_at !== undefined && key.expires_at <= now;
+  const exhausted = (quota > 0 && spent >= quota) || rateLimits.some((w) => w.remaining <= 0);
+  const status = expired ? 'expired' : quota > 0 && spent >= quota ? 'quota_exhausted' : 'active';
+  const today = new Date(now).toISOString().slice(0, 10);
+  const remainders = [...(quota > 0 ? [quota - spent] : []), ...rateLimits.map((w) => w.remaining)];
+  const limited = quota > 0 || rateLimits.length > 0;
+  return {
+    mode: limited ? 'quota_limited' : 'unrestricted',
+    isValid: status === 'active' && !exhausted,
+    status,
+    ...(limited ? {} : { planName: groupName }),
+    ...(quota > 0 ? { quota: { limit: quota, used: round(spent), remaining: round(Math.max(0, quota - spent)), unit: 'USD' } } : {}),
+    remaining: remainders.length ? round(Math.max(0, Math.min(...remainders))) : -1,
+    unit: 'USD',
+    ...(rateLimits.length ? { rate_limits: rateLimits } : {}),
+    ...(key.expires_at !== undefined ? {
+      expires_at: new Date(key.expires_at).toISOString(),
+      days_until_expiry: Math.max(0, Math.ceil((key.expires_at - now) / 86_400_000)),
+    } : {}),
+    usage: {
+      today: totalsView(usage.days.find((d) => d.date === today) ?? EMPTY),
+      total: totalsView(usage.total),
+    },
+    daily_usage: usage.days.map((d) => {
+      const v = totalsView(d);
+      return { date: d.date, requests: v.requests, input_tokens: v.input_tokens, output_tokens: v.output_tokens, cache_read_tokens: v.cache_read_tokens, cache_write_tokens: v.cache_creation_tokens, cost: v.cost, actual_cost: v.actual_cost };
+    }),
+    model_stats: usage.models.map((m) => ({ model: m.model, ...totalsView(m) })),
+  };
+}
+
+export const usage: Plugin<Record<string, never>> = {
+  name: 'usage',
+  description: 'Answers the key\'s own usage (GET /v1/usage): status, quota, spend windows, today/total, per day and per model. Never the operator\'s upstream cost.',
+  schema: { type: 'object', additionalProperties: false, properties: {} },
+  create(_options, env) {
+    return async (ctx) => {
+      const key = ctx.key;
+      if (!key) throw new GatewayError(500, 'stage_order', 'usage needs auth before it');
+      const q = ctx.search ? ctx.url.searchParams : new URLSearchParams();
+      const days = q.has('days') ? Number(q.get('days')) : 30;
+      if (!Number.isInteger(days) || days < 1 || days > 90) throw new GatewayError(400, 'invalid_days', 'Invalid days, allowed range is 1-90', { param: 'days' });
+      const from = q.get('start_date') ?? undefined;
+      const to = q.get('end_date') ?? undefined;
+      for (const [name, v] of [['start_date', from], ['end_date', to]] as const) {
+        if (v !== undefined && !DATE.test(v)) throw new GatewayError(400, 'invalid_date', `${name} must be YYYY-MM-DD`, { param: name });
+      }
+      const now = Date.now();
+      const data = await env.store.keyUsage(key.id, { days, from, to, now });
+      const body = JSON.stringify(usageView(key, key.group, data, now));
+      ctx.outcome = 'completed';
+      ctx.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);
+    };
+  },
+};

@@ -1,0 +1,16 @@
+// The Store contract suite: MemoryStore and RedisStore must both pass every test in it.
+import { keysContract } from './contract-keys.ts';
+import { ledgerContract } from './contract-ledger.ts';
+import { limitsContract } from './contract-limits.ts';
+import { spendContract } from './contract-spend.ts';
+import type { MakeStore, Tap } from './fixtures.ts';
+
+export type { MakeStore, Tap };
+
+/** Registers the suite on `t`; `makeStore` must return a fresh, empty store on every call. */
+export function contract(t: Tap, makeStore: MakeStore): void {
+  keysContract(t, makeStore);
+  limitsContract(t, makeStore);
+  spendContract(t, makeStore);
+  ledgerContract(t, makeStore);
+}

@@ -1,0 +1,60 @@
+// The Store contract on RedisStore over a Redis Cluster; runs only when REDIS_CLUSTER_URL is set
+// (redis+cluster://host:port,host:port), since a cluster takes several servers to set up.
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { Cluster } from 'ioredis';
+import { createStore } from '../../core/store/index.ts';
+import { RedisStore } from '../../core/store/redis.ts';
+import { contract } from './contract.ts';
+import { T0, callCounter, issued } from './fixtures.ts';
+import { hammer } from './redis-hammer.ts';
+
+const url = process.env.REDIS_CLUSTER_URL;
+if (!url) {
+  t.pass('REDIS_CLUSTER_URL not set: cluster run skipped');
+} else {
+  const nodes = url.replace(/^redis\+cluster:\/\//, '').split(',').map((h) => {
+    const [host, port] = h.split(':');
+    return { host, port: Number(port) };
+  });
+  const runPrefix = `gwtest:${process.pid}:${randomBytes(4).toString('hex')}:`;
+  let n = 0;
+  const nextPrefix = () => `${runPrefix}${++n}:`;
+  const admin = new Cluster(nodes);
+  t.teardown(async () => {
+    // SCAN is per node: clean every master.
+    for (const node of admin.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${runPrefix}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const k of keys) await node.unlink(k);
+      } while (cursor !== '0');
+    }
+    await admin.quit();
+  });
+
+  contract(t, async (options) => new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix: nextPrefix(), ...options }));
+
+  t.test('createStore understands redis+cluster:// and shares notices across stores', async (t) => {
+    const prefix = nextPrefix();
+    const a = createStore({ redis: url, prefix });
+    const b = createStore({ redis: url, prefix });
+    t.teardown(async () => { await a.close(); await b.close(); });
+    const c = callCounter();
+    await b.onKeysChanged(c.listener);
+    await a.putKey(issued({ id: 'cl', sha256: 'sha-cl' }));
+    await c.until(1);
+    t.equal((await b.getKey('sha-cl'))?.id, 'cl');
+  });
+
+  t.test('two cluster clients hammering one key', async (t) => {
+    const prefix = nextPrefix();
+    const a = new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix });
+    const b = new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix });
+    t.teardown(async () => { await a.close(); await b.close(); });
+    const r = await hammer(() => new Cluster(nodes), a, b, { concurrency: 2, rpm: 30, workers: 6, attempts: 30 });
+    t.ok(r.maxLeases <= 2 && r.maxHeld <= 2 && r.admitted <= 30, JSON.stringify({ ...r, settled: r.settled.length }));
+    t.strictSame((await a.keyUsage('hammer', { days: 1, now: T0 })).total, r.expected);
+  });
+}
