@@ -107,7 +107,7 @@ routes:
   - { method: GET, path: /v1/models, format: openai-chat, pipeline: [list-models], pool: d, upstream_path: /models }
 `);
   t.strictSame(config.server, { host: '127.0.0.1', port: 0, workers: 'auto', body_limit: 524288 });
-  t.strictSame(config.store, { redis: 'redis://r:6379' });
+  t.strictSame(config.store, { redis: 'redis://r:6379', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000 });
   t.strictSame(config.admin, { token: 'tok' });
   t.match(config.platforms.openai, { name: 'openai', base_url: 'https://api.openai.com', auth: 'x-api-key', simulator: false });
   t.ok(config.platforms.openai.formats?.includes('openai-chat'));
