@@ -5,7 +5,8 @@ import { openaiResponses } from './openai-responses/index.ts';
 import { anthropicMessages } from './anthropic-messages/index.ts';
 import { gemini } from './gemini/index.ts';
 import { openaiImages } from './openai-images/index.ts';
+import { gatewayFormat } from './gateway/index.ts';
 
 export { upstreamAuth } from './shared/upstream-auth.ts';
 
-export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages];
+export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages, gatewayFormat];

@@ -5,5 +5,13 @@ import { groupCheck } from './group-check.ts';
 import { listModels } from './list-models.ts';
 import { modelAllowlist } from './model-allowlist.ts';
 import { proxy } from './proxy/index.ts';
+import { rateLimit } from './rate-limit.ts';
+import { metering } from './metering/index.ts';
+import { usage } from './usage.ts';
+import { adminAuth } from './admin/auth.ts';
+import { adminKeys } from './admin/keys.ts';
+import { adminKeyUsage } from './admin/key-usage.ts';
+import { adminUsage } from './admin/records.ts';
+import { page } from './page.ts';
 
-export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, proxy, listModels];
+export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, page];

@@ -1,0 +1,30 @@
+// Stage `admin-auth`: lets a request into /admin/* only with the admin token (Bearer), compared as SHA-256 digests in constant time.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { GatewayError } from '../../core/errors.ts';
+import type { Plugin } from '../../core/types.ts';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export const adminAuth: Plugin<Record<string, never>> = {
+  name: 'admin-auth',
+  description: 'Guards the admin API with admin.token (Authorization: Bearer). Model API keys are refused; an empty admin.token disables every admin route (503).',
+  schema: { type: 'object', additionalProperties: false, properties: {} },
+  create(_options, env) {
+    const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
+    return async (ctx, next) => {
+      if (!adminSha) {
+        throw new GatewayError(503, 'ADMIN_API_DISABLED', 'The admin API is disabled: set admin.token in gateway.yaml (e.g. GATEWAY_ADMIN_TOKEN)');
+      }
+      const token = BEARER.exec(ctx.req.headers.authorization ?? '')?.[1];
+      if (!token) throw new GatewayError(401, 'ADMIN_TOKEN_REQUIRED', 'The admin API needs the admin token in Authorization: Bearer <token>');
+      // Comparing fixed-size digests keeps the comparison constant-time whatever the token's length.
+      const digest = createHash('sha256').update(token).digest();
+      if (timingSafeEqual(digest, adminSha)) return next();
+      const hex = digest.toString('hex');
+      if (env.keysBySha.has(hex) || await env.store.getKey(hex)) {
+        throw new GatewayError(401, 'MODEL_KEY_REFUSED', 'Model API keys are refused by the admin API; use the admin token');
+      }
+      throw new GatewayError(401, 'INVALID_ADMIN_TOKEN', 'Invalid admin token');
+    };
+  },
+};

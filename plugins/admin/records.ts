@@ -1,0 +1,46 @@
+// Stage `admin-usage`: the usage records of every key, newest first, filtered and paged (GET /admin/usage).
+import { GatewayError } from '../../core/errors.ts';
+import type { Plugin } from '../../core/types.ts';
+import type { RecordFilter } from '../../core/store/types.ts';
+import { parseTime, reply } from './common.ts';
+
+interface Options { default_limit: number; max_limit: number }
+
+const PARAMS = new Set(['key', 'group', 'model', 'from', 'to', 'limit', 'cursor']);
+
+export const adminUsage: Plugin<Options> = {
+  name: 'admin-usage',
+  description: 'Lists usage records: ?key=&group=&model=&from=&to= (ISO 8601 or epoch ms) &limit=&cursor= (from the previous page). Place after admin-auth.',
+  schema: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      default_limit: { type: 'integer', minimum: 1, default: 100, description: 'Records per page when ?limit is not given.' },
+      max_limit: { type: 'integer', minimum: 1, default: 500, description: 'Largest ?limit accepted.' },
+    },
+  },
+  create(options, env) {
+    return async (ctx) => {
+      const q = ctx.url.searchParams;
+      // A misspelt filter would silently list everything; refuse it instead.
+      for (const name of q.keys()) {
+        if (!PARAMS.has(name)) throw new GatewayError(400, 'invalid_query', `Unknown query parameter "${name}" (known: ${[...PARAMS].join(', ')})`, { param: name });
+      }
+      const limit = q.has('limit') ? Number(q.get('limit')) : options.default_limit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > options.max_limit) {
+        throw new GatewayError(400, 'invalid_limit', `limit must be an integer from 1 to ${options.max_limit}`, { param: 'limit' });
+      }
+      const filter: RecordFilter = { limit };
+      for (const name of ['key', 'group', 'model', 'cursor'] as const) {
+        const v = q.get(name);
+        if (v) filter[name] = v;
+      }
+      if (q.get('from')) filter.from = parseTime(q.get('from'), 'from');
+      if (q.get('to')) filter.to = parseTime(q.get('to'), 'to');
+      if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
+        throw new GatewayError(400, 'invalid_time', 'from must not be after to', { param: 'from' });
+      }
+      const page = await env.store.records(filter);
+      reply(ctx, 200, { records: page.records, cursor: page.cursor ?? null });
+    };
+  },
+};

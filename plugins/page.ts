@@ -1,0 +1,44 @@
+// Stage `page`: serves one static file (a page, its script or stylesheet) read once per config load, with strict browser headers.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from '../core/types.ts';
+
+interface Options { file: string; content_type: string }
+
+// Relative files come from the gateway's own directory, where web/ ships: a config copied or mounted elsewhere still finds them.
+const HOME = fileURLToPath(new URL('..', import.meta.url));
+
+// Pages take a key or token, so nothing is cached, nothing inline runs, and no referrer leaks the page's URL.
+const HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+};
+
+export const page: Plugin<Options> = {
+  name: 'page',
+  description: 'Serves a static file (read once when the config loads). A relative file is resolved from the gateway\'s own directory (where web/ ships); use an absolute path for files elsewhere.',
+  schema: {
+    type: 'object', additionalProperties: false, required: ['file', 'content_type'],
+    properties: {
+      file: { type: 'string', minLength: 1, description: 'Path of the file to serve: absolute, or relative to the gateway\'s directory (e.g. web/key-usage.html).' },
+      content_type: { type: 'string', minLength: 1, description: 'Its content-type, e.g. text/html; charset=utf-8.' },
+    },
+  },
+  create(options) {
+    const path = resolve(HOME, options.file);
+    let body: Buffer;
+    try { body = readFileSync(path); } catch (err) {
+      throw new Error(`page: cannot read ${path}: ${(err as Error).message}`);
+    }
+    const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
+    return async (ctx) => {
+      ctx.outcome = 'completed';
+      ctx.res.writeHead(200, headers);
+      ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+    };
+  },
+};

@@ -1,0 +1,114 @@
+// The key-usage page: asks /v1/usage with the pasted key and renders it. The key lives only in the input and this call.
+import { el, errorMessage, int, table, time, usd } from './dom.js';
+
+const form = document.getElementById('lookup');
+const input = document.getElementById('key');
+const days = document.getElementById('days');
+const button = document.getElementById('show');
+const errorBox = document.getElementById('error');
+const result = document.getElementById('result');
+
+const STATUS = { active: ['active', 'active'], quota_exhausted: ['quota exhausted', 'exhausted'], expired: ['expired', 'expired'] };
+
+/** The badge: the API's status, or "limit reached" when an active key is held back by a spend window. */
+function badge(u) {
+  const [text, cls] = u.status === 'active' && !u.isValid ? ['limit reached', 'limited'] : STATUS[u.status] ?? [u.status, ''];
+  return el('span', { class: `badge ${cls}`, dataset: { field: 'status' } }, text);
+}
+
+const card = (label, value, field) => el('div', { class: 'card' }, el('div', { class: 'label' }, label), el('div', { class: 'value', dataset: { field } }, value));
+
+function summary(u) {
+  const cards = [card('Requests today', int(u.usage.today.requests), 'summary.today.requests'), card('Cost today', usd(u.usage.today.cost), 'summary.today.cost')];
+  if (u.quota) cards.unshift(card('Quota used', `${usd(u.quota.used)} of ${usd(u.quota.limit)}`, 'quota'), card('Quota remaining', usd(u.quota.remaining), 'quota.remaining'));
+  return el('div', { class: 'cards' }, cards);
+}
+
+function header(u) {
+  const plan = u.mode === 'unrestricted' ? `Unrestricted${u.planName ? ` · ${u.planName}` : ''}` : 'Quota limited';
+  const expiry = !u.expires_at ? 'No expiry'
+    : Date.parse(u.expires_at) <= Date.now() ? `Expired ${time(u.expires_at)}` : `Expires ${time(u.expires_at)} (${u.days_until_expiry} days left)`;
+  return el('div', { class: 'row' }, badge(u), el('strong', { dataset: { field: 'mode' } }, plan), el('span', { class: 'muted', dataset: { field: 'expires_at' } }, expiry));
+}
+
+function windows(u) {
+  if (!u.rate_limits?.length) return [];
+  const rows = u.rate_limits.map((w) => [
+    w.window,
+    { text: usd(w.used), num: true, field: `window.${w.window}.used` },
+    { text: usd(w.limit), num: true, field: `window.${w.window}.limit` },
+    { text: usd(w.remaining), num: true, field: `window.${w.window}.remaining` },
+    { text: w.reset_at ? time(w.reset_at) : 'not started', field: `window.${w.window}.reset` },
+  ]);
+  return [el('h2', {}, 'Spend windows'), table(['Window', { text: 'Used', num: true }, { text: 'Limit', num: true }, { text: 'Remaining', num: true }, 'Resets at'], rows)];
+}
+
+const TOTALS = [['Requests', 'requests', int], ['Input tokens', 'input_tokens', int], ['Output tokens', 'output_tokens', int],
+  ['Cache read tokens', 'cache_read_tokens', int], ['Cache write tokens', 'cache_creation_tokens', int], ['Total tokens', 'total_tokens', int], ['Cost', 'cost', usd]];
+
+function totals(u) {
+  const rows = TOTALS.map(([label, name, fmt]) => [label,
+    { text: fmt(u.usage.today[name]), num: true, field: `today.${name}` },
+    { text: fmt(u.usage.total[name]), num: true, field: `total.${name}` }]);
+  return [el('h2', {}, 'Today and in total'), table(['', { text: 'Today', num: true }, { text: 'Total', num: true }], rows)];
+}
+
+const TOKEN_HEADERS = [{ text: 'Requests', num: true }, { text: 'Input', num: true }, { text: 'Output', num: true }, { text: 'Cache read', num: true }, { text: 'Cache write', num: true }];
+
+function models(u) {
+  const rows = u.model_stats.map((m) => [m.model,
+    { text: int(m.requests), num: true, field: `model.${m.model}.requests` }, { text: int(m.input_tokens), num: true }, { text: int(m.output_tokens), num: true },
+    { text: int(m.cache_read_tokens), num: true }, { text: int(m.cache_creation_tokens), num: true },
+    { text: int(m.total_tokens), num: true, field: `model.${m.model}.total_tokens` }, { text: usd(m.cost), num: true, field: `model.${m.model}.cost` }]);
+  return [el('h2', {}, 'By model'), table(['Model', ...TOKEN_HEADERS, { text: 'Total tokens', num: true }, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
+}
+
+function daily(u) {
+  const rows = [...u.daily_usage].reverse().map((d) => [d.date,
+    { text: int(d.requests), num: true, field: `day.${d.date}.requests` }, { text: int(d.input_tokens), num: true }, { text: int(d.output_tokens), num: true },
+    { text: int(d.cache_read_tokens), num: true }, { text: int(d.cache_write_tokens), num: true }, { text: usd(d.cost), num: true, field: `day.${d.date}.cost` }]);
+  return [el('h2', {}, 'By day'), table(['Date (UTC)', ...TOKEN_HEADERS, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
+}
+
+function render(u) {
+  errorBox.hidden = true;
+  result.replaceChildren(header(u), summary(u), ...windows(u), ...totals(u), ...models(u), ...daily(u));
+  result.hidden = false;
+}
+
+function showError(message) {
+  result.hidden = true;
+  result.replaceChildren();
+  errorBox.textContent = message;
+  errorBox.hidden = false;
+}
+
+form.addEventListener('submit', async (event) => {
+  // Never let the browser submit the form: that would put the key in a request the page does not control.
+  event.preventDefault();
+  const key = input.value.trim();
+  if (!key) return showError('Paste an API key first.');
+  // The previous answer goes at once: it may belong to another key.
+  result.hidden = true;
+  result.replaceChildren();
+  errorBox.hidden = true;
+  button.disabled = true;
+  try {
+    const res = await fetch(`/v1/usage?days=${encodeURIComponent(days.value)}`, {
+      headers: { authorization: `Bearer ${key}` }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
+    });
+    if (!res.ok) showError(await errorMessage(res));
+    else render(await res.json());
+  } catch (err) {
+    showError(`The gateway could not be reached: ${err.message}`);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+// Leaving the page (or putting it in the back-forward cache) forgets the key and what it showed.
+window.addEventListener('pagehide', () => {
+  input.value = '';
+  result.replaceChildren();
+  result.hidden = true;
+});
