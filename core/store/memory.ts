@@ -1,7 +1,9 @@
 // MemoryStore: the embedded single-process Store (no Redis). No timers: everything expires lazily on use.
 import type {
-  Admission, AdmitRequest, AdmitResult, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult,
+  CooldownReason, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
 } from './types.ts';
+import { AccountBook } from './memory-accounts.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
 import { KeyLedger } from './memory-ledger.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
@@ -19,6 +21,7 @@ export class MemoryStore implements Store {
   private listeners = new Set<() => void>();
   private ledgers = new Map<string, KeyLedger>();
   private global = new MemoryRecordIndex();
+  private accounts = new AccountBook();
 
   constructor(options: StoreOptions = {}) {
     this.opts = resolveOptions(options);
@@ -115,6 +118,38 @@ export class MemoryStore implements Store {
     if (filter.key === undefined) return pageRecords(this.global, filter);
     const l = this.ledgers.get(filter.key);
     return l ? pageRecords(l.records, filter) : { records: [] };
+  }
+
+  async acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> {
+    return this.accounts.acquire(req, Math.random());
+  }
+
+  async heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
+    this.accounts.heartbeat(lease, leaseMs, now);
+  }
+
+  async releaseAccount(lease: AccountLease): Promise<void> {
+    this.accounts.release(lease);
+  }
+
+  async cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
+    this.accounts.cooldown(group, account, until, reason);
+  }
+
+  async accountSucceeded(group: string, account: string, now?: number): Promise<void> {
+    this.accounts.succeeded(group, account, now);
+  }
+
+  async accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]> {
+    return this.accounts.states(group, accounts, now);
+  }
+
+  async bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void> {
+    this.accounts.bind(group, kind, name, account, ttlMs);
+  }
+
+  async bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined> {
+    return this.accounts.bound(group, kind, name);
   }
 
   async close(): Promise<void> {

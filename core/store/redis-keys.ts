@@ -1,5 +1,5 @@
-// The Redis key layout. Per API key everything shares the hash tag {k:<id>} (one Cluster slot, so one
-// Lua script can update it atomically); data across keys lives under {global}.
+// The Redis key layout. Per API key everything shares the hash tag {k:<id>}, per group of upstream accounts
+// {g:<group>} (one Cluster slot each, so one Lua script updates it atomically); data across keys lives under {global}.
 
 export class KeyLayout {
   readonly prefix: string;
@@ -34,6 +34,16 @@ export class KeyLayout {
       released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
       records: `${p}rec`, // hash request id -> record JSON
       index: `${p}idx`, // zset request id -> record time
+    };
+  }
+
+  /** Keys of one group's upstream accounts: `<prefix>{g:<group>}:<name>`. Every key expires. */
+  group(group: string) {
+    const p = `${this.prefix}{g:${group}}:`;
+    return {
+      lease: (account: string) => `${p}lease:${account}`, // zset request id -> lease expiry (ms)
+      state: (account: string) => `${p}state:${account}`, // hash cool (end ms), why (reason), probe ("1"), used (ms)
+      bound: (kind: string, name: string) => `${p}${kind}:${name}`, // string: account (sticky session or response pin)
     };
   }
 }

@@ -1,12 +1,14 @@
 // RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
-// Per-key updates are single Lua scripts on the key's slot (layout in redis-keys.ts, scripts in lua/).
+// Per-key and per-group updates are single Lua scripts on one slot (layout in redis-keys.ts, scripts in lua/).
 import { Redis, type Cluster } from 'ioredis';
 import type {
-  Admission, AdmitRefusal, AdmitRequest, AdmitResult, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
+  AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
 } from './types.ts';
 import type { KeyPatch } from './issued-keys.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
 import { resolveOptions, type StoreOptions } from './options.ts';
+import { RedisAccounts } from './redis-accounts.ts';
 import { RedisIssuedKeys } from './redis-issued.ts';
 import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords } from './redis-reads.ts';
@@ -37,6 +39,7 @@ export class RedisStore implements Store {
   private readonly owned: boolean;
   private readonly opts: ReturnType<typeof resolveOptions>;
   private readonly issued: RedisIssuedKeys;
+  private readonly accounts: RedisAccounts;
 
   constructor(options: RedisStoreOptions) {
     this.opts = resolveOptions(options);
@@ -44,6 +47,7 @@ export class RedisStore implements Store {
     this.owned = options.closeClient ?? !options.client;
     this.client = options.client ?? new Redis(options.url || 'redis://127.0.0.1:6379', { enableAutoPipelining: true });
     this.issued = new RedisIssuedKeys(this.client, this.layout);
+    this.accounts = new RedisAccounts(this.client, this.layout);
   }
 
   putKey(key: IssuedKey): Promise<void> { return this.issued.put(key); }
@@ -116,6 +120,27 @@ export class RedisStore implements Store {
 
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
     return readRecords(this.client, this.layout, filter);
+  }
+
+  acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> { return this.accounts.acquire(req); }
+  heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
+    return this.accounts.heartbeat(lease, leaseMs, now);
+  }
+  releaseAccount(lease: AccountLease): Promise<void> { return this.accounts.release(lease); }
+  cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
+    return this.accounts.cooldown(group, account, until, reason);
+  }
+  accountSucceeded(group: string, account: string, now?: number): Promise<void> {
+    return this.accounts.succeeded(group, account, now);
+  }
+  accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]> {
+    return this.accounts.states(group, accounts, now);
+  }
+  bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void> {
+    return this.accounts.bind(group, kind, name, account, ttlMs);
+  }
+  bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined> {
+    return this.accounts.bound(group, kind, name);
   }
 
   async close(): Promise<void> {

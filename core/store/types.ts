@@ -97,6 +97,50 @@ export interface KeyUsage {
 
 export interface RecordFilter { key?: string; group?: string; model?: string; from?: number; to?: number; limit: number; cursor?: string }
 
+/**
+ * An upstream account as the scheduler sees it (from gateway.yaml groups.*.accounts). Concurrency below 1 counts
+ * as 1; a weight of 0 is chosen among tied accounts only when every tied weight is 0.
+ */
+export interface AccountCandidate { id: string; priority: number; weight: number; concurrency: number }
+
+export interface AcquireAccountRequest {
+  group: string;
+  requestId: string;
+  now: number;
+  /** Accounts that may serve this request (enabled, serving the model), minus those already tried. */
+  candidates: AccountCandidate[];
+  /** Try this account first (a sticky binding or a response pin) when it is schedulable and has a free slot. */
+  prefer?: string;
+  /** With prefer: refuse rather than fall back to another account (a pinned conversation lives on one account). */
+  only?: boolean;
+  leaseMs: number;
+}
+
+export interface AccountLease { group: string; account: string; requestId: string }
+
+export type AcquireAccountResult =
+  | { ok: true; lease: AccountLease; /** the preferred account was taken */ preferred: boolean }
+  | {
+    ok: false;
+    /** busy: every schedulable account is at its concurrency; cooling: every candidate is cooling down; none: no candidates. */
+    reason: 'busy' | 'cooling' | 'none';
+    /** cooling: ms until the soonest cool-down ends. */
+    retryAfterMs?: number;
+  };
+
+export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable';
+
+export interface AccountState {
+  id: string;
+  inFlight: number;
+  /** Set while cooling down (at the `now` asked about). */
+  coolingUntil?: number;
+  reason?: CooldownReason;
+  /** Cooled down before and not yet proven healthy: admitted one request at a time (half-open). */
+  probing: boolean;
+  lastUsed?: number;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
 
@@ -131,6 +175,36 @@ export interface Store {
   // reads
   keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number }): Promise<KeyUsage>;
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }>;
+
+  // upstream accounts (per group; one script per decision, shared by every process)
+  /**
+   * Pick an account and take one of its slots: prefer → lowest priority number → lowest load → least recently used,
+   * and a random choice by weight among exact ties. Acquiring again with a request id that still holds a lease on a
+   * candidate returns that lease (renewed), so a retried call never takes two slots.
+   */
+  acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult>;
+  /** Renews a lease that is still held; an expired or released lease is not revived. */
+  heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void>;
+  /** Gives the slot back; idempotent. */
+  releaseAccount(lease: AccountLease): Promise<void>;
+  /**
+   * Take the account out of scheduling until `until`; afterwards it is probed (one request at a time) until a success.
+   * A later `until` (with its reason) wins over an earlier one. The cool-down ends by itself: no timer, no manual step.
+   */
+  cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void>;
+  /**
+   * A successful exchange: ends the account's probing state. With `now`, a success while the account is still
+   * cooling down at `now` (a request that began before the cool-down) proves nothing and leaves probing on.
+   */
+  accountSucceeded(group: string, account: string, now?: number): Promise<void>;
+  accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]>;
+  /**
+   * Session stickiness and response pinning: a name (session hash, response id) bound to an account for a while.
+   * `kind` keeps the two apart. Binding again replaces the account and restarts the TTL; ttlMs <= 0 removes the
+   * binding. Unlike the rest of the account state this expires on the real clock (Redis PX), not on a `now`.
+   */
+  bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void>;
+  bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined>;
 
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 // The Store contract suite: MemoryStore and RedisStore must both pass every test in it.
+import { accountsContract } from './contract-accounts.ts';
 import { keysContract } from './contract-keys.ts';
 import { ledgerContract } from './contract-ledger.ts';
 import { limitsContract } from './contract-limits.ts';
@@ -13,4 +14,5 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   limitsContract(t, makeStore);
   spendContract(t, makeStore);
   ledgerContract(t, makeStore);
+  accountsContract(t, makeStore);
 }

@@ -8,6 +8,7 @@ import { RedisStore } from '../../core/store/redis.ts';
 import { contract } from './contract.ts';
 import { T0, callCounter, issued } from './fixtures.ts';
 import { hammer } from './redis-hammer.ts';
+import { accountHammer } from './redis-account-hammer.ts';
 
 const url = process.env.REDIS_CLUSTER_URL;
 if (!url) {
@@ -56,5 +57,14 @@ if (!url) {
     const r = await hammer(() => new Cluster(nodes), a, b, { concurrency: 2, rpm: 30, workers: 6, attempts: 30 });
     t.ok(r.maxLeases <= 2 && r.maxHeld <= 2 && r.admitted <= 30, JSON.stringify({ ...r, settled: r.settled.length }));
     t.strictSame((await a.keyUsage('hammer', { days: 1, now: T0 })).total, r.expected);
+  });
+
+  t.test('two cluster clients sharing one account of concurrency 2', async (t) => {
+    const prefix = nextPrefix();
+    const a = new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix });
+    const b = new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix });
+    t.teardown(async () => { await a.close(); await b.close(); });
+    const r = await accountHammer(() => new Cluster(nodes), a, b, { concurrency: 2, workers: 8, attempts: 20 });
+    t.ok(r.maxLeases <= 2 && r.maxHeld <= 2 && r.acquired === 160 && r.released === 160 && r.leftover === 0, JSON.stringify(r));
   });
 }

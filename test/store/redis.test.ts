@@ -1,4 +1,5 @@
-// The Store contract on RedisStore against a real Redis, plus the key layout, TTLs and two processes sharing one key.
+// The Store contract on RedisStore against a real Redis, plus the key layout, TTLs and two processes sharing one
+// API key or one upstream account.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Redis } from 'ioredis';
@@ -9,6 +10,7 @@ import { contract } from './contract.ts';
 import { callCounter, issued, T0, admitReq, record } from './fixtures.ts';
 import { deletePrefix, testRedis } from './redis-server.ts';
 import { hammer } from './redis-hammer.ts';
+import { accountHammer } from './redis-account-hammer.ts';
 
 const redis = await testRedis();
 const runPrefix = `gwtest:${process.pid}:${randomBytes(4).toString('hex')}:`;
@@ -62,6 +64,30 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   t.equal(await c.hget(`${prefix}{k:lay}:acct`, 'spend'), '1000000000', 'spend in nano-dollars');
 });
 
+t.test('account key layout: one hash tag per group, every key expires', async (t) => {
+  const prefix = nextPrefix();
+  const s = new RedisStore({ url: redis.url, prefix });
+  t.teardown(() => s.close());
+  const c = [{ id: 'acc-1', priority: 1, weight: 1, concurrency: 2 }, { id: 'acc-2', priority: 2, weight: 1, concurrency: 1 }];
+  const r = await s.acquireAccount({ group: 'grp', requestId: 'lay-1', now: Date.now(), candidates: c, leaseMs: 30_000 });
+  t.ok(r.ok);
+  const until = Date.now() + 3_600_000;
+  await s.cooldown('grp', 'acc-2', until, 'rate_limited');
+  await s.bind('grp', 'sticky', 'sess-1', 'acc-1', 60_000);
+  await s.bind('grp', 'pin', 'resp_1', 'acc-1', 120_000);
+  const cl = new Redis(redis.url);
+  t.teardown(() => cl.quit());
+  const rest = (await cl.keys(`${prefix}*`)).map((k) => k.slice(prefix.length)).sort();
+  t.strictSame(rest, ['{g:grp}:lease:acc-1', '{g:grp}:pin:resp_1', '{g:grp}:state:acc-1', '{g:grp}:state:acc-2', '{g:grp}:sticky:sess-1']);
+  const ttl = async (k: string) => cl.pttl(`${prefix}{g:grp}:${k}`);
+  t.ok((await ttl('lease:acc-1')) > 30_000 && (await ttl('lease:acc-1')) <= 90_000, 'leases: lease + 60 s');
+  t.ok((await ttl('state:acc-1')) > 86_000_000 && (await ttl('state:acc-1')) <= 86_400_000, 'state: a day after last use');
+  t.ok((await ttl('state:acc-2')) > 89_000_000 && (await ttl('state:acc-2')) <= 90_000_000, 'state: the cool-down, then a day');
+  t.ok((await ttl('sticky:sess-1')) > 0 && (await ttl('sticky:sess-1')) <= 60_000);
+  t.ok((await ttl('pin:resp_1')) > 60_000 && (await ttl('pin:resp_1')) <= 120_000);
+  t.strictSame(await cl.hgetall(`${prefix}{g:grp}:state:acc-2`), { cool: String(until), why: 'rate_limited', probe: '1' });
+});
+
 t.test('scripts Redis never saw are loaded on demand (NOSCRIPT fallback)', async (t) => {
   const c = new Redis(redis.url);
   t.teardown(() => c.quit());
@@ -96,4 +122,20 @@ t.test('two processes hammering one key: concurrency and rpm hold in total, the 
   t.strictSame(u.total, r.expected, 'totals equal the sum of the settled records');
   t.equal((await a.records({ key: 'hammer', limit: 1000 })).records.length, r.settled.length);
   t.equal(u.windows[2].used, r.expected.cost);
+});
+
+t.test('two processes sharing one account of concurrency 2: never more than 2 leases, every one released', async (t) => {
+  const prefix = nextPrefix();
+  const a = new RedisStore({ url: redis.url, prefix });
+  const b = new RedisStore({ url: redis.url, prefix });
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const r = await accountHammer(() => new Redis(redis.url), a, b, { concurrency: 2, workers: 12, attempts: 25 });
+  t.ok(r.maxHeld <= 2, `at most 2 slots held by the workers at once (saw ${r.maxHeld})`);
+  t.ok(r.maxLeases <= 2, `at most 2 leases in Redis at once (saw ${r.maxLeases} over ${r.samples} samples)`);
+  t.ok(r.maxHeld === 2 || r.maxLeases === 2, 'the test did run requests side by side');
+  t.ok(r.busy > 0, `workers were turned away while the account was full (${r.busy} times)`);
+  t.equal(r.acquired, 12 * 25, 'every worker got every slot it asked for, eventually');
+  t.equal(r.released, r.acquired);
+  t.equal(r.leftover, 0, 'no lease left behind');
+  t.strictSame((await b.accountStates('hammer', ['solo'], T0)).map((x) => x.inFlight), [0]);
 });

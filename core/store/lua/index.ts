@@ -35,4 +35,8 @@ export const scripts = {
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
+  accountAcquire: new LuaScript('account-acquire.lua'),
+  accountCooldown: new LuaScript('account-cooldown.lua'),
+  accountSucceeded: new LuaScript('account-succeeded.lua'),
+  accountStates: new LuaScript('account-states.lua'),
 };

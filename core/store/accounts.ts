@@ -1,0 +1,122 @@
+// Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
+// lua/account-acquire.lua applies the same rules inside Redis; a change here is a change there.
+import type { AccountCandidate, AcquireAccountRequest } from './types.ts';
+
+/**
+ * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the
+ * key's TTL, refreshed on every acquisition and cool-down), so a group nobody uses leaves nothing behind.
+ * A forgotten account counts as never used, which is what least-recently-used would pick anyway.
+ */
+export const ACCOUNT_IDLE_MS = 86_400_000;
+
+const finite = (n: unknown, d: number): number => (typeof n === 'number' && Number.isFinite(n) ? n : d);
+
+/** Candidates with usable numbers (concurrency ≥ 1 whole, weight ≥ 0), the first of any repeated id. */
+export function cleanCandidates(list: AccountCandidate[]): AccountCandidate[] {
+  const seen = new Set<string>();
+  const out: AccountCandidate[] = [];
+  for (const c of list) {
+    if (seen.has(c.id)) continue;
+    seen.add(c.id);
+    out.push({
+      id: c.id,
+      priority: finite(c.priority, 0),
+      weight: Math.max(0, finite(c.weight, 1)),
+      concurrency: Math.max(1, Math.floor(finite(c.concurrency, 1))),
+    });
+  }
+  return out;
+}
+
+/** What the scheduler knows of one candidate at `now` (expired leases already dropped). */
+export interface CandidateView {
+  priority: number;
+  weight: number;
+  /** Effective: 1 while probing. */
+  concurrency: number;
+  inUse: number;
+  /** Cool-down end when it is still in the future, else undefined. */
+  coolingUntil?: number;
+  /** Last acquisition; undefined = never used (picked first). */
+  lastUsed?: number;
+  /** This request id already holds an unexpired lease here. */
+  holds: boolean;
+}
+
+export type Pick =
+  | { take: number; preferred: boolean; /** renew the request's existing lease instead of adding one */ reuse: boolean }
+  | { refuse: 'busy' | 'cooling' | 'none'; retryAfterMs?: number };
+
+/** -1 when a should be chosen before b, 1 after, 0 on an exact tie: priority, then load, then last use. */
+function order(a: CandidateView, b: CandidateView): number {
+  if (a.priority !== b.priority) return a.priority < b.priority ? -1 : 1;
+  // Load a.inUse / a.concurrency against b's, cross-multiplied to stay in exact integers.
+  const la = a.inUse * b.concurrency;
+  const lb = b.inUse * a.concurrency;
+  if (la !== lb) return la < lb ? -1 : 1;
+  const ua = a.lastUsed ?? -Infinity;
+  const ub = b.lastUsed ?? -Infinity;
+  if (ua !== ub) return ua < ub ? -1 : 1;
+  return 0;
+}
+
+/** An index of `weights`, chosen with probability weight / total weight; `roll` is uniform in [0, 1). */
+export function weightedChoice(weights: number[], roll: number): number {
+  let total = 0;
+  for (const w of weights) total += w;
+  if (!(total > 0)) return Math.min(weights.length - 1, Math.floor(roll * weights.length));
+  const target = roll * total;
+  let acc = 0;
+  let last = 0;
+  for (let i = 0; i < weights.length; i++) {
+    if (weights[i] <= 0) continue;
+    acc += weights[i];
+    last = i;
+    if (target < acc) return i;
+  }
+  return last; // roll * total rounded up to total
+}
+
+/**
+ * The scheduling decision over `views` (parallel to the cleaned candidates); `prefer` is an index or -1.
+ * A lease the request already holds is reused; prefer is taken when it can be; `only` refuses otherwise;
+ * else the best free schedulable account. Refusals: busy (some account could serve but is full), cooling
+ * (every candidate is cooling: retry after the soonest end), none (no candidates).
+ */
+export function pickAccount(views: CandidateView[], prefer: number, only: boolean, now: number, roll: number): Pick {
+  const pinned = only && prefer >= 0;
+  for (let i = 0; i < views.length; i++) {
+    if (views[i].holds && (!pinned || i === prefer)) return { take: i, preferred: i === prefer, reuse: true };
+  }
+  const free = (v: CandidateView) => v.coolingUntil === undefined && v.inUse < v.concurrency;
+  if (prefer >= 0 && free(views[prefer])) return { take: prefer, preferred: true, reuse: false };
+  if (pinned) {
+    const p = views[prefer];
+    return p.coolingUntil === undefined ? { refuse: 'busy' } : { refuse: 'cooling', retryAfterMs: p.coolingUntil - now };
+  }
+  let tied: number[] = [];
+  for (let i = 0; i < views.length; i++) {
+    if (!free(views[i])) continue;
+    const cmp = tied.length ? order(views[i], views[tied[0]]) : -1;
+    if (cmp < 0) tied = [i];
+    else if (cmp === 0) tied.push(i);
+  }
+  if (tied.length) {
+    const i = tied[weightedChoice(tied.map((t) => views[t].weight), roll)];
+    return { take: i, preferred: i === prefer, reuse: false };
+  }
+  if (!views.length) return { refuse: 'none' };
+  let soonest = Infinity;
+  for (const v of views) {
+    if (v.coolingUntil === undefined) return { refuse: 'busy' };
+    soonest = Math.min(soonest, v.coolingUntil - now);
+  }
+  return { refuse: 'cooling', retryAfterMs: soonest };
+}
+
+/** The preferred candidate's index (-1: none or not a candidate) and whether `only` refuses at once (not a candidate). */
+export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[]): { prefer: number; absent: boolean } {
+  if (req.prefer === undefined) return { prefer: -1, absent: false };
+  const prefer = cands.findIndex((c) => c.id === req.prefer);
+  return { prefer, absent: prefer < 0 && !!req.only };
+}

@@ -1,0 +1,110 @@
+-- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
+-- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
+-- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used)
+-- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
+--       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, then per candidate i:
+--       8 + 3(i-1) priority, 9 + 3(i-1) weight, 10 + 3(i-1) concurrency   (cleaned by accounts.ts)
+-- Returns {1, candidate, preferred (1/0)} or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none)}.
+local now = tonumber(ARGV[1])
+local id = ARGV[2]
+local lease_ms = tonumber(ARGV[3])
+local prefer = tonumber(ARGV[4])
+local pinned = ARGV[5] == '1' and prefer > 0
+local roll = tonumber(ARGV[6])
+local state_ttl = tonumber(ARGV[7])
+local n = #KEYS / 2
+local function int(x) return string.format('%d', x) end
+
+-- Expired leases go first, so a crashed process never holds a slot for long.
+local c = {}
+for i = 1, n do
+  local lease = KEYS[2 * i - 1]
+  redis.call('ZREMRANGEBYSCORE', lease, '-inf', int(now))
+  local s = redis.call('HMGET', KEYS[2 * i], 'cool', 'probe', 'used')
+  local cool = s[1] and tonumber(s[1]) or nil
+  local conc = tonumber(ARGV[10 + 3 * (i - 1)])
+  -- Probing (cooled down, not yet proven healthy): one request at a time.
+  if s[2] == '1' then conc = 1 end
+  c[i] = {
+    priority = tonumber(ARGV[8 + 3 * (i - 1)]),
+    weight = tonumber(ARGV[9 + 3 * (i - 1)]),
+    conc = conc,
+    busy = redis.call('ZCARD', lease),
+    cooling = cool ~= nil and cool > now,
+    cool = cool,
+    used = s[3] and tonumber(s[3]) or -math.huge,
+    holds = redis.call('ZSCORE', lease, id) ~= false,
+  }
+end
+
+local function take(i, reuse)
+  local lease = KEYS[2 * i - 1]
+  redis.call('ZADD', lease, int(now + lease_ms), id)
+  local keep = lease_ms + 60000
+  if redis.call('PTTL', lease) < keep then redis.call('PEXPIRE', lease, int(keep)) end
+  if not reuse then
+    redis.call('HSET', KEYS[2 * i], 'used', int(now))
+    if redis.call('PTTL', KEYS[2 * i]) < state_ttl then redis.call('PEXPIRE', KEYS[2 * i], int(state_ttl)) end
+  end
+  return {1, i, i == prefer and 1 or 0}
+end
+
+-- A retried call of the same request gets its lease back (renewed) instead of a second slot.
+for i = 1, n do
+  if c[i].holds and (not pinned or i == prefer) then return take(i, true) end
+end
+
+local function free(x) return not x.cooling and x.busy < x.conc end
+if prefer > 0 and free(c[prefer]) then return take(prefer, false) end
+if pinned then
+  if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now} end
+  return {0, 'busy', -1}
+end
+
+-- Lowest priority number, then lowest load (cross-multiplied: exact), then least recently used.
+local function order(a, b)
+  if a.priority ~= b.priority then return a.priority < b.priority and -1 or 1 end
+  local la, lb = a.busy * b.conc, b.busy * a.conc
+  if la ~= lb then return la < lb and -1 or 1 end
+  if a.used ~= b.used then return a.used < b.used and -1 or 1 end
+  return 0
+end
+local tied = {}
+for i = 1, n do
+  if free(c[i]) then
+    local cmp = -1
+    if #tied > 0 then cmp = order(c[i], c[tied[1]]) end
+    if cmp < 0 then tied = {i} elseif cmp == 0 then tied[#tied + 1] = i end
+  end
+end
+
+if #tied > 0 then
+  -- Among exact ties: chosen with probability weight / total weight.
+  local total = 0
+  for _, i in ipairs(tied) do total = total + c[i].weight end
+  local pick
+  if total > 0 then
+    local target, acc = roll * total, 0
+    for _, i in ipairs(tied) do
+      if c[i].weight > 0 then
+        acc = acc + c[i].weight
+        pick = i
+        if target < acc then break end
+      end
+    end
+  else
+    local k = math.floor(roll * #tied) + 1
+    if k > #tied then k = #tied end
+    pick = tied[k]
+  end
+  return take(pick, false)
+end
+
+if n == 0 then return {0, 'none', -1} end
+local soonest
+for i = 1, n do
+  if not c[i].cooling then return {0, 'busy', -1} end
+  local w = c[i].cool - now
+  if not soonest or w < soonest then soonest = w end
+end
+return {0, 'cooling', soonest}

@@ -1,0 +1,142 @@
+// Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings, in plain maps.
+// The same rules as the Redis scripts (accounts.ts pickAccount decides); everything expires lazily on use.
+import type {
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason,
+} from './types.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, type CandidateView } from './accounts.ts';
+
+interface Account {
+  leases: Map<string, number>; // request id -> lease expiry
+  coolUntil?: number;
+  reason?: CooldownReason;
+  probing: boolean;
+  lastUsed?: number;
+}
+
+interface Binding { account: string; expires: number }
+
+const sep = '\u0000';
+
+export class AccountBook {
+  private groups = new Map<string, Map<string, Account>>();
+  private bindings = new Map<string, Binding>();
+  /** Bindings are swept for expired ones when their number doubles since the last sweep (amortised O(1)). */
+  private sweepAt = 1024;
+
+  private account(group: string, id: string, create: true): Account;
+  private account(group: string, id: string, create?: false): Account | undefined;
+  private account(group: string, id: string, create = false): Account | undefined {
+    let g = this.groups.get(group);
+    if (!g) {
+      if (!create) return undefined;
+      this.groups.set(group, (g = new Map()));
+    }
+    let a = g.get(id);
+    if (!a && create) g.set(id, (a = { leases: new Map(), probing: false }));
+    return a;
+  }
+
+  /** Drops expired leases; forgets an account idle past ACCOUNT_IDLE_MS, as its Redis keys would expire. */
+  private fresh(group: string, id: string, now: number): Account | undefined {
+    const a = this.account(group, id);
+    if (!a) return undefined;
+    for (const [r, exp] of a.leases) if (exp <= now) a.leases.delete(r);
+    const last = Math.max(a.coolUntil ?? -Infinity, a.lastUsed ?? -Infinity);
+    if (a.leases.size === 0 && last + ACCOUNT_IDLE_MS <= now) {
+      this.groups.get(group)!.delete(id);
+      return undefined;
+    }
+    return a;
+  }
+
+  acquire(req: AcquireAccountRequest, roll: number): AcquireAccountResult {
+    const cands = cleanCandidates(req.candidates);
+    const { prefer, absent } = preferIndex(req, cands);
+    if (absent) return { ok: false, reason: 'none' };
+    const { now, requestId } = req;
+    const views: CandidateView[] = cands.map((c) => {
+      const a = this.fresh(req.group, c.id, now);
+      const cooling = a?.coolUntil !== undefined && a.coolUntil > now;
+      return {
+        priority: c.priority,
+        weight: c.weight,
+        concurrency: a?.probing ? 1 : c.concurrency,
+        inUse: a?.leases.size ?? 0,
+        coolingUntil: cooling ? a!.coolUntil : undefined,
+        lastUsed: a?.lastUsed,
+        holds: a?.leases.has(requestId) ?? false,
+      };
+    });
+    const p = pickAccount(views, prefer, !!req.only, now, roll);
+    if ('refuse' in p) {
+      return { ok: false, reason: p.refuse, ...(p.retryAfterMs === undefined ? {} : { retryAfterMs: p.retryAfterMs }) };
+    }
+    const id = cands[p.take].id;
+    const a = this.account(req.group, id, true);
+    a.leases.set(requestId, now + Math.max(1, Math.round(req.leaseMs) || 1));
+    if (!p.reuse) a.lastUsed = now;
+    return { ok: true, lease: { group: req.group, account: id, requestId }, preferred: p.preferred };
+  }
+
+  heartbeat(lease: AccountLease, leaseMs: number, now: number): void {
+    const a = this.account(lease.group, lease.account);
+    const exp = a?.leases.get(lease.requestId);
+    if (a && exp !== undefined && exp > now) a.leases.set(lease.requestId, now + Math.max(1, Math.round(leaseMs) || 1));
+  }
+
+  release(lease: AccountLease): void {
+    this.account(lease.group, lease.account)?.leases.delete(lease.requestId);
+  }
+
+  cooldown(group: string, id: string, until: number, reason: CooldownReason): void {
+    const a = this.account(group, id, true);
+    if (a.coolUntil === undefined || until > a.coolUntil) {
+      a.coolUntil = until;
+      a.reason = reason;
+    }
+    a.probing = true;
+  }
+
+  succeeded(group: string, id: string, now?: number): void {
+    const a = this.account(group, id);
+    if (!a) return;
+    if (now !== undefined && a.coolUntil !== undefined && a.coolUntil > now) return;
+    a.probing = false;
+  }
+
+  states(group: string, ids: string[], now: number): AccountState[] {
+    return ids.map((id) => {
+      const a = this.fresh(group, id, now);
+      const s: AccountState = { id, inFlight: a?.leases.size ?? 0, probing: a?.probing ?? false };
+      if (a?.coolUntil !== undefined && a.coolUntil > now) {
+        s.coolingUntil = a.coolUntil;
+        if (a.reason) s.reason = a.reason;
+      }
+      if (a?.lastUsed !== undefined) s.lastUsed = a.lastUsed;
+      return s;
+    });
+  }
+
+  bind(group: string, kind: string, name: string, account: string, ttlMs: number): void {
+    const k = group + sep + kind + sep + name;
+    this.bindings.delete(k);
+    if (!(ttlMs > 0)) return;
+    this.bindings.set(k, { account, expires: Date.now() + ttlMs });
+    if (this.bindings.size >= this.sweepAt) {
+      const clock = Date.now();
+      for (const [key, b] of this.bindings) if (b.expires <= clock) this.bindings.delete(key);
+      this.sweepAt = Math.max(1024, this.bindings.size * 2);
+    }
+  }
+
+  bound(group: string, kind: string, name: string): string | undefined {
+    const k = group + sep + kind + sep + name;
+    const b = this.bindings.get(k);
+    if (!b) return undefined;
+    if (b.expires <= Date.now()) {
+      this.bindings.delete(k);
+      return undefined;
+    }
+    return b.account;
+  }
+}

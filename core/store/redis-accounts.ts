@@ -1,0 +1,87 @@
+// Upstream accounts in Redis: every decision is one Lua script over the group's keys ({g:<group>}, one slot),
+// so every gateway process sees the same leases, cool-downs and bindings (layout in redis-keys.ts).
+import type {
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason,
+} from './types.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, preferIndex } from './accounts.ts';
+import { scripts, type RedisClient } from './lua/index.ts';
+import type { KeyLayout } from './redis-keys.ts';
+
+const ms = (n: number): number => Math.max(1, Math.round(n) || 1);
+
+export class RedisAccounts {
+  private readonly client: RedisClient;
+  private readonly layout: KeyLayout;
+
+  constructor(client: RedisClient, layout: KeyLayout) {
+    this.client = client;
+    this.layout = layout;
+  }
+
+  async acquire(req: AcquireAccountRequest): Promise<AcquireAccountResult> {
+    const cands = cleanCandidates(req.candidates);
+    const { prefer, absent } = preferIndex(req, cands);
+    // Nothing to decide (and no key to route a Cluster call by).
+    if (absent || !cands.length) return { ok: false, reason: 'none' };
+    const g = this.layout.group(req.group);
+    const r = (await scripts.accountAcquire.run(this.client, cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), [
+      Math.floor(req.now), req.requestId, ms(req.leaseMs), prefer + 1, req.only ? '1' : '0', Math.random(), ACCOUNT_IDLE_MS,
+      ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency]),
+    ])) as [number, number | string, number];
+    if (r[0] === 1) {
+      const account = cands[(r[1] as number) - 1].id;
+      return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: r[2] === 1 };
+    }
+    const reason = r[1] as 'busy' | 'cooling' | 'none';
+    return { ok: false, reason, ...(r[2] >= 0 ? { retryAfterMs: r[2] } : {}) };
+  }
+
+  async heartbeat(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
+    // The same rule as an API key's lease: renew only what is still held.
+    await scripts.heartbeat.run(this.client, [this.layout.group(lease.group).lease(lease.account)],
+      [Math.floor(now), lease.requestId, ms(leaseMs)]);
+  }
+
+  async release(lease: AccountLease): Promise<void> {
+    await this.client.zrem(this.layout.group(lease.group).lease(lease.account), lease.requestId);
+  }
+
+  async cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
+    // The key must outlive the cool-down and then the idle time. `until` is on the caller's clock, which is
+    // the wall clock in production (a test's fake clock only makes the key live ACCOUNT_IDLE_MS).
+    const keep = Math.max(0, Math.floor(until) - Date.now()) + ACCOUNT_IDLE_MS;
+    await scripts.accountCooldown.run(this.client, [this.layout.group(group).state(account)], [Math.floor(until), reason, keep]);
+  }
+
+  async succeeded(group: string, account: string, now?: number): Promise<void> {
+    await scripts.accountSucceeded.run(this.client, [this.layout.group(group).state(account)],
+      [now === undefined ? '' : Math.floor(now)]);
+  }
+
+  async states(group: string, accounts: string[], now: number): Promise<AccountState[]> {
+    if (!accounts.length) return [];
+    const g = this.layout.group(group);
+    const r = (await scripts.accountStates.run(this.client, accounts.flatMap((a) => [g.lease(a), g.state(a)]),
+      [Math.floor(now)])) as (number | string | null)[];
+    return accounts.map((id, i) => {
+      const [inFlight, cool, why, probe, used] = r.slice(i * 5, i * 5 + 5);
+      const s: AccountState = { id, inFlight: Number(inFlight), probing: probe === '1' };
+      if (cool !== null && Number(cool) > now) {
+        s.coolingUntil = Number(cool);
+        if (why !== null) s.reason = why as CooldownReason;
+      }
+      if (used !== null) s.lastUsed = Number(used);
+      return s;
+    });
+  }
+
+  async bind(group: string, kind: string, name: string, account: string, ttlMs: number): Promise<void> {
+    const key = this.layout.group(group).bound(kind, name);
+    if (ttlMs > 0) await this.client.set(key, account, 'PX', ms(ttlMs));
+    else await this.client.del(key);
+  }
+
+  async bound(group: string, kind: string, name: string): Promise<string | undefined> {
+    return (await this.client.get(this.layout.group(group).bound(kind, name))) ?? undefined;
+  }
+}

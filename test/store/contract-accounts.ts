@@ -1,0 +1,215 @@
+// Contract: upstream account scheduling (priority, load, LRU, weights, prefer/only, cool-downs, probing, leases,
+// bindings). Time moves only through `now`, except bindings, which expire on the real clock (Redis PX).
+import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, Store } from '../../core/store/types.ts';
+import { T0, open, uid, type MakeStore, type Tap } from './fixtures.ts';
+
+const acct = (id: string, over: Partial<AccountCandidate> = {}): AccountCandidate =>
+  ({ id, priority: 1, weight: 1, concurrency: 1, ...over });
+
+const req = (candidates: AccountCandidate[], now: number, over: Partial<AcquireAccountRequest> = {}): AcquireAccountRequest =>
+  ({ group: 'g', requestId: uid('a'), now, candidates, leaseMs: 30_000, ...over });
+
+/** The account taken, or the refusal reason (and retry) as a string, e.g. "cooling:2000". */
+const show = (r: AcquireAccountResult): string =>
+  r.ok ? r.lease.account : `${r.reason}${r.retryAfterMs === undefined ? '' : `:${r.retryAfterMs}`}`;
+
+async function take(s: Store, candidates: AccountCandidate[], now: number, over: Partial<AcquireAccountRequest> = {}): Promise<string> {
+  return show(await s.acquireAccount(req(candidates, now, over)));
+}
+
+/** Acquires and releases at once; the account chosen. */
+async function touch(s: Store, candidates: AccountCandidate[], now: number): Promise<string> {
+  const r = await s.acquireAccount(req(candidates, now));
+  if (!r.ok) throw new Error(`refused: ${show(r)}`);
+  await s.releaseAccount(r.lease);
+  return r.lease.account;
+}
+
+export function accountsContract(t: Tap, make: MakeStore): void {
+  t.test('accounts: lowest priority number first, the next one when it is full', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('low', { priority: 2 }), acct('high', { priority: 1 })];
+    const first = await s.acquireAccount(req(c, T0, { requestId: 'first' }));
+    t.strictSame(first, { ok: true, lease: { group: 'g', account: 'high', requestId: 'first' }, preferred: false });
+    t.equal(await take(s, c, T0), 'low');
+    t.equal(await take(s, c, T0), 'busy');
+    if (first.ok) await s.releaseAccount(first.lease);
+    t.equal(await take(s, c, T0), 'high', 'the released slot goes to the higher priority again');
+    t.equal(await take(s, c, T0, { group: 'other' }), 'high', 'groups are separate');
+  });
+
+  t.test('accounts: lowest load (slots in use ÷ concurrency) among equal priority', async (t) => {
+    const s = await open(t, make);
+    const even = [acct('a', { concurrency: 2 }), acct('b', { concurrency: 2 })];
+    const got = [];
+    for (let i = 0; i < 4; i++) got.push(await take(s, even, T0));
+    t.strictSame(got.sort(), ['a', 'a', 'b', 'b'], 'four acquisitions spread 2/2');
+    t.equal(await take(s, even, T0), 'busy');
+    const uneven = [acct('big', { concurrency: 3 }), acct('small', { concurrency: 1 })];
+    const spread = [];
+    for (let i = 0; i < 4; i++) spread.push(await take(s, uneven, T0, { group: 'g2' }));
+    t.strictSame(spread.sort(), ['big', 'big', 'big', 'small'], 'load is relative to concurrency');
+    const states = await s.accountStates('g2', ['big', 'small'], T0);
+    t.strictSame(states.map((x) => x.inFlight), [3, 1]);
+  });
+
+  t.test('accounts: least recently used among equal load, never used first', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a'), acct('b'), acct('c')];
+    const firstRound = [await touch(s, c, T0), await touch(s, c, T0 + 1), await touch(s, c, T0 + 2)];
+    t.strictSame([...firstRound].sort(), ['a', 'b', 'c'], 'each account once before any twice');
+    t.equal(await touch(s, c, T0 + 3), firstRound[0], 'then the least recently used');
+    t.equal(await touch(s, c, T0 + 4), firstRound[1]);
+    const states = await s.accountStates('g', ['a', 'b', 'c'], T0 + 5);
+    t.equal(states.find((x) => x.id === firstRound[2])?.lastUsed, T0 + 2);
+    t.equal(states.find((x) => x.id === firstRound[0])?.lastUsed, T0 + 3);
+  });
+
+  // Weights decide only exact ties (equal priority, load and last use): at one fixed `now` every account is
+  // tied once each has been used, so the share over many acquisitions must follow the weights. Binomial:
+  // 1000 draws at p = 0.75 have a standard deviation of 13.7, and the tolerance is 60 (over 4 sd).
+  t.test('accounts: weighted random choice among exact ties', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('heavy', { weight: 3 }), acct('light', { weight: 1 })];
+    await touch(s, c, T0);
+    await touch(s, c, T0);
+    let heavy = 0;
+    for (let i = 0; i < 1000; i++) if ((await touch(s, c, T0)) === 'heavy') heavy++;
+    t.ok(heavy >= 690 && heavy <= 810, `heavy chosen ${heavy} of 1000 times (expected 750 ± 60)`);
+    const zero = [acct('never', { weight: 0 }), acct('always', { weight: 2 })];
+    await touch(s, zero, T0 + 1);
+    await touch(s, zero, T0 + 1);
+    let never = 0;
+    for (let i = 0; i < 50; i++) if ((await touch(s, zero, T0 + 1)) === 'never') never++;
+    t.equal(never, 0, 'a zero weight is not chosen in a tie with a positive one');
+  });
+
+  t.test('accounts: prefer, and only (refusal reasons)', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a'), acct('b', { priority: 5 })];
+    const p = await s.acquireAccount(req(c, T0, { prefer: 'b' }));
+    t.ok(p.ok && p.lease.account === 'b' && p.preferred, 'a free preferred account is taken over a better one');
+    const fb = await s.acquireAccount(req(c, T0, { prefer: 'b' }));
+    t.ok(fb.ok && fb.lease.account === 'a' && !fb.preferred, 'a full preferred account falls back');
+    t.equal(await take(s, c, T0, { prefer: 'b', only: true }), 'busy', 'only: the preferred account is full');
+    await s.cooldown('g', 'b', T0 + 7000, 'overloaded');
+    t.equal(await take(s, c, T0 + 1000, { prefer: 'b', only: true }), 'cooling:6000', 'only: cooling, with the wait');
+    t.equal(await take(s, c, T0 + 1000, { prefer: 'gone', only: true }), 'none', 'only: not a candidate');
+    t.equal(await take(s, c, T0 + 1000, { prefer: 'gone' }), 'busy', 'without only, an unknown preference is ignored');
+    const q = await s.acquireAccount(req([acct('x'), acct('y')], T0, { prefer: 'y', group: 'g2' }));
+    t.ok(q.ok && q.lease.account === 'y' && q.preferred);
+    const r = await s.acquireAccount(req([acct('x'), acct('y')], T0, { prefer: 'y', only: false, group: 'g2' }));
+    t.ok(r.ok && r.lease.account === 'x' && !r.preferred);
+  });
+
+  t.test('accounts: busy, cooling (soonest end) and none', async (t) => {
+    const s = await open(t, make);
+    t.equal(await take(s, [], T0), 'none');
+    const c = [acct('a'), acct('b', { priority: 2 })];
+    await s.cooldown('g', 'a', T0 + 5000, 'rate_limited');
+    await s.cooldown('g', 'b', T0 + 2000, 'upstream_error');
+    t.equal(await take(s, c, T0), 'cooling:2000', 'every candidate cooling: retry at the soonest end');
+    t.equal(await take(s, c, T0 + 2000), 'b', 'b is back (as a probe) when its cool-down ends');
+    t.equal(await take(s, c, T0 + 2000), 'busy', 'b probes one request at a time and a still cools: busy');
+    t.equal(await take(s, c, T0 + 5000), 'a');
+  });
+
+  t.test('accounts: a cool-down ends by itself, then one probe at a time until a success', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a', { concurrency: 3 }), acct('b', { concurrency: 3, priority: 2 })];
+    await s.cooldown('g', 'a', T0 + 60_000, 'rate_limited');
+    t.strictSame(await s.accountStates('g', ['a'], T0 + 1000), [
+      { id: 'a', inFlight: 0, coolingUntil: T0 + 60_000, reason: 'rate_limited', probing: true },
+    ]);
+    t.equal(await take(s, c, T0 + 1000), 'b', 'a cooling account is skipped');
+    t.equal(await take(s, c, T0 + 59_999), 'b');
+    const probe = await s.acquireAccount(req(c, T0 + 60_000));
+    t.ok(probe.ok && probe.lease.account === 'a', 'back at the end of the cool-down, without any other call');
+    t.equal(await take(s, c, T0 + 60_000), 'b', 'a probing account admits one request');
+    t.equal(await take(s, c, T0 + 60_000, { prefer: 'a', only: true }), 'busy');
+    const st = (await s.accountStates('g', ['a'], T0 + 60_000))[0];
+    t.equal(st.coolingUntil, undefined);
+    t.equal(st.probing, true);
+    await s.accountSucceeded('g', 'a');
+    t.equal((await s.accountStates('g', ['a'], T0 + 60_001))[0].probing, false, 'a success ends probing');
+    const after = [await take(s, c, T0 + 60_001), await take(s, c, T0 + 60_001)];
+    t.strictSame(after, ['a', 'a'], 'full concurrency again');
+    t.equal(await take(s, c, T0 + 60_001), 'b', 'a is at 3');
+  });
+
+  t.test('accounts: a later cool-down end wins; a success during the cool-down does not end probing', async (t) => {
+    const s = await open(t, make);
+    await s.cooldown('g', 'a', T0 + 100_000, 'overloaded');
+    await s.cooldown('g', 'a', T0 + 80_000, 'rate_limited');
+    let st = (await s.accountStates('g', ['a'], T0))[0];
+    t.equal(st.coolingUntil, T0 + 100_000);
+    t.equal(st.reason, 'overloaded', 'the reason of the later end');
+    await s.cooldown('g', 'a', T0 + 120_000, 'auth');
+    st = (await s.accountStates('g', ['a'], T0))[0];
+    t.strictSame([st.coolingUntil, st.reason], [T0 + 120_000, 'auth']);
+    await s.accountSucceeded('g', 'a', T0 + 50_000);
+    t.equal((await s.accountStates('g', ['a'], T0 + 50_000))[0].probing, true, 'an older request finishing proves nothing');
+    await s.accountSucceeded('g', 'a', T0 + 120_000);
+    st = (await s.accountStates('g', ['a'], T0 + 120_000))[0];
+    t.strictSame(st, { id: 'a', inFlight: 0, probing: false }, 'after the end it does; nothing left to show');
+    await s.accountSucceeded('g', 'never-seen');
+    t.strictSame(await s.accountStates('g', ['never-seen'], T0), [{ id: 'never-seen', inFlight: 0, probing: false }]);
+  });
+
+  t.test('accounts: leases expire unless renewed (a crashed process); heartbeat keeps them', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a', { concurrency: 2 })];
+    const live = await s.acquireAccount(req(c, T0, { leaseMs: 10_000 }));
+    const crashed = await s.acquireAccount(req(c, T0, { leaseMs: 10_000 }));
+    if (!live.ok || !crashed.ok) return t.fail('acquire');
+    await s.heartbeatAccount(live.lease, 10_000, T0 + 8000); // now held until T0 + 18 s
+    t.equal(await take(s, c, T0 + 9999), 'busy');
+    t.equal((await s.accountStates('g', ['a'], T0 + 9999))[0].inFlight, 2);
+    const next = await s.acquireAccount(req(c, T0 + 10_000, { leaseMs: 10_000 }));
+    t.ok(next.ok, 'the crashed holder\'s lease expired');
+    await s.heartbeatAccount(crashed.lease, 10_000, T0 + 12_000);
+    t.equal((await s.accountStates('g', ['a'], T0 + 12_000))[0].inFlight, 2, 'heartbeat never revives an expired lease');
+    t.equal(await take(s, c, T0 + 17_999), 'busy', 'the renewed lease still holds');
+    t.equal(await take(s, c, T0 + 18_000), 'a', 'the renewal ran out at 18 s');
+  });
+
+  t.test('accounts: release is idempotent; a retried acquisition keeps its one slot', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a'), acct('b')];
+    const r = req(c, T0);
+    const first = await s.acquireAccount(r);
+    const again = await s.acquireAccount({ ...r, now: T0 + 5 });
+    if (!first.ok || !again.ok) return t.fail('acquire');
+    t.equal(again.lease.account, first.lease.account, 'the same request id gets its lease back');
+    t.strictSame((await s.accountStates('g', ['a', 'b'], T0 + 5)).map((x) => x.inFlight).sort(), [0, 1]);
+    await s.releaseAccount(first.lease);
+    await s.releaseAccount(first.lease);
+    const x = await s.acquireAccount(req([acct('a')], T0 + 10));
+    const y = await s.acquireAccount(req([acct('a')], T0 + 10));
+    t.ok(x.ok && y.ok === false, 'one slot');
+    await s.releaseAccount(first.lease);
+    await s.releaseAccount({ group: 'g', account: 'nobody', requestId: 'none' });
+    t.equal(await take(s, [acct('a')], T0 + 20), 'busy', 'releasing an old lease again never frees another one');
+    if (x.ok) await s.releaseAccount(x.lease);
+    t.equal(await take(s, [acct('a')], T0 + 30), 'a');
+  });
+
+  t.test('accounts: sticky bindings and response pins, kept apart, with a TTL', async (t) => {
+    const s = await open(t, make);
+    t.equal(await s.bound('g', 'sticky', 'sess'), undefined);
+    await s.bind('g', 'sticky', 'sess', 'a', 60_000);
+    await s.bind('g', 'pin', 'sess', 'b', 60_000);
+    t.equal(await s.bound('g', 'sticky', 'sess'), 'a');
+    t.equal(await s.bound('g', 'pin', 'sess'), 'b', 'kinds are separate');
+    t.equal(await s.bound('g2', 'sticky', 'sess'), undefined, 'groups are separate');
+    await s.bind('g', 'sticky', 'sess', 'c', 60_000);
+    t.equal(await s.bound('g', 'sticky', 'sess'), 'c', 'binding again moves it');
+    await s.bind('g', 'sticky', 'sess', 'c', 0);
+    t.equal(await s.bound('g', 'sticky', 'sess'), undefined, 'a zero TTL removes it');
+    await s.bind('g', 'pin', 'resp_1', 'a', 40);
+    t.equal(await s.bound('g', 'pin', 'resp_1'), 'a');
+    await new Promise((r) => setTimeout(r, 120));
+    t.equal(await s.bound('g', 'pin', 'resp_1'), undefined, 'gone after its TTL');
+    t.equal(await s.bound('g', 'pin', 'sess'), 'b');
+  });
+}

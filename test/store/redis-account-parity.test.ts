@@ -1,0 +1,73 @@
+// lua/account-acquire.lua against accounts.ts pickAccount (the memory store's rules): random group states,
+// the same roll, the same decision. Catches the two implementations drifting apart.
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { Redis } from 'ioredis';
+import { pickAccount, type CandidateView } from '../../core/store/accounts.ts';
+import { scripts } from '../../core/store/lua/index.ts';
+import { KeyLayout } from '../../core/store/redis-keys.ts';
+import { T0 } from './fixtures.ts';
+import { deletePrefix, testRedis } from './redis-server.ts';
+
+const redis = await testRedis();
+const prefix = `gwtest:${process.pid}:${randomBytes(4).toString('hex')}:parity:`;
+const c = new Redis(redis.url);
+t.teardown(async () => {
+  await c.quit();
+  await deletePrefix(redis.url, prefix);
+  await redis.stop();
+});
+
+const int = (n: number) => Math.floor(Math.random() * n);
+const pickOne = <X>(xs: X[]): X => xs[int(xs.length)];
+
+t.test('the Lua script decides exactly like pickAccount', async (t) => {
+  const layout = new KeyLayout(prefix);
+  let mismatches = 0;
+  const outcomes = new Map<string, number>();
+  for (let round = 0; round < 400; round++) {
+    const g = layout.group(`p${round}`);
+    const n = int(5);
+    const now = T0;
+    const cands = Array.from({ length: n }, (_, i) => ({
+      id: `a${i}`, priority: 1 + int(2), weight: int(4), concurrency: 1 + int(3),
+    }));
+    const views: CandidateView[] = [];
+    const rid = `req-${round}`;
+    for (const a of cands) {
+      const live = int(4);
+      const holds = live > 0 && int(4) === 0;
+      for (let k = 0; k < live; k++) await c.zadd(g.lease(a.id), now + 1000, holds && k === 0 ? rid : `o${k}`);
+      if (int(3) === 0) await c.zadd(g.lease(a.id), now - int(2), 'expired'); // at or before now: dropped
+      const cool = pickOne([undefined, now - 10, now, now + 500, now + 900]);
+      const probe = int(3) === 0;
+      const used = pickOne([undefined, now - 3, now - 1]);
+      if (cool !== undefined) await c.hset(g.state(a.id), 'cool', cool, 'why', 'rate_limited');
+      if (probe) await c.hset(g.state(a.id), 'probe', '1');
+      if (used !== undefined) await c.hset(g.state(a.id), 'used', used);
+      views.push({
+        priority: a.priority, weight: a.weight, concurrency: probe ? 1 : a.concurrency, inUse: live,
+        coolingUntil: cool !== undefined && cool > now ? cool : undefined, lastUsed: used, holds,
+      });
+    }
+    const prefer = n && int(2) ? int(n) : -1;
+    const only = int(2) === 1;
+    const roll = Math.random();
+    const want = pickAccount(views, prefer, only, now, roll);
+    const got = (await scripts.accountAcquire.run(c, cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), [
+      now, rid, 1000, prefer + 1, only ? '1' : '0', roll, 60_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency]),
+    ])) as [number, number | string, number];
+    const gotShape = got[0] === 1
+      ? { take: (got[1] as number) - 1, preferred: got[2] === 1 }
+      : { refuse: got[1], ...(got[2] >= 0 ? { retryAfterMs: got[2] } : {}) };
+    const wantShape = 'take' in want ? { take: want.take, preferred: want.preferred } : want;
+    const key = 'take' in want ? (want.reuse ? 'reuse' : 'take') : want.refuse;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    if (JSON.stringify(gotShape) !== JSON.stringify(wantShape)) {
+      mismatches++;
+      t.fail(`round ${round}: lua ${JSON.stringify(gotShape)} vs ts ${JSON.stringify(wantShape)} for ${JSON.stringify({ views, prefer, only, roll })}`);
+    }
+  }
+  t.equal(mismatches, 0, `400 random states agree (${JSON.stringify(Object.fromEntries(outcomes))})`);
+  for (const k of ['take', 'reuse', 'busy', 'cooling', 'none']) t.ok(outcomes.get(k), `the states covered ${k}`);
+});
