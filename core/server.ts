@@ -90,7 +90,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       draining = true;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), 10_000);
-        server.close(() => { clearTimeout(timer); resolve(); });
+        // Connections go idle one by one as their requests end; close each as soon as it does.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => { clearTimeout(timer); clearInterval(sweep); resolve(); });
         server.closeIdleConnections();
       });
       await Promise.all(Object.values(simulators).map((s) => s.close()));
@@ -166,7 +168,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     ctx.timings.end = performance.now();
     metrics.observe(ctx, res.statusCode);
     ctx.log.info({
-      req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id,
+      req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id, attempts: ctx.attempts,
       model: ctx.model, upstream_model: ctx.upstreamModel, stream: ctx.stream, status: res.statusCode,
       outcome: ctx.outcome, usage: ctx.usage, duration_ms: Math.round(ctx.timings.end - start),
     }, 'request');

@@ -103,11 +103,15 @@ export interface Ctx {
   upstreamModel?: string;
   stream: boolean;
   usage?: Usage;
+  /** What a stream relayed of the answer's text, for billing a stream the client left before its final usage. */
+  streamed?: StreamedText;
   /** What rate-limit reserved for this request; metering hands it back when it settles. */
   admission?: Admission;
   /** Set once the request's usage was settled in the store (so nothing settles twice). */
   settled?: boolean;
-  /** How the exchange ended: completed, failed, disconnected, missing-terminal, rejected. */
+  /** The upstream attempts of a request that needed more than one or failed (account, HTTP status or 0, how it ended). */
+  attempts?: Attempt[];
+  /** How the exchange ended: completed, incomplete (cut by the output cap), failed, disconnected, missing-terminal, timeout, rejected. */
   outcome?: string;
   /** Scratch space for adapters between request preparation and response scanning. */
   flags: Record<string, unknown>;
@@ -119,6 +123,8 @@ export interface Ctx {
   setBody(bytes: Buffer): void;
   bodyChanged(): boolean;
 }
+
+export interface Attempt { account: string; status: number; reason: string }
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: Ctx, next: Next) => Promise<void>;
@@ -157,7 +163,19 @@ export interface StreamScanner {
   terminal(): boolean;
   /** An error the upstream reported inside the stream, if any. */
   error(): string | undefined;
+  /** True once the answer's content began (text, reasoning or tool-call deltas): an error before it may still fail over. */
+  started?(): boolean;
+  /** True once the stream said the answer was cut by its output cap (e.g. finish_reason "length", stop_reason "max_tokens"). */
+  incomplete?(): boolean;
+  /** The answer text relayed so far (see StreamedText); formats whose streams carry no text leave it out. */
+  streamed?(): StreamedText;
 }
+
+/**
+ * Characters of answer text (content, reasoning and tool-argument deltas) a stream relayed to the client, and whether
+ * the scanner's usage() already holds the upstream's final output count.
+ */
+export interface StreamedText { chars: number; outputFinal: boolean }
 
 export interface ModelListEntry { id: string; owner: string }
 
@@ -175,6 +193,8 @@ export interface FormatAdapter {
   /** Adjust the request body for upstream (e.g. ask for usage in streams); return true when changed. */
   prepareUpstream?(body: Record<string, unknown>, ctx: Ctx): boolean;
   usageFromBody(json: unknown): Usage | undefined;
+  /** True when a whole answer says it was cut by its output cap (the stream counterpart is StreamScanner.incomplete). */
+  incomplete?(json: unknown): boolean;
   scanStream(ctx: Ctx): StreamScanner;
   /** Write the client-facing model name into a response object or stream chunk. */
   setModel(json: Record<string, unknown>, model: string): void;
@@ -182,11 +202,25 @@ export interface FormatAdapter {
   /** The format's own in-stream error event; flags carry what the scanner saw (ids, sequence numbers). */
   streamError(err: GatewayError, flags?: Record<string, unknown>): string;
   keepalive: string | null;
+  /** Upstream state kept on the account that created it (stored responses): requests naming it go to that account. */
+  pins?: ResponsePins;
   modelList?(models: ModelListEntry[]): unknown;
   /** One model, for a model-detail route (GET .../models/{model}). */
   modelInfo?(model: ModelListEntry): unknown;
   /** The error for a group whose platform does not serve this format (default: 400 naming the platform). */
   unsupported?(platform: string): GatewayError;
+}
+
+/** Where a format names upstream state that lives on one account (ids the gateway pins to the account that made them). */
+export interface ResponsePins {
+  /** Request body field that continues a stored object (e.g. previous_response_id). */
+  requestField: string;
+  /** Route path parameters naming a stored object; the first segment counts (`{id}`, or `*subpath` = "<id>/cancel"). */
+  pathParams: string[];
+  /** Field of a whole answer holding the new object's id. */
+  bodyField: string;
+  /** Where a stream's scanner keeps the streamed object's id: a ctx.flags entry and its field. */
+  streamFlag: { flag: string; field: string };
 }
 
 export interface UpstreamAuthStyle { header: string; value(credential: string): string }

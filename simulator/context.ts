@@ -21,6 +21,8 @@ export interface SimulatorState {
   clear(): void;
   /** Responses API objects kept for GET and previous_response_id. */
   responses: ResponseStore;
+  /** Requests seen per credential and fault text, for faults limited by `times`. */
+  faultUses: Map<string, number>;
 }
 
 export interface SimContext {

@@ -10,10 +10,21 @@
 //                                         non-stream: send the headers and half the body, then destroy
 //   x-simulator-fault: hang               never send headers; the handler ends when the client goes away
 //   x-simulator-fault: slow-headers=MS    wait MS ms, then answer normally
+//   x-simulator-fault: early-error        stream: the format's error frame where the content would begin (after the
+//                                         opening frames: chat role chunk, Responses response.created…, Anthropic
+//                                         message_start…; Gemini's first frame), before any content
+//   x-simulator-fault: retry-after=S      with a status fault: send `retry-after: S` (a 429 sends `retry-after: 1`
+//                                         unless told); retry-after-ms=MS sends `retry-after-ms: MS` as well
+//   x-simulator-fault: times=N            only the first N requests carrying this fault (per credential) get it
 //   x-simulator-chunk-delay-ms: N         N ms between stream chunks (overrides the simulator's default)
 //
 // Faults combine with commas, e.g. `slow-headers=200, midstream-error`.
 // They apply after the credential check, as a real upstream would refuse a bad key first.
+//
+// Per-account faults: a credential `sim-fault:<faults>` (items separated by `;` or `,`) is accepted like any other and
+// carries its own faults, e.g. `sim-fault:status=429;retry-after-ms=500;times=2` answers its first two requests with a
+// 429 that resets in 500 ms. A gateway account with such a credential fails on purpose while its neighbours do not.
+// A credential's faults win over the header's; once their `times` are used up the header's apply again.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimContext } from './context.ts';
 import { sendError } from './errors.ts';
@@ -28,9 +39,16 @@ const MAX_WAIT_MS = 600_000;
 export interface Fault {
   status?: number;
   midstream?: 'error' | 'truncate';
+  /** The stream fault fires before the first content frame instead of after CHUNKS_BEFORE_FAULT of them. */
+  early?: boolean;
   hang: boolean;
   slowHeadersMs: number;
+  retryAfter?: string;
+  retryAfterMs?: number;
+  times?: number;
 }
+
+export const CREDENTIAL_FAULT_PREFIX = 'sim-fault:';
 
 export const noFault: Readonly<Fault> = Object.freeze({ hang: false, slowHeadersMs: 0 });
 
@@ -44,6 +62,21 @@ const parsers: Record<string, Parser> = {
     fault.status = status;
   },
   'midstream-error': (_value, fault) => { fault.midstream = 'error'; },
+  'early-error': (_value, fault) => { fault.midstream = 'error'; fault.early = true; },
+  'retry-after': (value, fault) => {
+    if (!value) return 'retry-after needs a value';
+    fault.retryAfter = value;
+  },
+  'retry-after-ms': (value, fault) => {
+    const ms = Number(value);
+    if (!Number.isInteger(ms) || ms < 0 || ms > MAX_WAIT_MS) return `retry-after-ms must be 0-${MAX_WAIT_MS}, got "${value}"`;
+    fault.retryAfterMs = ms;
+  },
+  times: (value, fault) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) return `times must be a whole number, got "${value}"`;
+    fault.times = n;
+  },
   truncate: (_value, fault) => { fault.midstream = 'truncate'; },
   hang: (_value, fault) => { fault.hang = true; },
   'slow-headers': (value, fault) => {
@@ -70,6 +103,27 @@ export function parseFault(header: string | string[] | undefined): Fault | strin
   return fault;
 }
 
+/**
+ * The fault this request gets: its credential's (`sim-fault:…`) while their `times` last, else the header's.
+ * `uses` counts requests per credential and fault text, for `times`.
+ */
+export function activeFault(header: string | string[] | undefined, credential: string, uses: Map<string, number>): Fault | string {
+  if (credential.startsWith(CREDENTIAL_FAULT_PREFIX)) {
+    const own = counted(credential.slice(CREDENTIAL_FAULT_PREFIX.length).replaceAll(';', ','), credential, uses);
+    if (typeof own === 'string' || own !== noFault) return own;
+  }
+  return header === undefined ? noFault : counted(Array.isArray(header) ? header.join(',') : header, credential, uses);
+}
+
+function counted(text: string, credential: string, uses: Map<string, number>): Fault | string {
+  const fault = parseFault(text);
+  if (typeof fault === 'string' || fault.times === undefined) return fault;
+  const key = JSON.stringify([credential, text]);
+  const n = (uses.get(key) ?? 0) + 1;
+  uses.set(key, n);
+  return n <= fault.times ? fault : noFault;
+}
+
 export function parseChunkDelay(header: string | string[] | undefined, fallback: number): number {
   const ms = Number(Array.isArray(header) ? header[0] : header);
   return header !== undefined && Number.isFinite(ms) && ms >= 0 ? Math.min(ms, MAX_WAIT_MS) : fallback;
@@ -94,6 +148,11 @@ export async function applyFaultsBeforeHandler(ctx: SimContext): Promise<boolean
   }
   if (fault.status !== undefined) {
     const headers: Record<string, string> = fault.status === 429 ? { 'retry-after': '1' } : {};
+    if (fault.retryAfterMs !== undefined) {
+      headers['retry-after-ms'] = String(fault.retryAfterMs);
+      headers['retry-after'] = String(Math.ceil(fault.retryAfterMs / 1000));
+    }
+    if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter;
     sendError(ctx.res, ctx.dialect, { status: fault.status, message: `Simulated upstream error (status ${fault.status}).`, headers });
     return true;
   }

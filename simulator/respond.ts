@@ -38,7 +38,7 @@ export function sseFrame(data: string, event?: string): string {
 export async function sendStream(ctx: SimContext, plan: StreamPlan): Promise<void> {
   const { res, signal, fault } = ctx;
   res.writeHead(200, { 'content-type': plan.contentType ?? 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  const cutAt = fault.midstream ? Math.min(plan.firstContent + CHUNKS_BEFORE_FAULT, plan.endContent) : -1;
+  const cutAt = !fault.midstream ? -1 : fault.early ? plan.firstContent : Math.min(plan.firstContent + CHUNKS_BEFORE_FAULT, plan.endContent);
   for (let i = 0; i < plan.frames.length; i++) {
     if (i === cutAt) return cut(ctx, plan.errorFrame(i));
     if (i > 0 && ctx.chunkDelayMs > 0 && !(await pause(ctx.chunkDelayMs, signal))) return;

@@ -5,7 +5,7 @@ import { anthropicMessagesRoutes } from './anthropic-messages.ts';
 import { anthropicModelRoutes } from './anthropic-models.ts';
 import type { RecordedRequest, Route, SimContext, SimulatorState } from './context.ts';
 import { type Dialect, sendError } from './errors.ts';
-import { applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, noFault, parseChunkDelay, parseFault } from './faults.ts';
+import { activeFault, applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, noFault, parseChunkDelay } from './faults.ts';
 import { geminiRoutes } from './gemini.ts';
 import { geminiModelRoutes } from './gemini-models.ts';
 import { BODY_LIMIT, parseJson, readBody, readCredential } from './incoming.ts';
@@ -92,6 +92,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       requests,
       clear: () => { requests.length = 0; },
       responses: new ResponseStore(opts.maxStoredResponses ?? DEFAULT_MAX_STORED_RESPONSES),
+      faultUses: new Map(),
     },
     record: (entry) => {
       if (maxRecorded <= 0) return;
@@ -176,7 +177,7 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     sendError(res, dialect, unmet);
     return;
   }
-  const fault = route.internal ? noFault : parseFault(req.headers[FAULT_HEADER]);
+  const fault = route.internal ? noFault : activeFault(req.headers[FAULT_HEADER], credential.credential, instance.state.faultUses);
   if (typeof fault === 'string') {
     sendError(res, dialect, { status: 400, message: `Bad ${FAULT_HEADER} header: ${fault}` });
     return;

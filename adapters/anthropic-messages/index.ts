@@ -38,6 +38,7 @@ export const anthropicMessages: FormatAdapter = {
   },
   isStream: (body) => body?.stream === true,
   usageFromBody: (json) => anthropicUsage((json as Record<string, unknown> | undefined)?.usage),
+  incomplete: (json) => (json as Record<string, unknown> | undefined)?.stop_reason === 'max_tokens',
   scanStream: scanMessagesStream,
   setModel(json, model) { if (typeof json.model === 'string') json.model = model; },
   errorBody: (err, ctx) => ({ type: 'error', error: errorObject(err), request_id: ctx.id }),

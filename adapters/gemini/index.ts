@@ -1,7 +1,7 @@
 // Gemini (generativelanguage v1beta/v1): model in the path, stream by method name, usageMetadata, Google error envelope, model list shape.
 import type { GatewayError } from '../../core/errors.ts';
 import type { FormatAdapter, ModelListEntry } from '../../core/types.ts';
-import { geminiFrame, scanGeminiStream } from './stream.ts';
+import { cutByCap, geminiFrame, scanGeminiStream } from './stream.ts';
 import { usageOfBody } from './usage.ts';
 
 // google.rpc.Code names by HTTP status, as Google's own front end maps them (wire-formats §6.7, §7.7).
@@ -48,6 +48,7 @@ export const gemini: FormatAdapter = {
   // The method in the path decides, not the body; a client may percent-encode the colon.
   isStream: (_body, ctx) => /(?::|%3A)streamGenerateContent$/i.test(ctx.path),
   usageFromBody: usageOfBody,
+  incomplete: cutByCap,
   scanStream: scanGeminiStream,
   setModel: setModelVersion,
   errorBody: (err, ctx) => ({ error: errorObject(err, ctx.id) }),

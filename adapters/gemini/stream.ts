@@ -1,7 +1,7 @@
 // Gemini streams (data-only frames, no terminal event): usage from the last usageMetadata, the end at a finishReason, error objects as failure.
 import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
 import { formatFrame } from '../shared/sse.ts';
-import { clientModelRewrite, parseObject } from '../shared/stream-json.ts';
+import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 import { geminiUsage } from './usage.ts';
 
 /** Google frames end in \r\n\r\n; a rewritten frame keeps the line ends of the one it replaces. */
@@ -13,6 +13,13 @@ export const geminiFrame = (data: string, crlf = true): string => {
 const hasFinishReason = (chunk: Record<string, any>): boolean =>
   Array.isArray(chunk.candidates) && chunk.candidates.some((c: any) => typeof c?.finishReason === 'string' && c.finishReason !== '');
 
+/** The answer was cut by generationConfig.maxOutputTokens (a body, or the chunks of a JSON-array stream). */
+export const cutByCap = (json: unknown): boolean => (Array.isArray(json) ? json : [json]).some((chunk) =>
+  Array.isArray(chunk?.candidates) && chunk.candidates.some((c: any) => c?.finishReason === 'MAX_TOKENS'));
+
+// Parts' text (thoughts included: they are output too).
+const partChars = textCounter(['text']);
+
 /**
  * Gemini streams end when the connection closes, with no marker. The chunk that carries a candidate's finishReason is the
  * last one with content (it also carries the final usage), so terminal() is true from then on: a stream cut before it is
@@ -23,11 +30,14 @@ export function scanGeminiStream(ctx: Ctx): StreamScanner {
   // Usage appears on almost every chunk and only the last counts: keep its text and parse it once, at the end.
   let lastUsageData: string | undefined;
   let done = false;
+  let cut = false;
+  let chars = 0;
   let error: string | undefined;
   return {
     frame(f: SseFrame): FrameVerdict {
       const data = f.data;
       if (data.includes('"usageMetadata"')) lastUsageData = data;
+      chars += partChars(data);
       // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
       const finish = data.includes('"finishReason"');
       const failed = data.includes('"error"');
@@ -35,7 +45,10 @@ export function scanGeminiStream(ctx: Ctx): StreamScanner {
       const chunk = parseObject(data);
       if (!chunk) return 'pass';
       if (chunk.error && typeof chunk.error === 'object') error = String(chunk.error.message ?? 'upstream stream error');
-      if (finish && hasFinishReason(chunk)) done = true;
+      if (finish && hasFinishReason(chunk)) {
+        done = true;
+        cut = cutByCap(chunk);
+      }
       if (rewrite === undefined || typeof chunk.modelVersion !== 'string') return 'pass';
       chunk.modelVersion = rewrite;
       return { replace: geminiFrame(JSON.stringify(chunk), f.raw.endsWith('\r\n')) };
@@ -46,5 +59,9 @@ export function scanGeminiStream(ctx: Ctx): StreamScanner {
     },
     terminal: () => done,
     error: () => error,
+    incomplete: () => cut,
+    started: () => chars > 0,
+    // Every chunk carries provisional usage; the one with the finishReason carries the final count.
+    streamed: () => ({ chars, outputFinal: done }),
   };
 }

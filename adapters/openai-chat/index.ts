@@ -3,6 +3,7 @@ import type { GatewayError } from '../../core/errors.ts';
 import type { Ctx, FormatAdapter, StreamScanner, SseFrame, FrameVerdict } from '../../core/types.ts';
 import { num, type Usage } from '../../core/usage.ts';
 import { formatFrame } from '../shared/sse.ts';
+import { textCounter } from '../shared/stream-json.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
 
@@ -21,16 +22,29 @@ export function chatUsage(u: unknown): Usage | undefined {
 
 const STRIP_USAGE = 'openai-chat:strip-usage';
 const NULL_USAGE = /,"usage":null(?=[,}])|"usage":null,/;
+// The answer cut by max_tokens / max_completion_tokens.
+const CUT = /"finish_reason":\s*"length"/;
+// Delta fields holding answer text: content, tool-call arguments, reasoning (some upstreams), refusals.
+const answerChars = textCounter(['content', 'arguments', 'reasoning_content', 'refusal']);
+
+const cutByCap = (json: unknown): boolean => {
+  const choices = (json as Record<string, unknown> | undefined)?.choices;
+  return Array.isArray(choices) && choices.some((c) => c?.finish_reason === 'length');
+};
 
 function scanStream(ctx: Ctx): StreamScanner {
   let usage: Usage | undefined;
   let done = false;
+  let cut = false;
+  let chars = 0;
   let error: string | undefined;
   const rewrite = ctx.model !== undefined && ctx.upstreamModel !== undefined && ctx.model !== ctx.upstreamModel ? ctx.model : undefined;
   const strip = ctx.flags[STRIP_USAGE] === true;
   return {
     frame(f: SseFrame): FrameVerdict {
       if (f.data === '[DONE]') { done = true; return 'pass'; }
+      chars += answerChars(f.data);
+      if (!cut && CUT.test(f.data)) cut = true;
       // The usage key was forced upstream; a client that did not ask for it sees chunks without it.
       if (strip && !rewrite && f.data.includes('"usage":null')) return { replace: f.raw.replace(NULL_USAGE, '') };
       const hasUsage = f.data.includes('"usage"') && !f.data.includes('"usage":null');
@@ -51,6 +65,10 @@ function scanStream(ctx: Ctx): StreamScanner {
     usage: () => usage,
     terminal: () => done,
     error: () => error,
+    incomplete: () => cut,
+    started: () => chars > 0,
+    // Usage comes once, in the last chunk: once seen, the output count is final.
+    streamed: () => ({ chars, outputFinal: usage !== undefined }),
   };
 }
 
@@ -78,6 +96,7 @@ export const openaiChat: FormatAdapter = {
     return true;
   },
   usageFromBody: (json) => chatUsage((json as Record<string, unknown> | undefined)?.usage),
+  incomplete: cutByCap,
   scanStream,
   setModel(json, model) { if (typeof json.model === 'string') json.model = model; },
   errorBody: (err: GatewayError) => openaiErrorBody(err),

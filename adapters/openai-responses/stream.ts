@@ -4,7 +4,7 @@ import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/type
 import type { Usage } from '../../core/usage.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
 import { formatFrame } from '../shared/sse.ts';
-import { clientModelRewrite, parseObject } from '../shared/stream-json.ts';
+import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 
 /** Where the stream stands; kept on ctx.flags so a synthesized response.failed continues the same response. */
 export interface StreamPosition { id?: string; sequence: number }
@@ -21,6 +21,8 @@ const LIFECYCLE = new Set([
 // response.done is the non-public terminal some Codex backends send (wire-formats §2.6).
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.done']);
 
+const deltaChars = textCounter(['delta']);
+
 // The spec puts code/message at the top level of an `error` event; real traffic also nests them (§2.5).
 const errorMessage = (event: Record<string, any>): string =>
   String(event.error?.message ?? event.message ?? 'upstream stream error');
@@ -31,11 +33,15 @@ export function scanResponsesStream(ctx: Ctx): StreamScanner {
   const rewrite = clientModelRewrite(ctx);
   let usage: Usage | undefined;
   let done = false;
+  let cut = false;
+  let chars = 0;
   let error: string | undefined;
   return {
     frame(f: SseFrame): FrameVerdict {
       if (f.data === '' || f.data === '[DONE]') return 'pass';
       const named = f.event;
+      // Text, reasoning and tool-argument deltas all carry their piece in `delta` (audio deltas are not text).
+      if (named !== undefined && named.endsWith('.delta') && !named.includes('audio.')) chars += deltaChars(f.data);
       // Only lifecycle, terminal and error events are parsed; deltas pass untouched (a frame without an event line must be read to know).
       const wanted = named === undefined || named === 'error' || named === 'response.created' || TERMINAL.has(named)
         || (rewrite !== undefined && LIFECYCLE.has(named));
@@ -46,8 +52,10 @@ export function scanResponsesStream(ctx: Ctx): StreamScanner {
       const response = event.response !== null && typeof event.response === 'object' ? event.response as Record<string, any> : undefined;
       if (typeof response?.id === 'string') position.id = response.id;
       if (type === 'error') error = errorMessage(event);
+      if (named === undefined && type?.endsWith('.delta') && !type.includes('audio.') && typeof event.delta === 'string') chars += event.delta.length;
       if (type !== undefined && TERMINAL.has(type)) {
         done = true;
+        cut = type === 'response.incomplete' || response?.status === 'incomplete';
         usage = openaiTokenUsage(response?.usage) ?? usage;
         if (type === 'response.failed') error = String(response?.error?.message ?? 'the response failed');
       }
@@ -58,6 +66,10 @@ export function scanResponsesStream(ctx: Ctx): StreamScanner {
     usage: () => usage,
     terminal: () => done,
     error: () => error,
+    incomplete: () => cut,
+    started: () => chars > 0,
+    // Usage arrives only with the terminal event, whole.
+    streamed: () => ({ chars, outputFinal: usage !== undefined }),
   };
 }
 

@@ -72,6 +72,11 @@ export interface UsageRecord {
   cost: number;
   duration_ms: number;
   ttft_ms: number | null;
+  /**
+   * True when output_tokens is the gateway's estimate, not the upstream's count: a stream the client left before the
+   * upstream reported its output is billed for the text it relayed (metering `on_disconnect: observed`).
+   */
+  estimated?: boolean;
   attempts?: { account: string; status: number; reason: string }[];
 }
 

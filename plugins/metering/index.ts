@@ -6,7 +6,7 @@ import type { Ending, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { billable, cost, findPrice, type Price } from './pricing.ts';
 
-interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none' }
+interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
 const ENDINGS: Record<string, Ending> = {
   completed: 'completed', incomplete: 'incomplete', failed: 'failed', disconnected: 'disconnected',
@@ -26,14 +26,18 @@ function metrics(env: Env) {
 
 export const metering: Plugin<Options> = {
   name: 'metering',
-  description: 'Records usage and cost of every request into the store and the metrics; place it after rate-limit and before proxy.',
+  description: 'Records usage and cost of every request into the store and the metrics, with how it ended (completed, incomplete: cut by the output cap, failed, disconnected, missing-terminal, timeout); place it after rate-limit and before proxy.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
       price_by: { type: 'string', enum: ['upstream', 'requested'], default: 'upstream', description: 'Which model name is looked up in pricing: the one served upstream or the one the client asked for.' },
       on_disconnect: {
         type: 'string', enum: ['observed', 'none'], default: 'observed',
-        description: 'When the client leaves mid-stream: bill what was observed (prompt usage when the upstream reported it, plus output reported so far), or nothing.',
+        description: 'When the client leaves mid-stream: bill what was observed (prompt usage when the upstream reported it, plus the output it reported, or else the output estimated from the text relayed to the client, see chars_per_token), or nothing.',
+      },
+      chars_per_token: {
+        type: 'number', exclusiveMinimum: 0, default: 4,
+        description: 'on_disconnect observed: streamed output the upstream never counted is estimated as relayed characters / this, rounded up; the record says estimated: true.',
       },
     },
   },
@@ -63,12 +67,26 @@ export const metering: Plugin<Options> = {
       }
     };
 
+    /**
+     * What a request the client abandoned is billed: nothing, or the usage the upstream reported so far; when the upstream
+     * had not yet counted the output (its final usage never came), the text relayed to the client stands in for it.
+     */
+    function observed(ctx: Ctx): { usage: Usage; estimated: boolean } {
+      if (options.on_disconnect === 'none') return { usage: ZERO, estimated: false };
+      const usage = ctx.usage ?? ZERO;
+      const streamed = ctx.streamed;
+      if (!streamed || streamed.outputFinal) return { usage, estimated: false };
+      const guess = Math.ceil(streamed.chars / options.chars_per_token);
+      // A count the upstream did report (a placeholder such as message_start's) stands when the text suggests no more.
+      return guess > usage.output ? { usage: { ...usage, output: guess }, estimated: true } : { usage, estimated: false };
+    }
+
     async function settle(ctx: Ctx, status: number): Promise<void> {
       const key = ctx.key;
       const group = ctx.group;
       if (!key || !group || ctx.settled) return;
       const ending: Ending = ENDINGS[ctx.outcome ?? ''] ?? (status >= 400 ? 'failed' : 'completed');
-      const usage = ending === 'disconnected' && options.on_disconnect === 'none' ? ZERO : ctx.usage ?? ZERO;
+      const { usage, estimated } = ending === 'disconnected' ? observed(ctx) : { usage: ctx.usage ?? ZERO, estimated: false };
       const model = ctx.model ?? '';
       const upstreamModel = ctx.upstreamModel ?? model;
       const priced = options.price_by === 'upstream' ? upstreamModel : model;
@@ -83,6 +101,8 @@ export const metering: Plugin<Options> = {
         cache_write_tokens: b.cacheWrite, reasoning_tokens: usage.reasoning, cost: usd,
         duration_ms: Math.round((end ?? performance.now()) - start),
         ttft_ms: firstByte === undefined ? null : Math.round(firstByte - start),
+        ...(estimated ? { estimated } : {}),
+        ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
       };
       ctx.settled = true;
       await env.store.settle(record, ctx.admission, key.limits);

@@ -1,97 +1,46 @@
-// Stage `proxy`: relays the request to the group's first enabled account through http-proxy-3, streaming as bytes arrive.
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { createProxyServer } from 'http-proxy-3';
+// Stage `proxy`: serves the request from the group's account pool (schedule, fail over, stick, pin) and relays the answer as it arrives.
 import { GatewayError } from '../../core/errors.ts';
 import type { Plugin } from '../../core/types.ts';
-import { relay } from './relay.ts';
-import { upstreamBody, upstreamHeaders, upstreamPath } from './upstream-request.ts';
+import { createPool, type PoolOptions } from './pool.ts';
+import { SESSION_DEFAULTS } from './session.ts';
 
-interface Options { header_timeout_ms: number; connect_timeout_ms: number; keepalive_ms: number; max_sockets: number; usage: boolean }
+const int = (description: string, value: number, minimum = 0) => ({ type: 'integer', minimum, default: value, description });
+const names = (description: string, value: string[]) => ({ type: 'array', items: { type: 'string', minLength: 1 }, default: value, description });
 
-/** http-proxy-3 only calls .pipe() on its buffer option; a one-write source avoids a stream per request. */
-const bodySource = (bytes: Buffer) => ({ pipe: (dest: NodeJS.WritableStream) => dest.end(bytes) }) as unknown as NodeJS.ReadableStream;
-
-interface Pending { onResponse: (res: IncomingMessage) => void; upstreamReq?: ClientRequest }
-
-export const proxy: Plugin<Options> = {
+export const proxy: Plugin<PoolOptions> = {
   name: 'proxy',
-  description: 'Sends the request to an upstream account of the group and relays the answer.',
+  description: 'Sends the request to an upstream account of the group (priority, load, stickiness, response pins; failover before the first byte, cool-downs) and relays the answer.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
-      header_timeout_ms: { type: 'integer', minimum: 1, default: 300_000, description: 'Longest wait for the upstream response headers before answering 504.' },
-      connect_timeout_ms: { type: 'integer', minimum: 1, default: 10_000, description: 'Longest wait for the upstream TCP/TLS connection.' },
-      keepalive_ms: { type: 'integer', minimum: 0, default: 10_000, description: 'Send the format\'s keepalive frame when a stream is silent this long (0 = never).' },
-      max_sockets: { type: 'integer', minimum: 1, default: 256, description: 'Keep-alive connections per upstream origin.' },
+      header_timeout_ms: int('Longest wait for an upstream\'s response headers; past it the attempt fails (and moves to the next account).', 300_000, 1),
+      connect_timeout_ms: int('Longest wait for the upstream TCP/TLS connection.', 10_000, 1),
+      keepalive_ms: int('Send the format\'s keepalive frame when a stream is silent this long, also while it waits for an account (0 = never).', 10_000),
+      max_sockets: int('Keep-alive connections per upstream origin.', 256, 1),
       usage: { type: 'boolean', default: true, description: 'Read usage from answers; false where an answer repeats usage already counted (reading a stored response).' },
+      max_switches: int('Accounts a request may move to after a failure before the first byte (401, 403, 429, 529, 5xx, connect failure, header timeout, an error in a 200 stream before its content).', 3),
+      first_content_ms: int('A 200 stream\'s opening frames are held until its first content for at most this long, so an error before any content can still move to another account (0 = relay at once).', 10_000),
+      lease_ms: int('An account slot expires this long after its last heartbeat (so a crashed process frees it).', 60_000, 1000),
+      heartbeat_ms: int('How often running requests renew their account slots.', 20_000, 100),
+      queue_timeout_ms: int('How long a request waits for a free account slot when every account is busy, before a 429 ACCOUNTS_BUSY_TIMEOUT.', 30_000),
+      queue_size: int('Requests of one process that may wait per group; beyond it a 429 ACCOUNTS_BUSY_QUEUE_FULL.', 100),
+      rate_limit_fallback_ms: int('Cool-down after an upstream 429 that announced no reset (retry-after, x-ratelimit-reset-*, anthropic-ratelimit-*-reset).', 10_000),
+      overload_ms: int('Cool-down after an upstream 529 (overloaded).', 60_000),
+      auth_pause_ms: int('Pause of an account refused with 401/403 (it needs attention: logged and counted).', 600_000),
+      error_ms: int('Cool-down after an upstream 5xx or a stream error before content (0 = none, just fail over).', 0),
+      unreachable_ms: int('Cool-down after a connect failure or a header timeout.', 10_000),
+      sticky_ttl_ms: int('How long a session stays bound to the account that last served it (renewed by every success).', 3_600_000),
+      pin_ttl_ms: int('How long a stored response id stays pinned to the account that created it.', 86_400_000),
+      session_headers: names('Request headers naming a session, first present wins.', SESSION_DEFAULTS.session_headers),
+      session_fields: names('Body fields (dotted paths) naming a session, tried after the headers.', SESSION_DEFAULTS.session_fields),
+      session_prefix: names('Body fields (dotted paths; a number indexes a list) whose values, hashed together, stand for the session when nothing names one.', SESSION_DEFAULTS.session_prefix),
     },
   },
   create(options, env) {
-    const server = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, connectTimeout: options.connect_timeout_ms });
-    const pending = new WeakMap<object, Pending>();
-    server.on('proxyRes', (upstreamRes, req) => pending.get(req)?.onResponse(upstreamRes));
-    server.on('proxyReq', (upstreamReq, req) => { const p = pending.get(req); if (p) p.upstreamReq = upstreamReq; });
-    const agents = new Map<string, HttpAgent>();
-    const agentFor = (url: URL) => {
-      let agent = agents.get(url.origin);
-      if (!agent) {
-        const opts = { keepAlive: true, maxSockets: options.max_sockets, maxFreeSockets: 64 };
-        agents.set(url.origin, agent = url.protocol === 'https:' ? new HttpsAgent(opts) : new HttpAgent(opts));
-      }
-      return agent;
-    };
-
+    const serve = createPool(options, env);
     return async (ctx) => {
-      const group = ctx.group;
-      if (!group || !ctx.platform) throw new GatewayError(500, 'stage_order', 'proxy needs group-check before it');
-      const account = group.accounts.find((a) => a.enabled);
-      if (!account) throw new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', `No upstream account is available for group "${group.name}"`);
-      ctx.account = account;
-      // base_url may carry a path prefix (https://host/api); the route's upstream path goes after it.
-      const target = new URL(`${account.base_url ?? ctx.platform.base_url}${upstreamPath(ctx)}`);
-      const body = await upstreamBody(ctx);
-      // http-proxy-3 copies the outgoing headers from req.headers: hand it the cleaned set.
-      ctx.req.headers = upstreamHeaders(ctx, account, env, body);
-      ctx.timings.upstreamStart = performance.now();
-
-      await new Promise<void>((resolve, reject) => {
-        let answered = false;
-        const timer = setTimeout(() => {
-          if (answered) return;
-          answered = true;
-          ctx.outcome = 'timeout';
-          reject(new GatewayError(504, 'upstream_timeout', `The upstream did not answer within ${options.header_timeout_ms} ms`));
-          entry.upstreamReq?.destroy();
-        }, options.header_timeout_ms);
-        const entry: Pending = {
-          onResponse(upstreamRes) {
-            if (answered) { upstreamRes.destroy(); return; }
-            answered = true;
-            clearTimeout(timer);
-            ctx.timings.firstByte = performance.now();
-            relay(ctx, upstreamRes, options.keepalive_ms, options.usage).then(resolve, reject);
-          },
-        };
-        pending.set(ctx.req, entry);
-        ctx.res.once('close', () => {
-          if (answered) return;
-          answered = true;
-          clearTimeout(timer);
-          ctx.outcome = 'disconnected';
-          resolve();
-        });
-        server.web(ctx.req, ctx.res, {
-          target, agent: agentFor(target), buffer: body.bytes ? bodySource(body.bytes) : undefined,
-        }, (err) => {
-          if (answered) return;
-          answered = true;
-          clearTimeout(timer);
-          ctx.outcome = 'failed';
-          ctx.log.warn({ req_id: ctx.id, account: account.id, code: (err as NodeJS.ErrnoException).code }, 'upstream request failed');
-          reject(new GatewayError(502, 'upstream_unreachable', `The upstream for account "${account.id}" could not be reached`));
-        });
-      });
+      if (!ctx.group || !ctx.platform) throw new GatewayError(500, 'stage_order', 'proxy needs group-check before it');
+      await serve(ctx);
     };
   },
 };

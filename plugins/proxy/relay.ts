@@ -24,8 +24,10 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
   const headers = clientHeaders(ctx, upstream);
   const type = String(upstream.headers['content-type'] ?? '');
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
+  // Set by the stream relays: copies what they observed onto ctx, as metering may settle before the upstream's own end.
+  let abandon: (() => void) | undefined;
   const done = new Promise<void>((resolve) => res.once('close', () => {
-    if (!res.writableFinished) { ctx.outcome = 'disconnected'; upstream.destroy(); }
+    if (!res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
   }));
 
@@ -35,9 +37,9 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
     res.writeHead(status, headers);
     upstream.pipe(res);
   } else if (type.includes('text/event-stream')) {
-    relayStream(ctx, upstream, status, headers, keepaliveMs);
+    abandon = relayStream(ctx, upstream, status, headers, keepaliveMs);
   } else if (ctx.stream) {
-    relayTee(ctx, upstream, status, headers, usage);
+    abandon = relayTee(ctx, upstream, status, headers, usage);
   } else {
     // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
     return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'), usage)]);
@@ -69,22 +71,27 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
 /** Answer with a complete upstream body: usage read from it, the client's model name written back when aliased. */
 function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean): void {
   let body = upstreamBody;
+  let outcome = 'completed';
   if (isJson) {
     try {
       const json = JSON.parse(body.toString('utf8'));
       if (usage) ctx.usage = ctx.format.usageFromBody(json);
+      if (ctx.format.incomplete?.(json)) outcome = 'incomplete';
       if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
         ctx.format.setModel(json, ctx.model);
         body = Buffer.from(JSON.stringify(json));
       }
     } catch { /* not JSON after all: relay the bytes untouched */ }
   }
-  ctx.outcome = 'completed';
+  ctx.outcome = outcome;
   ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
 }
 
-/** A stream that is not SSE (e.g. a JSON array of chunks): bytes go out as they arrive; usage is read from the whole at the end. */
-function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, usage: boolean): void {
+/**
+ * A stream that is not SSE (e.g. a JSON array of chunks): bytes go out as they arrive; usage is read from the whole at the end.
+ * Returns what to do when the client leaves first.
+ */
+function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => void {
   const chunks: Buffer[] = [];
   ctx.res.writeHead(status, headers);
   upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
@@ -93,24 +100,34 @@ function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: 
     try {
       const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       if (usage) ctx.usage = ctx.format.usageFromBody(json);
+      if (ctx.format.incomplete?.(json)) ctx.outcome = 'incomplete';
       // An element carrying an error object is how such a stream reports a failure after it began.
       if (Array.isArray(json) && json.some((e) => e && typeof e === 'object' && 'error' in e)) ctx.outcome = 'failed';
     } catch { /* no usage to read */ }
     ctx.res.end();
   });
   upstream.once('close', () => {
-    if (upstream.complete) return;
+    if (upstream.complete || ctx.outcome === 'disconnected') return;
     ctx.outcome = 'missing-terminal';
     ctx.res.destroy();
   });
+  // The array so far, closed after its last whole element, still names the prompt usage (a cut inside an element names none).
+  return () => {
+    if (!usage) return;
+    try { ctx.usage = ctx.format.usageFromBody(JSON.parse(`${Buffer.concat(chunks).toString('utf8')}]`)); } catch { /* nothing whole to read */ }
+  };
 }
 
-function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): void {
+/** Relays an SSE stream frame by frame through the format's scanner; returns what to do when the client leaves first. */
+function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): () => void {
   const { res, format } = ctx;
   const parser = new SseParser();
   const scanner = format.scanStream(ctx);
-  res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  res.flushHeaders();
+  // A stream that waited for an account already sent its 200 with the queue's keepalives.
+  if (!res.headersSent) {
+    res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+  }
   let timer: NodeJS.Timeout | undefined;
   const armKeepalive = () => {
     if (!format.keepalive || keepaliveMs <= 0) return;
@@ -129,13 +146,17 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     if (out) res.write(out);
   });
   let finished = false;
-  const finish = () => {
-    if (finished) return;
+  const observe = () => {
     finished = true;
     clearTimeout(timer);
     ctx.usage = scanner.usage();
+    ctx.streamed = scanner.streamed?.();
+  };
+  const finish = () => {
+    if (finished) return;
+    observe();
     if (scanner.error()) ctx.outcome = 'failed';
-    else if (scanner.terminal()) ctx.outcome = 'completed';
+    else if (scanner.terminal()) ctx.outcome = scanner.incomplete?.() ? 'incomplete' : 'completed';
     else if (!res.writableEnded && !res.destroyed) {
       // Never let a cut stream look like a clean finish: end it with the format's own error event.
       ctx.outcome = 'missing-terminal';
@@ -147,4 +168,6 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
   upstream.once('aborted', finish);
   upstream.once('error', finish);
   upstream.once('close', finish);
+  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
+  return () => { if (!finished) observe(); };
 }

@@ -1,6 +1,6 @@
 // End to end: refusals and upstream errors reach each official SDK as its own error class — disallowed model (NotFound),
 // wrong platform for the route's format (BadRequest), images on a non-OpenAI platform (the established 404 body), and an
-// upstream 429 (RateLimit, with the upstream's own body). Runs the shipped routes and pipelines on a config whose groups
+// upstream 429 (RateLimit, answered by the pool as ALL_ACCOUNTS_RATE_LIMITED). Runs the shipped routes and pipelines on a config whose groups
 // add platforms that serve a single format.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
@@ -49,7 +49,6 @@ const gemini = (key: string, apiVersion?: string) =>
   new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url, ...(apiVersion === undefined ? {} : { apiVersion }) } });
 
 const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Hello there' }];
-const fault429 = { headers: { 'x-simulator-fault': 'status=429' } };
 
 /** The JSON body inside an @google/genai ApiError message ("got status: 404 Not Found. {…}"). */
 const geminiBody = (err: ApiError): unknown => JSON.parse(err.message.slice(err.message.indexOf('{')));
@@ -166,9 +165,14 @@ t.test('images on a non-OpenAI platform → 404 with the established body, byte 
   t.equal(upstreamCount(), before, 'nothing reached an upstream');
 });
 
-const SIMULATED_429 = 'Simulated upstream error (status 429).';
+// The upstream says its limit resets at once (retry-after: 0), so the account is not cooled down and every call below
+// reaches it; a longer reset would answer the later calls from the gateway alone (test/pools covers that).
+const fault429 = { headers: { 'x-simulator-fault': 'status=429, retry-after=0' } };
+const POOL_429 = 'Every upstream account of group "main" is rate limited; retry after 1 s';
 
-t.test('an upstream 429 reaches each SDK as its RateLimit class, with the upstream\'s own body', async (t) => {
+// An upstream 429 moves the request to another account; the group has one, so the pool answers with its own 429
+// (ALL_ACCOUNTS_RATE_LIMITED, retry-after), never the upstream's body.
+t.test('an upstream 429 reaches each SDK as its RateLimit class, as the pool\'s ALL_ACCOUNTS_RATE_LIMITED', async (t) => {
   const sim = gateway.simulators.sim;
   const before = sim.requests.length;
 
@@ -181,35 +185,34 @@ t.test('an upstream 429 reaches each SDK as its RateLimit class, with the upstre
     const err = await rejection(call());
     t.ok(err instanceof OpenAI.RateLimitError, `openai ${label} → RateLimitError`);
     const limited = err as InstanceType<typeof OpenAI.RateLimitError>;
-    t.same(limited.error, { message: SIMULATED_429, type: 'requests', param: null, code: 'rate_limit_exceeded' }, `${label}: the upstream's body`);
+    t.same(limited.error, { message: POOL_429, type: 'rate_limit_error', param: null, code: 'ALL_ACCOUNTS_RATE_LIMITED' }, `${label}: the pool's body`);
     t.equal(limited.headers?.get('retry-after'), '1');
   }
 
-  const anthropicBody = { type: 'error', error: { type: 'rate_limit_error', message: SIMULATED_429 } };
+  const anthropicError = { type: 'rate_limit_error', message: POOL_429, code: 'ALL_ACCOUNTS_RATE_LIMITED' };
   const message = await rejection(anthropic(FULL).messages.create({ model: 'claude-haiku-4-5', max_tokens: 10, messages }, fault429));
   t.ok(message instanceof Anthropic.RateLimitError, 'anthropic → RateLimitError');
-  t.same((message as InstanceType<typeof Anthropic.RateLimitError>).error, anthropicBody);
+  t.match((message as InstanceType<typeof Anthropic.RateLimitError>).error, { type: 'error', error: anthropicError });
   t.equal((message as InstanceType<typeof Anthropic.RateLimitError>).headers?.get('retry-after'), '1');
   const streamed = await rejection(anthropic(FULL).messages.stream({ model: 'claude-haiku-4-5', max_tokens: 10, messages }, fault429).finalMessage());
   t.ok(streamed instanceof Anthropic.RateLimitError, 'anthropic stream → RateLimitError');
-  t.same((streamed as InstanceType<typeof Anthropic.RateLimitError>).error, anthropicBody);
+  t.match((streamed as InstanceType<typeof Anthropic.RateLimitError>).error, { type: 'error', error: anthropicError });
   const count = await rejection(anthropic(FULL).messages.countTokens({ model: 'claude-haiku-4-5', messages }, fault429));
   t.ok(count instanceof Anthropic.RateLimitError, 'anthropic count_tokens → RateLimitError');
 
-  const geminiBody429 = { error: { code: 429, message: SIMULATED_429, status: 'RESOURCE_EXHAUSTED' } };
   for (const apiVersion of ['v1beta', undefined]) {
     const ai = gemini(FULL, apiVersion);
-    const config = { httpOptions: { headers: { 'x-simulator-fault': 'status=429' } } };
+    const config = { httpOptions: { headers: fault429.headers } };
     const generated = await rejection(ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hello there', config }));
     t.ok(generated instanceof ApiError, `genai (${apiVersion ?? 'default'}) → ApiError`);
     t.equal((generated as ApiError).status, 429, 'with status 429, the genai SDK\'s rate-limit signal');
-    t.same(geminiBody(generated as ApiError), geminiBody429);
+    t.match(geminiBody(generated as ApiError), { error: { code: 429, message: POOL_429, status: 'RESOURCE_EXHAUSTED', details: [{ reason: 'ALL_ACCOUNTS_RATE_LIMITED' }] } });
     const stream = await rejection((async () => {
       for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'Hello there', config })) void chunk;
     })());
     t.ok(stream instanceof ApiError);
     t.equal((stream as ApiError).status, 429);
-    t.same(geminiBody(stream as ApiError), geminiBody429);
+    t.match(geminiBody(stream as ApiError), { error: { code: 429, message: POOL_429 } });
   }
 
   t.equal(sim.requests.length, before + 4 + 3 + 4, 'maxRetries 0: one upstream attempt each');

@@ -4,7 +4,7 @@
 import t from 'tap';
 import OpenAI, { toFile } from 'openai';
 import { withLoggedGateway } from '../helpers/gateway.ts';
-import { DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
+import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
 
 const { gateway, requests } = await withLoggedGateway(t, SHIPPED_CONFIG);
 const sim = gateway.simulators.demo;
@@ -424,7 +424,9 @@ t.test('the client key never reached the upstream; the account credential did', 
   t.ok(sim.requests.length >= 20, `${sim.requests.length} upstream requests to inspect`);
   for (const [i, r] of sim.requests.entries()) {
     t.notOk(surfaces(r).some((s) => s.includes(DEMO_KEY)), `request ${i} (${r.method} ${r.path}) carries no client key`);
-    t.equal(r.headers.authorization, 'Bearer demo-upstream-credential', `request ${i}: the account credential`);
+    t.match(r.headers.authorization, new RegExp(`^Bearer ${DEMO_ACCOUNT.source.slice(1)}`), `request ${i}: an account credential`);
   }
+  const used = new Set(sim.requests.map((r) => r.headers.authorization));
+  t.equal(used.size, 3, 'the shipped demo group spreads requests over its three accounts');
   t.same(gateway.simulators['demo-antigravity'].requests, [], 'nothing went to the dedicated pool');
 });

@@ -227,15 +227,22 @@ t.test('the /chat/completions alias (base URL without /v1) reaches the upstream 
   t.equal(lastRecorded().method, 'POST');
 });
 
-t.test('an upstream 429 reaches the SDK as RateLimitError with the upstream\'s own body and retry-after', async (t) => {
+// The group's only account answers 429: the request has nowhere else to go, so the pool answers with its own 429 and
+// the account cools down until the reset the upstream announced (retry-after: 1), serving nothing meanwhile.
+t.test('an upstream 429 reaches the SDK as RateLimitError with the pool\'s body and retry-after', async (t) => {
   const before = sim.requests.length;
   const err = await sdkError(alice.chat.completions.create({ model: 'gpt-4o-mini', messages }, { headers: { 'x-simulator-fault': 'status=429' } }));
   t.ok(err instanceof OpenAI.RateLimitError);
   t.equal(err.status, 429);
-  t.same(err.error, { message: 'Simulated upstream error (status 429).', type: 'requests', param: null, code: 'rate_limit_exceeded' });
+  const body = { message: 'Every upstream account of group "main" is rate limited; retry after 1 s', type: 'rate_limit_error', param: null, code: 'ALL_ACCOUNTS_RATE_LIMITED' };
+  t.same(err.error, body);
   t.equal(err.headers?.get('retry-after'), '1');
-  t.match(err.headers?.get('x-request-id'), UUID, 'the gateway id, even on a relayed upstream error');
+  t.match(err.headers?.get('x-request-id'), UUID, 'the gateway id');
   t.equal(sim.requests.length, before + 1, 'maxRetries 0: exactly one upstream attempt');
+  const again = await sdkError(alice.chat.completions.create({ model: 'gpt-4o-mini', messages }));
+  t.ok(again instanceof OpenAI.RateLimitError, 'while the account cools down, the pool answers 429 at once');
+  t.same(again.error, body);
+  t.equal(sim.requests.length, before + 1, 'the cooling account was not asked');
 });
 
 t.test('secrets: no client key ever reached the upstream; the account credential did', async (t) => {

@@ -7,6 +7,9 @@ export const SHIPPED_CONFIG = fileURLToPath(new URL('../../gateway.yaml', import
 
 export const DEMO_KEY = 'sk-demo-key';
 
+/** The credentials of the shipped demo group's three simulator accounts. */
+export const DEMO_ACCOUNT = /^demo-upstream-credential(-2|-3)?$/;
+
 let counter = 0;
 /** A fresh well-formed request id: the gateway keeps it, so a test can find its own log line. */
 export const rid = (label: string): string => `e2e-${label}-${process.pid}-${++counter}`;

@@ -17,7 +17,8 @@ const scripted = await startUpstream(t, (req, res) => {
 });
 
 const proxyPipeline = (options: string) => `[auth, group-check, model-allowlist, { proxy: ${options} }]`;
-const config = demoConfig(`  - { method: POST, path: /slow/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ header_timeout_ms: 300 }')}, upstream_path: /v1/chat/completions }
+// unreachable_ms 0: a timed-out account is not cooled down, so the tests after a timeout still reach it.
+const config = demoConfig(`  - { method: POST, path: /slow/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ header_timeout_ms: 300, unreachable_ms: 0 }')}, upstream_path: /v1/chat/completions }
   - { method: POST, path: /ka/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ keepalive_ms: 100 }')}, upstream_path: /v1/chat/completions }
 `).replace('platforms:\n', `platforms:
   dead: { base_url: "http://127.0.0.1:1", format: openai-chat }
@@ -56,12 +57,13 @@ async function closedWithin(exchange: Exchange, ms: number): Promise<boolean> {
   return Promise.race([exchange.closed.then(() => true), sleep(ms).then(() => false)]);
 }
 
-t.test('upstream header timeout → native 504 in time', async (t) => {
+// A header timeout fails the attempt over to the next account; with none left, the answer is the pool's 502.
+t.test('upstream header timeout → native 502 UPSTREAM_FAILED in time', async (t) => {
   const start = Date.now();
   const res = await post(gw.url + '/slow/v1/chat/completions', chatBody(), { ...ALICE, 'x-simulator-fault': 'hang' });
   const elapsed = Date.now() - start;
-  const err = await expectOpenAIError(t, res, 504, 'upstream_timeout', 'timeout_error');
-  t.equal(err.message, 'The upstream did not answer within 300 ms');
+  const err = await expectOpenAIError(t, res, 502, 'UPSTREAM_FAILED', 'upstream_error');
+  t.equal(err.message, 'The upstream request failed on the only account tried (last: the upstream did not answer in time)');
   t.ok(elapsed >= 290 && elapsed < 1500, `answered after ${elapsed} ms (timeout 300 ms)`);
 
   const slow = await post(gw.url + '/slow/v1/chat/completions', chatBody(), { ...ALICE, 'x-simulator-fault': 'slow-headers=100' });
@@ -72,17 +74,17 @@ t.test('upstream header timeout → native 504 in time', async (t) => {
 t.test('the header timeout also hangs up on the upstream', async (t) => {
   const before = scripted.exchanges.length;
   const res = await post(gw.url + '/slow/v1/chat/completions', chatBody(), { ...SCRIPTED, 'x-script': 'hang' });
-  await expectOpenAIError(t, res, 504, 'upstream_timeout', 'timeout_error');
+  await expectOpenAIError(t, res, 502, 'UPSTREAM_FAILED', 'upstream_error');
   t.equal(scripted.exchanges.length, before + 1);
   const exchange = scripted.exchanges[before];
   t.ok(await closedWithin(exchange, 1000), 'the upstream connection was closed');
   t.equal(exchange.finished, false);
 });
 
-t.test('connect failure → native 502', async (t) => {
+t.test('connect failure → native 502, naming no account', async (t) => {
   const start = Date.now();
-  const err = await expectOpenAIError(t, await post(CHAT, chatBody(), bearer('sk-dead-0007')), 502, 'upstream_unreachable', 'upstream_error');
-  t.equal(err.message, 'The upstream for account "dead-1" could not be reached');
+  const err = await expectOpenAIError(t, await post(CHAT, chatBody(), bearer('sk-dead-0007')), 502, 'UPSTREAM_FAILED', 'upstream_error');
+  t.equal(err.message, 'The upstream request failed on the only account tried (last: the upstream could not be reached)');
   t.ok(Date.now() - start < 2000, 'a refused connection fails fast');
 });
 
@@ -168,12 +170,19 @@ t.test('a truncated non-stream upstream body → native 502, not a dropped conne
   t.equal(type, 'upstream_error', 'in the OpenAI envelope');
 });
 
-t.test('upstream error statuses pass through with the upstream\'s body', async (t) => {
-  const res = await post(CHAT, chatBody(), { ...ALICE, 'x-simulator-fault': 'status=503' });
-  t.equal(res.status, 503);
+t.test('upstream error statuses that do not fail over pass through with the upstream\'s body', async (t) => {
+  const res = await post(CHAT, chatBody(), { ...ALICE, 'x-simulator-fault': 'status=422' });
+  t.equal(res.status, 422);
   t.match(res.headers.get('x-request-id'), /^[0-9a-f-]{36}$/);
   t.match(res.headers.get('x-upstream-request-id'), /^req_sim_\d+$/);
-  t.same(await res.json(), { error: { message: 'Simulated upstream error (status 503).', type: 'server_error', param: null, code: null } });
+  t.same(await res.json(), { error: { message: 'Simulated upstream error (status 422).', type: 'invalid_request_error', param: null, code: null } });
+});
+
+t.test('an upstream 503 fails over; with no other account the answer is the pool\'s 502, without the upstream\'s body', async (t) => {
+  const res = await post(CHAT, chatBody(), { ...ALICE, 'x-simulator-fault': 'status=503' });
+  const err = await expectOpenAIError(t, res, 502, 'UPSTREAM_FAILED', 'upstream_error');
+  t.equal(err.message, 'The upstream request failed on the only account tried (last: an upstream server error, HTTP 503)');
+  t.equal(res.headers.get('x-upstream-request-id'), null, 'no upstream internals');
 });
 
 t.test('headers: hop-by-hop and credentials dropped, custom headers and query kept, identity encoding', async (t) => {

@@ -139,3 +139,41 @@ t.test('close() returns promptly even with a request hanging', async (t) => {
   t.ok(Date.now() - started < 1000, `closed in ${Date.now() - started} ms`);
   t.type(await pending, Error, 'the hanging client sees the connection drop');
 });
+
+t.test('early-error: the error frame where the content would begin, before any content', async (t) => {
+  const res = await postJson(sim, '/v1/chat/completions', streamBody, fault('early-error'));
+  t.equal(res.status, 200);
+  const chunks = chunksOf(await res.text());
+  t.equal(chunks.length, 2, 'the role chunk, then the error');
+  t.equal(contentOf(chunks.slice(0, 1)), '', 'no content before it');
+  t.same(chunks[1], { error: { message: 'simulated mid-stream failure', type: 'server_error', param: null, code: null } });
+});
+
+t.test('retry-after and retry-after-ms on a status fault', async (t) => {
+  const a = await postJson(sim, '/v1/chat/completions', { model: 'gpt-4o-mini', messages }, fault('status=429, retry-after=7'));
+  t.equal(a.headers.get('retry-after'), '7');
+  t.equal(a.headers.get('retry-after-ms'), null);
+  const b = await postJson(sim, '/v1/chat/completions', { model: 'gpt-4o-mini', messages }, fault('status=429, retry-after-ms=1500'));
+  t.same([b.headers.get('retry-after-ms'), b.headers.get('retry-after')], ['1500', '2']);
+  const c = await postJson(sim, '/v1/chat/completions', { model: 'gpt-4o-mini', messages }, fault('status=503, retry-after=3'));
+  t.same([c.status, c.headers.get('retry-after')], [503, '3']);
+  for (const bad of ['retry-after', 'retry-after-ms=-1', 'times=x']) {
+    t.equal((await postJson(sim, '/v1/chat/completions', { model: 'gpt-4o-mini', messages }, fault(bad))).status, 400, bad);
+  }
+});
+
+t.test('a sim-fault: credential carries its own faults, for its first `times` requests, over the header\'s', async (t) => {
+  const as = (credential: string, headers: Record<string, string> = {}) =>
+    postJson(sim, '/v1/chat/completions', { model: 'gpt-4o-mini', messages }, { authorization: `Bearer ${credential}`, ...headers });
+  const credential = 'sim-fault:status=429;retry-after-ms=500;times=2';
+  const first = await as(credential);
+  t.same([first.status, first.headers.get('retry-after-ms')], [429, '500']);
+  t.equal((await as(credential)).status, 429, 'the second request too');
+  t.equal((await as(credential)).status, 200, 'then it answers normally');
+  t.equal((await as('sim-fault:status=500,times=1')).status, 500, 'commas separate items as well');
+  t.equal((await as('sim-fault:status=500,times=1')).status, 200, 'each credential counts its own requests');
+  t.equal((await as('sim-fault:status=503', fault('status=400'))).status, 503, 'the credential\'s fault wins over the header\'s');
+  t.equal((await as('sim-fault:times=0;status=503', fault('status=400'))).status, 400, 'once used up, the header applies again');
+  t.equal((await as('plain-credential', fault('status=502'))).status, 502, 'a plain credential: the header as before');
+  t.equal((await as('sim-fault:explode')).status, 400, 'a malformed credential fault is a 400');
+});

@@ -1,0 +1,153 @@
+// One upstream attempt through http-proxy-3: send, wait for the response headers (bounded), and for a 200 stream hold its
+// opening frames until its first content, so an error before any content can still move the request to another account.
+import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { createProxyServer } from 'http-proxy-3';
+import { SseParser } from '../../adapters/shared/sse.ts';
+import type { Ctx } from '../../core/types.ts';
+import type { Failure } from './classify.ts';
+
+export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
+
+export type Sent =
+  | { kind: 'response'; upstream: IncomingMessage }
+  | { kind: 'failure'; failure: Failure; code?: string }
+  | { kind: 'disconnected' };
+
+/** http-proxy-3 only calls .pipe() on its buffer option; a one-write source avoids a stream per request. */
+const bodySource = (bytes: Buffer) => ({ pipe: (dest: NodeJS.WritableStream) => dest.end(bytes) }) as unknown as NodeJS.ReadableStream;
+const EMPTY = Buffer.alloc(0);
+
+interface Pending { onResponse: (res: IncomingMessage) => void; upstreamReq?: ClientRequest }
+
+export class Upstreams {
+  readonly #o: AttemptOptions;
+  readonly #server;
+  readonly #pending = new WeakMap<object, Pending>();
+  readonly #agents = new Map<string, HttpAgent>();
+
+  constructor(options: AttemptOptions) {
+    this.#o = options;
+    this.#server = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, connectTimeout: options.connect_timeout_ms });
+    // A response is taken only by the attempt that sent its request (an earlier attempt of the same client request is over).
+    this.#server.on('proxyRes', (upstreamRes, req) => {
+      const p = this.#pending.get(req);
+      if (p && (!p.upstreamReq || (upstreamRes as IncomingMessage & { req?: ClientRequest }).req === p.upstreamReq)) p.onResponse(upstreamRes);
+      else upstreamRes.destroy();
+    });
+    this.#server.on('proxyReq', (upstreamReq, req) => { const p = this.#pending.get(req); if (p) p.upstreamReq = upstreamReq; });
+  }
+
+  #agentFor(url: URL): HttpAgent {
+    let agent = this.#agents.get(url.origin);
+    if (!agent) {
+      const opts = { keepAlive: true, maxSockets: this.#o.max_sockets, maxFreeSockets: 64 };
+      this.#agents.set(url.origin, agent = url.protocol === 'https:' ? new HttpsAgent(opts) : new HttpAgent(opts));
+    }
+    return agent;
+  }
+
+  /** Send the request (ctx.req.headers already hold the upstream headers) and wait for the response headers. */
+  send(ctx: Ctx, target: URL, body: Buffer | undefined): Promise<Sent> {
+    return new Promise<Sent>((resolve) => {
+      let answered = false;
+      const finish = (sent: Sent) => {
+        if (answered) return false;
+        answered = true;
+        clearTimeout(timer);
+        ctx.res.off('close', onClose);
+        this.#pending.delete(ctx.req);
+        resolve(sent);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        if (finish({ kind: 'failure', failure: { kind: 'timeout' } })) entry.upstreamReq?.destroy();
+      }, this.#o.header_timeout_ms);
+      const entry: Pending = {
+        onResponse: (upstream) => { if (!finish({ kind: 'response', upstream })) upstream.destroy(); },
+      };
+      const onClose = () => finish({ kind: 'disconnected' });
+      this.#pending.set(ctx.req, entry);
+      ctx.res.once('close', onClose);
+      // Always a buffer: a retry cannot re-read the client's request stream.
+      this.#server.web(ctx.req, ctx.res, { target, agent: this.#agentFor(target), buffer: bodySource(body ?? EMPTY) }, (err) => {
+        // An error because the client went away is not the account's fault.
+        finish(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: (err as NodeJS.ErrnoException).code });
+      });
+    });
+  }
+}
+
+export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
+
+/**
+ * Read a 200 SSE stream's opening frames through a throwaway scanner until it says content started, the stream ended
+ * its answer, or `waitMs` passed: then put the bytes back for the relay (commit). An error event (or the end of the
+ * stream) before any content is a failure, and nothing has reached the client.
+ */
+export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: number): Promise<Held> {
+  const probe = ctx.format.scanStream(ctx);
+  if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
+  const parser = new SseParser();
+  const held: Buffer[] = [];
+  return new Promise<Held>((resolve) => {
+    let decided = false;
+    const decide = (result: Held) => {
+      if (decided) return;
+      decided = true;
+      clearTimeout(timer);
+      upstream.off('data', onData);
+      upstream.off('end', onEnd);
+      upstream.off('aborted', onEnd);
+      upstream.off('error', onEnd);
+      upstream.off('close', onEnd);
+      ctx.res.off('close', onClose);
+      if (result.kind === 'commit') {
+        upstream.pause();
+        if (held.length) upstream.unshift(held.length === 1 ? held[0] : Buffer.concat(held));
+      } else upstream.destroy();
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      held.push(chunk);
+      for (const frame of parser.push(chunk)) {
+        probe.frame(frame);
+        const error = probe.error();
+        if (error !== undefined && !probe.started!()) return decide({ kind: 'failure', failure: { kind: 'stream_error', message: error } });
+        if (probe.started!() || probe.terminal()) return decide({ kind: 'commit' });
+      }
+    };
+    const onEnd = () => decide({ kind: 'failure', failure: { kind: 'stream_error', message: 'the stream ended before any content' } });
+    const onClose = () => decide({ kind: 'disconnected' });
+    const timer = setTimeout(() => decide({ kind: 'commit' }), waitMs);
+    upstream.on('data', onData);
+    upstream.once('end', onEnd);
+    upstream.once('aborted', onEnd);
+    upstream.once('error', onEnd);
+    upstream.once('close', onEnd);
+    ctx.res.once('close', onClose);
+  });
+}
+
+/** The message of an upstream error body in any of the three envelopes (all put it at error.message), for a stream error. */
+export function errorMessage(text: string): string | undefined {
+  try {
+    const json = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof json.error === 'string' ? json.error : json.error?.message ?? json.message;
+    return typeof m === 'string' ? m : undefined;
+  } catch { return undefined; }
+}
+
+/** Read a (small) upstream error body. */
+export function readAll(upstream: IncomingMessage, limit = 64 * 1024): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    upstream.on('data', (c: Buffer) => { size += c.length; if (size <= limit) chunks.push(c); });
+    upstream.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    upstream.once('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    upstream.once('aborted', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+export const isSse = (headers: IncomingHttpHeaders): boolean => String(headers['content-type'] ?? '').includes('text/event-stream');

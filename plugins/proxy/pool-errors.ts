@@ -1,0 +1,71 @@
+// The gateway's own answers when the pool cannot serve a request: by class, never with upstream bodies, account ids or credentials.
+import { GatewayError } from '../../core/errors.ts';
+import type { Attempt, GroupConfig } from '../../core/types.ts';
+import type { AccountState, CooldownReason } from '../../core/store/types.ts';
+
+/** Attempts that failed at the upstream itself (not a refused credential, not a rate limit). */
+const UPSTREAM_FAILURES = new Set(['upstream_error', 'overloaded', 'unreachable', 'timeout', 'stream_error']);
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+const LAST: Record<string, string> = {
+  upstream_error: 'an upstream server error', overloaded: 'the upstream was overloaded', unreachable: 'the upstream could not be reached',
+  timeout: 'the upstream did not answer in time', stream_error: 'the upstream stream failed before any content',
+};
+
+export function noCandidates(group: GroupConfig, model: string | undefined): GatewayError {
+  return new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', model === undefined
+    ? `No upstream account of group "${group.name}" is enabled`
+    : `No enabled upstream account of group "${group.name}" serves the model "${model}"`);
+}
+
+/**
+ * Every account tried failed, or none was left to try: 502 when the upstream itself failed, 429 when the accounts are
+ * rate limited (retry-after: the soonest cool-down end), else 503 (all cooling down or needing attention).
+ */
+export function exhausted(group: GroupConfig, attempts: Attempt[], states: AccountState[], now: number): GatewayError {
+  const failures = attempts.filter((a) => UPSTREAM_FAILURES.has(a.reason));
+  if (failures.length) {
+    const last = failures[failures.length - 1];
+    const n = attempts.length;
+    return new GatewayError(502, 'UPSTREAM_FAILED', `The upstream request failed on ${n === 1 ? 'the only account tried' : `all ${n} accounts tried`} (last: ${LAST[last.reason]}${last.status ? `, HTTP ${last.status}` : ''})`);
+  }
+  const free = states.some((s) => s.coolingUntil === undefined);
+  // Accounts needing attention come back only after their (long) pause: the soonest other cool-down is the useful hint.
+  const ends = states.filter((s) => s.coolingUntil !== undefined && s.reason !== 'auth').map((s) => s.coolingUntil! - now);
+  const soonest = free || !ends.length ? undefined : Math.min(...ends);
+  const headers: Record<string, string> = soonest === undefined ? {} : { 'retry-after': String(seconds(soonest)) };
+  const rateLimited = attempts.some((a) => a.reason === 'rate_limited') || states.some((s) => s.reason === 'rate_limited' && s.coolingUntil !== undefined);
+  if (rateLimited) {
+    headers['retry-after'] ??= '1';
+    return new GatewayError(429, 'ALL_ACCOUNTS_RATE_LIMITED',
+      `Every upstream account of group "${group.name}" is rate limited; retry after ${headers['retry-after']} s`, { headers });
+  }
+  const attention = states.length > 0 && states.every((s) => s.reason === 'auth' && s.coolingUntil !== undefined);
+  const when = attention ? ': every account needs attention from the operator' : soonest === undefined ? ' right now' : `; the soonest may return in ${headers['retry-after']} s`;
+  return new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', `No upstream account of group "${group.name}" is available${when}`, { headers });
+}
+
+const WHY: Record<CooldownReason, string> = {
+  rate_limited: 'is rate limited', overloaded: 'is overloaded', auth: 'needs attention from an operator (its credential was refused)',
+  upstream_error: 'is failing', unreachable: 'cannot be reached',
+};
+
+/**
+ * The account holding a pinned conversation cannot serve it: gone (409: the conversation cannot continue here) or
+ * cooling down / needing attention / just failed (503, with when it may return).
+ */
+export function conversationUnavailable(id: string, state: AccountState | 'gone' | undefined, now: number): GatewayError {
+  const what = `The upstream account that holds this conversation (${id})`;
+  if (state === 'gone') {
+    return new GatewayError(409, 'CONVERSATION_ACCOUNT_UNAVAILABLE', `${what} is no longer available; start a new conversation without previous_response_id`);
+  }
+  const until = state?.coolingUntil;
+  const why = state?.reason ? WHY[state.reason] : 'is unavailable';
+  if (until === undefined || until <= now) {
+    return new GatewayError(503, 'CONVERSATION_ACCOUNT_UNAVAILABLE', `${what} ${why}; retry shortly`, { headers: { 'retry-after': '1' } });
+  }
+  const s = seconds(until - now);
+  return new GatewayError(503, 'CONVERSATION_ACCOUNT_UNAVAILABLE',
+    `${what} ${why}; it may return in ${s} s (at ${new Date(until).toISOString()})`, { headers: { 'retry-after': String(s) } });
+}

@@ -1,0 +1,131 @@
+// Account choice for one attempt: the candidates serving the model, a store lease (heartbeat, release), and the bounded wait when all are busy.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GatewayError } from '../../core/errors.ts';
+import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
+import type { AccountLease, AcquireAccountResult, Store } from '../../core/store/types.ts';
+import { matchesAny } from '../globs.ts';
+import type { PoolMetrics } from './pool-metrics.ts';
+
+export interface ScheduleOptions { lease_ms: number; heartbeat_ms: number; queue_timeout_ms: number; queue_size: number }
+
+/** Polling while every account is busy: the first retry soon, then slower (a local release wakes a waiter at once). */
+const FIRST_POLL_MS = 50;
+const POLL_GROWTH = 1.5;
+const MAX_POLL_MS = 1000;
+
+/** Enabled accounts of the group that serve this upstream model (their `models` globs, or their own model_map). */
+export function candidatesFor(group: GroupConfig, model: string | undefined): AccountConfig[] {
+  return group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
+    || (a.model_map !== undefined && Object.hasOwn(a.model_map, model))));
+}
+
+/** The model this account is sent: its own model_map applied to the group's upstream model. */
+export const accountModel = (account: AccountConfig, model: string | undefined): string | undefined =>
+  model !== undefined && account.model_map && Object.hasOwn(account.model_map, model) ? account.model_map[model] : model;
+
+const busy = (code: string, message: string) =>
+  new GatewayError(429, code, message, { headers: { 'x-gateway-limit': 'accounts_busy', 'retry-after': '1' } });
+
+interface Waiter { accounts: Set<string>; wake: () => void }
+
+/** Waiting requests per group, shared by every proxy stage of the process that uses this store (the queue bound is per group). */
+const queues = new WeakMap<Store, Map<string, Waiter[]>>();
+
+export interface AcquireRequest {
+  group: GroupConfig;
+  candidates: AccountConfig[];
+  prefer?: string;
+  only?: boolean;
+  /** Called while waiting in the queue, with the ms waited so far (streams use it for keepalives). */
+  waiting?: (waitedMs: number) => void;
+}
+
+/** A lease or the store's refusal other than busy (busy waits); undefined when the client left while waiting. */
+export type Acquired = Exclude<AcquireAccountResult, { ok: false; reason: 'busy' }> | undefined;
+
+export class Scheduler {
+  readonly #store: Store;
+  readonly #o: ScheduleOptions;
+  readonly #metrics: PoolMetrics;
+  readonly #waiting: Map<string, Waiter[]>;
+  readonly #leases = new Set<AccountLease>();
+  #beat: NodeJS.Timeout | undefined;
+
+  constructor(store: Store, options: ScheduleOptions, metrics: PoolMetrics) {
+    this.#store = store;
+    this.#o = options;
+    this.#metrics = metrics;
+    let waiting = queues.get(store);
+    if (!waiting) queues.set(store, waiting = new Map());
+    this.#waiting = waiting;
+  }
+
+  /** Take a slot on one of the candidates, waiting (bounded) while all are busy. */
+  async acquire(ctx: Ctx, req: AcquireRequest, attempt: number): Promise<Acquired> {
+    const group = req.group.name;
+    const ask = () => this.#store.acquireAccount({
+      group, requestId: `${ctx.id}#${attempt}`, now: Date.now(), leaseMs: this.#o.lease_ms,
+      candidates: req.candidates.map((a) => ({ id: a.id, priority: a.priority, weight: a.weight, concurrency: a.concurrency })),
+      ...(req.prefer === undefined ? {} : { prefer: req.prefer, only: req.only === true }),
+    });
+    let result = await ask();
+    if (result.ok || result.reason !== 'busy') return this.#took(result);
+    const queue = this.#waiting.get(group) ?? [];
+    if (queue.length >= this.#o.queue_size) {
+      throw busy('ACCOUNTS_BUSY_QUEUE_FULL', `Every upstream account of group "${group}" is busy and ${queue.length} requests are already waiting; retry shortly`);
+    }
+    const start = performance.now();
+    const abort = new AbortController();
+    const onClose = () => abort.abort();
+    ctx.res.once('close', onClose);
+    let wake: AbortController | undefined;
+    const waiter: Waiter = { accounts: new Set(req.candidates.map((a) => a.id)), wake: () => wake?.abort() };
+    queue.push(waiter);
+    this.#waiting.set(group, queue);
+    try {
+      for (let pause = FIRST_POLL_MS; ; pause = Math.min(MAX_POLL_MS, pause * POLL_GROWTH)) {
+        const waited = performance.now() - start;
+        const left = this.#o.queue_timeout_ms - waited;
+        if (left <= 0) {
+          const s = this.#o.queue_timeout_ms >= 10_000 ? Math.round(this.#o.queue_timeout_ms / 1000) : Math.round(this.#o.queue_timeout_ms / 100) / 10;
+          throw busy('ACCOUNTS_BUSY_TIMEOUT', `Every upstream account of group "${group}" stayed busy for ${s} s; retry shortly`);
+        }
+        req.waiting?.(waited);
+        wake = new AbortController();
+        try { await sleep(Math.min(pause, left), undefined, { signal: AbortSignal.any([abort.signal, wake.signal]) }); } catch { /* woken or the client left */ }
+        if (abort.signal.aborted) return undefined;
+        result = await ask();
+        if (result.ok || result.reason !== 'busy') return this.#took(result);
+      }
+    } finally {
+      ctx.res.off('close', onClose);
+      queue.splice(queue.indexOf(waiter), 1);
+      if (!queue.length) this.#waiting.delete(group);
+      this.#metrics.queueWait.observe({ group }, (performance.now() - start) / 1000);
+    }
+  }
+
+  #took(result: AcquireAccountResult): Acquired {
+    if (!result.ok) return result as Acquired;
+    this.#leases.add(result.lease);
+    this.#beat ??= setInterval(() => this.#heartbeat(), this.#o.heartbeat_ms).unref();
+    this.#metrics.selections.inc({ group: result.lease.group, account: result.lease.account });
+    return result;
+  }
+
+  #heartbeat(): void {
+    const now = Date.now();
+    for (const lease of this.#leases) this.#store.heartbeatAccount(lease, this.#o.lease_ms, now).catch(() => {});
+  }
+
+  /** Give the slot back (every ending), and hand it at once to the oldest local waiter that could use it. */
+  async release(lease: AccountLease): Promise<void> {
+    if (!this.#leases.delete(lease)) return;
+    if (!this.#leases.size) { clearInterval(this.#beat); this.#beat = undefined; }
+    try {
+      await this.#store.releaseAccount(lease);
+    } finally {
+      this.#waiting.get(lease.group)?.find((w) => w.accounts.has(lease.account))?.wake();
+    }
+  }
+}
