@@ -1,7 +1,7 @@
 // End to end: refusals and upstream errors reach each official SDK as its own error class — disallowed model (NotFound),
 // wrong platform for the route's format (BadRequest), images on a non-OpenAI platform (the established 404 body), and an
-// upstream 429 (RateLimit, answered by the pool as ALL_ACCOUNTS_RATE_LIMITED). Runs the shipped routes and pipelines on a config whose groups
-// add platforms that serve a single format.
+// upstream 429 (RateLimit, answered by the pool as ALL_ACCOUNTS_RATE_LIMITED). Runs the shipped routes and pipelines on a
+// config whose groups add platforms that serve a single format.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import OpenAI from 'openai';

@@ -5,9 +5,9 @@ import t from 'tap';
 import { metricValue, metricsText } from '../helpers/http.ts';
 import { chat, poolConfig, poolGateway, postJson, sleep } from './helpers.ts';
 
-// A slow stream holds the account's one slot: 12 words, ~14 frames, 60 ms apart.
+// A slow stream holds the account's one slot: 12 words, ~14 frames, 100 ms apart.
 const LONG = 'one two three four five six seven eight nine ten eleven';
-const SLOW = { 'x-simulator-chunk-delay-ms': '60' };
+const SLOW = { 'x-simulator-chunk-delay-ms': '100' };
 const route = (prefix: string, proxy: string) =>
   `  - { method: POST, path: /${prefix}/v1/chat/completions, format: openai-chat, pipeline: [auth, group-check, model-allowlist, { proxy: ${proxy} }], upstream_path: /v1/chat/completions }`;
 
@@ -31,7 +31,7 @@ t.test('a request waits for the busy account and is served when it frees', async
   t.equal(res.status, 200);
   t.equal((await res.json() as { choices: { message: { content: string } }[] }).choices[0].message.content, 'Echo: waiting');
   t.match(await holder.text, /\[DONE\]/, 'the holder finished first');
-  t.ok(waited >= 500, `waited ${waited} ms for the slot (the holder streams ~0.8 s)`);
+  t.ok(waited >= 500, `waited ${waited} ms for the slot (the holder streams ~1.4 s)`);
   const m = await metricsText(gateway.url);
   t.ok(metricValue(m, 'gateway_queue_wait_seconds_count{group="pool"}')! >= 1, 'the wait is in the histogram');
   t.ok(metricValue(m, 'gateway_queue_wait_seconds_sum{group="pool"}')! >= 0.5);
@@ -40,7 +40,7 @@ t.test('a request waits for the busy account and is served when it frees', async
 t.test('queue full → 429 ACCOUNTS_BUSY_QUEUE_FULL; wait too long → 429 ACCOUNTS_BUSY_TIMEOUT', async (t) => {
   const holder = await holdSlot();
   const waiting = postJson(gateway, '/small/v1/chat/completions', chat('first in line'));
-  await sleep(100);
+  await sleep(250);
   const full = await postJson(gateway, '/small/v1/chat/completions', chat('second in line'));
   t.equal(full.status, 429);
   t.equal(full.headers.get('x-gateway-limit'), 'accounts_busy', 'the gateway\'s own limit');

@@ -109,7 +109,7 @@ t.test('a session whose account is busy is served elsewhere and moves there', as
   t.equal((await postJson(gateway, '/v1/chat/completions', chat('busy one'), { session_id: 'busy' })).status, 200);
   const home = credentialOf(sim.requests.at(-1)!);
   // A slow stream of the same session holds its account's only slot.
-  const slow = await postJson(gateway, '/v1/chat/completions', chat('one two three four five six seven eight nine', { stream: true }), { session_id: 'busy', 'x-simulator-chunk-delay-ms': '60' });
+  const slow = await postJson(gateway, '/v1/chat/completions', chat('one two three four five six seven eight nine', { stream: true }), { session_id: 'busy', 'x-simulator-chunk-delay-ms': '100' });
   const holding = slow.text();
   await sleep(50);
   t.equal((await postJson(gateway, '/v1/chat/completions', chat('busy two'), { session_id: 'busy' })).status, 200, 'served without waiting');
