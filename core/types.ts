@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GatewayError } from './errors.ts';
 import type { Usage } from './usage.ts';
-import type { Admission, KeyLimits, Store } from './store/types.ts';
+import type { Admission, IssuedKey, Store } from './store/types.ts';
 
 export type JSONSchema = Record<string, unknown>;
 
@@ -42,16 +42,8 @@ export interface GroupConfig {
   accounts: AccountConfig[];
 }
 
-export interface KeyConfig {
-  id: string;
-  sha256: string;
-  group: string;
-  pools: string[];
-  models?: string[];
-  limits: KeyLimits;
-  expires_at?: number;
-  disabled: boolean;
-}
+/** A client key as auth sees it: from gateway.yaml, or issued at runtime (an IssuedKey, which adds its own bookkeeping). */
+export type KeyConfig = Omit<IssuedKey, 'created_at' | 'name'>;
 
 export interface StageRef { name: string; options: unknown; path: (string | number)[] }
 
