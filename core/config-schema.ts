@@ -82,7 +82,7 @@ export const rootSchema: JSONSchema = {
         type: 'object', additionalProperties: false, required: ['platform'],
         properties: {
           platform: str('Name of a platform in platforms.'),
-          models: globs('Models this group serves (globs, e.g. "gpt-5*"). Empty or absent = none.'),
+          models: globs('Models this group serves (globs, e.g. "model-5*"). Empty or absent = none.'),
           model_map: modelMap,
           rate_multiplier: { type: 'number', minimum: 0, description: 'Multiplies the priced cost of every request.', default: 1 },
           dedicated: { type: 'boolean', description: 'Served only on routes that name it as pool, never mixed with ordinary routes.', default: false },

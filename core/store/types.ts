@@ -48,7 +48,7 @@ export interface Admission { keyId: string; requestId: string; minute: number; e
 
 export type Ending = 'completed' | 'incomplete' | 'failed' | 'disconnected' | 'missing-terminal' | 'rejected' | 'timeout';
 
-/** One metered request. Token fields follow Anthropic's split: input excludes cache reads and writes. */
+/** One metered request. Input tokens exclude cache reads and writes, which have their own fields. */
 export interface UsageRecord {
   request_id: string;
   /** ms since epoch. The store's clock for this record: its UTC day in rollups, window starts, retention. */

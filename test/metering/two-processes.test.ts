@@ -2,18 +2,16 @@
 // those limits in total, whichever process its requests reach. Waves of 10 slow streams (5 per process, chat and
 // messages) are fired at once; a counting proxy in front of the simulator measures how many are in flight upstream.
 // Every refusal is the gateway's own 429; the ledger, read from either process, holds exactly the admitted requests.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
+import { gatewayProcess } from '../helpers/process.ts';
 import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KEY = 'sk-capped-two-0001';
 const CONCURRENCY = 2;
 const RPM = 6;
@@ -85,36 +83,7 @@ routes:
   - { method: GET, path: /v1/usage, format: openai-chat, pipeline: usage }
 ${adminRoutes()}`);
 
-  const freePort = () => new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-
-  /** One gateway process on the shared config; stopped (SIGTERM, then SIGKILL) when the test ends. */
-  async function gatewayProcess(): Promise<{ url: string; child: ChildProcess }> {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
-    t.teardown(() => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
-      child.kill('SIGTERM');
-    }));
-    const url = `http://127.0.0.1:${port}`;
-    const ready = await eventually(() => fetch(url + '/readyz').then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 15_000);
-    if (ready !== 200) throw new Error(`gateway process did not start (exit ${child.exitCode}): ${stderr}`);
-    return { url, child };
-  }
-
-  const [a, b] = await Promise.all([gatewayProcess(), gatewayProcess()]);
+  const [a, b] = await Promise.all([gatewayProcess(t, config), gatewayProcess(t, config)]);
   t.not(a.child.pid, b.child.pid, 'two processes');
 
   interface Sent { id: string; process: 'A' | 'B'; model: keyof typeof PRICE; status: number; headers: Headers; body: string }

@@ -1,18 +1,15 @@
 // Two gateway processes (`node core/main.ts`) on one Redis share the pool's account slots: accounts of concurrency 2 and 3
 // never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
 // (12 per process) all complete by waiting their turn in the queue.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
-import { eventually } from '../admin/helpers.ts';
+import { gatewayProcess } from '../helpers/process.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KEY = 'sk-two-pool-0001';
 const SLOTS: Record<string, number> = { 'credential-a': 2, 'credential-b': 3 };
 const REQUESTS = 24;
@@ -70,35 +67,7 @@ routes:
   - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
 `);
 
-  const freePort = () => new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-
-  async function gatewayProcess(): Promise<{ url: string; child: ChildProcess }> {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
-    t.teardown(() => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
-      child.kill('SIGTERM');
-    }));
-    const url = `http://127.0.0.1:${port}`;
-    const ready = await eventually(() => fetch(url + '/readyz').then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 15_000);
-    if (ready !== 200) throw new Error(`gateway process did not start (exit ${child.exitCode}): ${stderr}`);
-    return { url, child };
-  }
-
-  const [a, b] = await Promise.all([gatewayProcess(), gatewayProcess()]);
+  const [a, b] = await Promise.all([gatewayProcess(t, config), gatewayProcess(t, config)]);
   t.not(a.child.pid, b.child.pid, 'two processes');
 
   // Slow streams (frames 40 ms apart, ~0.5 s each): 24 at once against 5 slots.

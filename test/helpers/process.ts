@@ -1,0 +1,39 @@
+// Starts the gateway as a real child process (node core/main.ts) on a free port, stopped when the test ends.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { eventually } from '../admin/helpers.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export const freePort = () => new Promise<number>((resolve, reject) => {
+  const probe = createServer();
+  probe.once('error', reject);
+  probe.listen(0, '127.0.0.1', () => {
+    const { port } = probe.address() as AddressInfo;
+    probe.close(() => resolve(port));
+  });
+});
+
+/** One gateway process on a config file; stopped (SIGTERM, then SIGKILL) when the test ends. */
+export async function gatewayProcess(t: Teardown, config: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  t.teardown(() => new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => { clearTimeout(kill); resolve(); });
+    child.kill('SIGTERM');
+  }));
+  const url = `http://127.0.0.1:${port}`;
+  const ready = await eventually(() => fetch(url + '/readyz').then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 15_000);
+  if (ready !== 200) throw new Error(`gateway process did not start (exit ${child.exitCode}): ${stderr}`);
+  return { url, child };
+}
