@@ -54,13 +54,10 @@ export class Router<R> {
 
   /** Find the route for method + path; throws a 404 or 405 GatewayError when there is none. */
   match(method: string, path: string): Match<R> {
-    const allowed = new Set<string>();
     const literal = this.#literal.get(path);
-    if (literal) {
-      const route = forMethod(literal, method);
-      if (route) return { route, params: {} };
-      for (const m of literal.keys()) allowed.add(m);
-    }
+    const literalRoute = literal && forMethod(literal, method);
+    if (literalRoute) return { route: literalRoute, params: {} };
+    const allowed = new Set<string>(literal?.keys());
     for (const d of this.#dynamic) {
       const m = d.regex.exec(path);
       if (!m) continue;

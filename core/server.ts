@@ -167,7 +167,8 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();
     metrics.observe(ctx, res.statusCode);
-    ctx.log.info({
+    // Build the log line only when it is written (LOG_LEVEL above info skips it).
+    if (ctx.log.isLevelEnabled('info')) ctx.log.info({
       req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id, attempts: ctx.attempts,
       model: ctx.model, upstream_model: ctx.upstreamModel, stream: ctx.stream, status: res.statusCode,
       outcome: ctx.outcome, usage: ctx.usage, duration_ms: Math.round(ctx.timings.end - start),

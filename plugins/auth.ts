@@ -1,5 +1,5 @@
 // Stage `auth`: finds the caller's key (Bearer, x-api-key, x-goog-api-key, ?key= where allowed) by SHA-256 and checks its state.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Env, KeyConfig, Plugin } from '../core/types.ts';
 
@@ -58,7 +58,7 @@ export const auth: Plugin<Options> = {
       }
       const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
       if (!key) throw new GatewayError(401, 'API_KEY_REQUIRED', MISSING);
-      const digest = createHash('sha256').update(key).digest();
+      const digest = hash('sha256', key, 'buffer'); // one-shot: no Hash stream object per request
       if (adminSha && timingSafeEqual(digest, adminSha)) {
         throw new GatewayError(401, 'INVALID_API_KEY', 'The admin token cannot be used on model routes; use an API key');
       }

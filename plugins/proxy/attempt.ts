@@ -1,6 +1,6 @@
 // One upstream attempt through http-proxy-3: send, wait for the response headers (bounded), and for a 200 stream hold its
 // opening frames until its first content, so an error before any content can still move the request to another account.
-import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { createProxyServer } from 'http-proxy-3';
 import { SseParser } from '../../adapters/shared/sse.ts';
@@ -9,33 +9,79 @@ import type { Failure } from './classify.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
 
+/** An upstream URL, parsed once, with the keep-alive agent of its origin. */
+export interface Target { url: URL; agent: HttpAgent }
+
 export type Sent =
   | { kind: 'response'; upstream: IncomingMessage }
   | { kind: 'failure'; failure: Failure; code?: string }
   | { kind: 'disconnected' };
 
 /** http-proxy-3 only calls .pipe() on its buffer option; a one-write source avoids a stream per request. */
-const bodySource = (bytes: Buffer) => ({ pipe: (dest: NodeJS.WritableStream) => dest.end(bytes) }) as unknown as NodeJS.ReadableStream;
+class BodySource {
+  readonly #bytes: Buffer;
+  constructor(bytes: Buffer) { this.#bytes = bytes; }
+  pipe(dest: NodeJS.WritableStream): void { dest.end(this.#bytes); }
+}
 const EMPTY = Buffer.alloc(0);
 
-interface Pending { onResponse: (res: IncomingMessage) => void; upstreamReq?: ClientRequest }
+// The send in flight rides on the client request, where the server-wide listeners find it. (A WeakMap keyed by the
+// request kept every request's objects alive through young-generation GCs until the next full GC: GC time ×10.)
+const SENDING = Symbol('sending');
+type SendingRequest = IncomingMessage & { [SENDING]?: Sending };
+
+/** One send: settles once, with the first of the response headers, a failure, the header timeout or the client leaving. */
+class Sending {
+  /** The request to the upstream once http-proxy-3 made it: only its response is taken, and a timeout hangs up on it. */
+  upstreamReq: ClientRequest | undefined = undefined;
+  readonly #req: SendingRequest;
+  readonly #res: ServerResponse;
+  readonly #resolve: (sent: Sent) => void;
+  readonly #timer: NodeJS.Timeout;
+  readonly #onClose = () => this.settle({ kind: 'disconnected' });
+  #answered = false;
+
+  constructor(req: IncomingMessage, res: ServerResponse, timeoutMs: number, resolve: (sent: Sent) => void) {
+    this.#req = req;
+    this.#res = res;
+    this.#resolve = resolve;
+    this.#timer = setTimeout(timedOut, timeoutMs, this);
+    res.once('close', this.#onClose);
+    this.#req[SENDING] = this;
+  }
+
+  /** True for the first ending only. */
+  settle(sent: Sent): boolean {
+    if (this.#answered) return false;
+    this.#answered = true;
+    clearTimeout(this.#timer);
+    this.#res.off('close', this.#onClose);
+    this.#req[SENDING] = undefined;
+    this.#resolve(sent);
+    return true;
+  }
+}
+
+function timedOut(sending: Sending): void {
+  if (sending.settle({ kind: 'failure', failure: { kind: 'timeout' } })) sending.upstreamReq?.destroy();
+}
 
 export class Upstreams {
   readonly #o: AttemptOptions;
   readonly #server;
-  readonly #pending = new WeakMap<object, Pending>();
   readonly #agents = new Map<string, HttpAgent>();
+  readonly #targets = new Map<string, Target>();
 
   constructor(options: AttemptOptions) {
     this.#o = options;
     this.#server = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, connectTimeout: options.connect_timeout_ms });
     // A response is taken only by the attempt that sent its request (an earlier attempt of the same client request is over).
     this.#server.on('proxyRes', (upstreamRes, req) => {
-      const p = this.#pending.get(req);
-      if (p && (!p.upstreamReq || (upstreamRes as IncomingMessage & { req?: ClientRequest }).req === p.upstreamReq)) p.onResponse(upstreamRes);
-      else upstreamRes.destroy();
+      const s = (req as SendingRequest)[SENDING];
+      const mine = s && (!s.upstreamReq || (upstreamRes as IncomingMessage & { req?: ClientRequest }).req === s.upstreamReq);
+      if (!mine || !s.settle({ kind: 'response', upstream: upstreamRes })) upstreamRes.destroy();
     });
-    this.#server.on('proxyReq', (upstreamReq, req) => { const p = this.#pending.get(req); if (p) p.upstreamReq = upstreamReq; });
+    this.#server.on('proxyReq', (upstreamReq, req) => { const s = (req as SendingRequest)[SENDING]; if (s) s.upstreamReq = upstreamReq; });
   }
 
   #agentFor(url: URL): HttpAgent {
@@ -47,32 +93,26 @@ export class Upstreams {
     return agent;
   }
 
+  /** The parsed upstream URL and its agent, kept per URL: parsing the same few targets for every request is wasted work. */
+  target(href: string): Target {
+    let target = this.#targets.get(href);
+    if (!target) {
+      if (this.#targets.size >= 1000) this.#targets.clear(); // query strings and path parameters make the set open-ended
+      const url = new URL(href);
+      this.#targets.set(href, target = { url, agent: this.#agentFor(url) });
+    }
+    return target;
+  }
+
   /** Send the request (ctx.req.headers already hold the upstream headers) and wait for the response headers. */
-  send(ctx: Ctx, target: URL, body: Buffer | undefined): Promise<Sent> {
+  send(ctx: Ctx, target: Target, body: Buffer | undefined): Promise<Sent> {
     return new Promise<Sent>((resolve) => {
-      let answered = false;
-      const finish = (sent: Sent) => {
-        if (answered) return false;
-        answered = true;
-        clearTimeout(timer);
-        ctx.res.off('close', onClose);
-        this.#pending.delete(ctx.req);
-        resolve(sent);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        if (finish({ kind: 'failure', failure: { kind: 'timeout' } })) entry.upstreamReq?.destroy();
-      }, this.#o.header_timeout_ms);
-      const entry: Pending = {
-        onResponse: (upstream) => { if (!finish({ kind: 'response', upstream })) upstream.destroy(); },
-      };
-      const onClose = () => finish({ kind: 'disconnected' });
-      this.#pending.set(ctx.req, entry);
-      ctx.res.once('close', onClose);
+      const sending = new Sending(ctx.req, ctx.res, this.#o.header_timeout_ms, resolve);
       // Always a buffer: a retry cannot re-read the client's request stream.
-      this.#server.web(ctx.req, ctx.res, { target, agent: this.#agentFor(target), buffer: bodySource(body ?? EMPTY) }, (err) => {
+      const buffer = new BodySource(body ?? EMPTY) as unknown as NodeJS.ReadableStream;
+      this.#server.web(ctx.req, ctx.res, { target: target.url, agent: target.agent, buffer }, (err) => {
         // An error because the client went away is not the account's fault.
-        finish(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: (err as NodeJS.ErrnoException).code });
+        sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: (err as NodeJS.ErrnoException).code });
       });
     });
   }

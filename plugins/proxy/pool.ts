@@ -119,7 +119,7 @@ export function createPool(o: PoolOptions, env: Env) {
 
   /** One attempt on one account: send, classify, and relay the answer when it is not a failover. */
   async function attempt(ctx: Ctx, trail: Attempt[], group: GroupConfig, account: AccountConfig, body: Body): Promise<Tried> {
-    const target = new URL(`${account.base_url ?? ctx.platform!.base_url}${upstreamPath(ctx)}`);
+    const target = upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${upstreamPath(ctx)}`);
     ctx.timings.upstreamStart = performance.now();
     const sent = await upstreams.send(ctx, target, body.bytes);
     if (sent.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
@@ -128,10 +128,10 @@ export function createPool(o: PoolOptions, env: Env) {
     const status = upstream.statusCode ?? 502;
     const verdict = classify({ kind: 'status', status, headers: upstream.headers }, o);
     if (verdict.failover) { upstream.resume(); return { done: false, verdict, status }; }
-    const flags = { ...ctx.flags };
     const sse = isSse(upstream.headers);
     let early: string | undefined;
     if (status < 300 && ctx.stream && sse) {
+      const flags = { ...ctx.flags };
       const held = await holdFirstContent(ctx, upstream, o.first_content_ms);
       if (held.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
       if (held.kind === 'failure') {

@@ -8,7 +8,9 @@ const DROP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-enc
 
 function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream.headers)) {
+  const given = upstream.headers;
+  for (const name in given) {
+    const value = given[name];
     if (!DROP_RESPONSE_HEADERS.has(name) && value !== undefined) headers[name] = value;
   }
   const upstreamId = upstream.headers['x-request-id'] ?? upstream.headers['request-id'];
@@ -26,10 +28,11 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
   // Set by the stream relays: copies what they observed onto ctx, as metering may settle before the upstream's own end.
   let abandon: (() => void) | undefined;
-  const done = new Promise<void>((resolve) => res.once('close', () => {
+  const { promise: done, resolve, reject } = Promise.withResolvers<void>();
+  res.once('close', () => {
     if (!res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
-  }));
+  });
 
   if (status >= 400 || encoded) {
     // Upstream errors pass through in their own native shape and status.
@@ -42,29 +45,29 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
     abandon = relayTee(ctx, upstream, status, headers, usage);
   } else {
     // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
-    return Promise.race([done, relayBody(ctx, upstream, status, headers, type.includes('json'), usage)]);
+    relayBody(ctx, upstream, status, headers, type.includes('json'), usage, reject);
   }
   return done;
 }
 
-function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let ended = false;
-    const cut = () => {
-      if (ended || ctx.res.destroyed) return;
-      ended = true;
-      ctx.outcome = 'failed';
-      reject(new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete'));
-    };
-    upstream.on('data', (c: Buffer) => chunks.push(c));
-    upstream.once('error', cut);
-    upstream.once('aborted', cut);
-    upstream.once('close', () => { if (!upstream.complete) cut(); });
-    upstream.once('end', () => {
-      ended = true;
-      send(ctx, Buffer.concat(chunks), status, headers, isJson, usage);
-    });
+function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
+  // Most answers arrive in one chunk: an array is made only for a second one.
+  let first: Buffer | undefined;
+  let more: Buffer[] | undefined;
+  let ended = false;
+  const cut = () => {
+    if (ended || ctx.res.destroyed) return;
+    ended = true;
+    ctx.outcome = 'failed';
+    fail(new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete'));
+  };
+  upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
+  upstream.once('error', cut);
+  upstream.once('aborted', cut);
+  upstream.once('close', () => { if (!upstream.complete) cut(); });
+  upstream.once('end', () => {
+    ended = true;
+    send(ctx, more ? Buffer.concat(more) : (first ?? Buffer.alloc(0)), status, headers, isJson, usage);
   });
 }
 
@@ -84,7 +87,8 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
     } catch { /* not JSON after all: relay the bytes untouched */ }
   }
   ctx.outcome = outcome;
-  ctx.res.writeHead(status, { ...headers, 'content-length': body.length }).end(body);
+  headers['content-length'] = body.length;
+  ctx.res.writeHead(status, headers).end(body);
 }
 
 /**

@@ -30,10 +30,12 @@ export function upstreamPath(ctx: Ctx): string {
 
 export function upstreamHeaders(ctx: Ctx, account: AccountConfig, env: Env, body: { bytes?: Buffer; json: boolean }): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
+  const given = ctx.req.headers;
   // Headers the client named in Connection are scoped to its own connection (RFC 9110 §7.6.1).
-  const scoped = String(ctx.req.headers.connection ?? '').toLowerCase().split(',').map((h) => h.trim());
-  for (const [name, value] of Object.entries(ctx.req.headers)) {
-    if (!DROPPED.has(name) && !scoped.includes(name) && value !== undefined) headers[name] = value;
+  const scoped = given.connection ? given.connection.toLowerCase().split(',').map((h) => h.trim()) : undefined;
+  for (const name in given) {
+    const value = given[name];
+    if (!DROPPED.has(name) && !scoped?.includes(name) && value !== undefined) headers[name] = value;
   }
   const style = env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
   headers[style.header] = style.value(account.credential);
