@@ -109,7 +109,9 @@ function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, stor
   };
   const router = new Router<Compiled>();
   for (const route of config.routes) {
-    const stages = route.stages.map((s) => plugins[s.name].create(s.options, env));
+    const stages = route.stages.map((s, i) => plugins[s.name].create(s.options, env, {
+      admissionSentLater: route.stages.slice(i + 1).some((later) => plugins[later.name].sendsAdmission === true),
+    }));
     router.add(route.method, route.path, { route, format: formats[route.format], run: compose(stages) });
   }
   return { config, router, env };

@@ -99,6 +99,12 @@ export interface Ctx {
   streamed?: StreamedText;
   /** What rate-limit reserved for this request; metering hands it back when it settles. */
   admission?: Admission;
+  /**
+   * Left by rate-limit when a later stage of the route sends admissions (Plugin.sendsAdmission): that stage calls it
+   * just before its own first store call, so both travel in one round trip. It resolves once the request is admitted
+   * (`admission` set) and rejects with the refusal.
+   */
+  sendAdmission?: () => Promise<void>;
   /** Set once the request's usage was settled in the store (so nothing settles twice). */
   settled?: boolean;
   /** The upstream attempts of a request that needed more than one or failed (account, HTTP status or 0, how it ended). */
@@ -138,7 +144,15 @@ export interface Plugin<O = any> {
   name: string;
   description: string;
   schema: JSONSchema;
-  create(options: O, env: Env): Stage;
+  /** Sends ctx.sendAdmission with its own first store call, before any upstream call (see Ctx.sendAdmission). */
+  sendsAdmission?: boolean;
+  create(options: O, env: Env, place: StagePlace): Stage;
+}
+
+/** Where a stage sits in its route's chain. */
+export interface StagePlace {
+  /** A later stage sends the admission (Plugin.sendsAdmission), so rate-limit may leave it to that stage. */
+  admissionSentLater: boolean;
 }
 
 // ---- format adapters (implemented in adapters/) ----

@@ -1,4 +1,5 @@
-// Stage `rate-limit`: admits the request against the key's limits in one store round trip, holding a concurrency lease until settled.
+// Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
+// when there is one), holding a concurrency lease until settled.
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
 import type { AdmitResult } from '../core/store/types.ts';
@@ -55,28 +56,41 @@ export const rateLimit: Plugin<Options> = {
       bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate.' },
     },
   },
-  create(options, env) {
+  create(options, env, place) {
     return async (ctx, next) => {
       const key = ctx.key;
       if (!key) throw new GatewayError(500, 'stage_order', 'rate-limit needs auth before it');
       const limits = key.limits;
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
-      const result = await env.store.admit({
+      const request = {
         keyId: key.id, requestId: ctx.id, now: Date.now(), limits,
         estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
-      });
-      if (!result.ok) throw refusal(result);
-      const admission = result.admission;
-      ctx.admission = admission;
-      const beat = admission.lease
-        ? setInterval(() => { env.store.heartbeat(admission, options.lease_ms, Date.now()).catch(() => {}); }, options.heartbeat_ms)
-        : undefined;
+      };
+      let beat: NodeJS.Timeout | undefined;
+      const admit = async (): Promise<void> => {
+        const result = await env.store.admit({ ...request, now: Date.now() });
+        if (!result.ok) {
+          ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
+          throw refusal(result);
+        }
+        const admission = result.admission;
+        ctx.admission = admission;
+        if (admission.lease) {
+          beat = setInterval(() => { env.store.heartbeat(admission, options.lease_ms, Date.now()).catch(() => {}); }, options.heartbeat_ms);
+        }
+      };
+      // The stage that calls the upstream sends the admission with its own first store call (one round trip); a
+      // chain without one is admitted here.
+      if (place.admissionSentLater) ctx.sendAdmission = admit;
+      else await admit();
       try {
         await next();
       } finally {
+        ctx.sendAdmission = undefined;
         clearInterval(beat);
         // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
-        if (!ctx.settled) await env.store.release(admission).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
+        const admission = ctx.admission;
+        if (admission && !ctx.settled) await env.store.release(admission).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
       }
     };
   },

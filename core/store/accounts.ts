@@ -1,6 +1,6 @@
 // Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
 // lua/account-acquire.lua applies the same rules inside Redis; a change here is a change there.
-import type { AccountCandidate, AcquireAccountRequest } from './types.ts';
+import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from './types.ts';
 
 /**
  * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the
@@ -120,3 +120,12 @@ export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[
   const prefer = cands.findIndex((c) => c.id === req.prefer);
   return { prefer, absent: prefer < 0 && !!req.only };
 }
+
+/** The request with the binding its `bound` lookup found turned into prefer (and only, for a pin). */
+export function withBinding(req: AcquireAccountRequest, found: FoundBinding | undefined): AcquireAccountRequest {
+  return found ? { ...req, prefer: found.account, only: found.kind === 'pin' } : req;
+}
+
+/** The result with the binding found, when there was one. */
+export const withFound = (result: AcquireAccountResult, found: FoundBinding | undefined): AcquireAccountResult =>
+  found ? { ...result, bound: found } : result;

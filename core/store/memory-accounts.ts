@@ -1,9 +1,9 @@
 // Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings, in plain maps.
 // The same rules as the Redis scripts (accounts.ts pickAccount decides); everything expires lazily on use.
 import type {
-  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason,
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
 } from './types.ts';
-import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, type CandidateView } from './accounts.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding, withFound, type CandidateView } from './accounts.ts';
 
 interface Account {
   leases: Map<string, number>; // request id -> lease expiry
@@ -49,7 +49,23 @@ export class AccountBook {
     return a;
   }
 
-  acquire(req: AcquireAccountRequest, roll: number): AcquireAccountResult {
+  acquire(asked: AcquireAccountRequest, roll: number): AcquireAccountResult {
+    // As in Redis, no candidates means nothing to look up.
+    const found = asked.candidates.length ? this.lookup(asked) : undefined;
+    return withFound(this.decide(withBinding(asked, found), roll), found);
+  }
+
+  /** The first of the request's `bound` bindings that exists (when it names no account to prefer itself). */
+  private lookup(req: AcquireAccountRequest): FoundBinding | undefined {
+    if (req.prefer !== undefined || !req.bound) return undefined;
+    for (const { kind, name } of req.bound) {
+      const account = this.bound(req.group, kind, name);
+      if (account !== undefined) return { kind, name, account };
+    }
+    return undefined;
+  }
+
+  private decide(req: AcquireAccountRequest, roll: number): AcquireAccountResult {
     const cands = cleanCandidates(req.candidates);
     const { prefer, absent } = preferIndex(req, cands);
     if (absent) return { ok: false, reason: 'none' };
@@ -84,8 +100,10 @@ export class AccountBook {
     if (a && exp !== undefined && exp > now) a.leases.set(lease.requestId, now + Math.max(1, Math.round(leaseMs) || 1));
   }
 
-  release(lease: AccountLease): void {
+  release(lease: AccountLease, ending?: LeaseEnding): void {
     this.account(lease.group, lease.account)?.leases.delete(lease.requestId);
+    if (ending?.succeededAt !== undefined) this.succeeded(lease.group, lease.account, ending.succeededAt);
+    for (const b of ending?.bind ?? []) this.bind(lease.group, b.kind, b.name, lease.account, b.ttlMs);
   }
 
   cooldown(group: string, id: string, until: number, reason: CooldownReason): void {

@@ -2,7 +2,7 @@
 import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
 import { addCounters, emptyCounters, recordCounters, recordTokens, type Counters } from './rollup.ts';
 import {
-  CONCURRENCY_RETRY_MS, DAY_MS, ROLLUP_DAYS, RPM_WINDOW_MS, WINDOWS, minuteOf, msToNextMinute, toNano, utcDate,
+  CONCURRENCY_RETRY_MS, DAY_MS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, WINDOWS, minuteOf, msToNextMinute, toNano, utcDate,
   type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
@@ -99,13 +99,13 @@ export class KeyLedger {
     if (bucket !== undefined) this.tpm.set(a.minute, bucket - a.estimatedTokens);
   }
 
-  /** True when the request id was settled already (within retention); prunes expired markers. */
+  /** True when the request id was settled already (its marker, or its record while kept); prunes expired markers. */
   settled(requestId: string, clock: number): boolean {
     for (const [k, exp] of this.done) {
       if (exp > clock) break;
       this.done.delete(k);
     }
-    return this.done.has(requestId);
+    return this.done.has(requestId) || this.records.has(requestId);
   }
 
   settle(
@@ -114,7 +114,7 @@ export class KeyLedger {
     opts: { retentionMs: number; recordsPerKey: number },
   ): void {
     const clock = Math.floor(r.time);
-    this.done.set(r.request_id, clock + opts.retentionMs);
+    this.done.set(r.request_id, clock + Math.min(opts.retentionMs, SETTLE_MARKER_MS));
     if (admission) {
       this.leases.delete(admission.requestId);
       const bucket = this.tpm.get(admission.minute);

@@ -1,7 +1,7 @@
 // MemoryStore: the embedded single-process Store (no Redis). No timers: everything expires lazily on use.
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult,
-  CooldownReason, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+  CooldownReason, IssuedKey, KeyLimits, LeaseEnding, KeyUsage, RecordFilter, Store, UsageRecord,
 } from './types.ts';
 import { AccountBook } from './memory-accounts.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
@@ -128,8 +128,8 @@ export class MemoryStore implements Store {
     this.accounts.heartbeat(lease, leaseMs, now);
   }
 
-  async releaseAccount(lease: AccountLease): Promise<void> {
-    this.accounts.release(lease);
+  async releaseAccount(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
+    this.accounts.release(lease, ending);
   }
 
   async cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {

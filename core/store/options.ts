@@ -1,7 +1,7 @@
 // Options both stores take (retention, record caps), with the defaults the config reference documents.
 
 export interface StoreOptions {
-  /** Usage records and idempotency markers live this long (rollups and totals keep ROLLUP_DAYS). */
+  /** Usage records live this long (rollups and totals keep ROLLUP_DAYS; settle markers at most SETTLE_MARKER_MS). */
   retentionDays?: number;
   /** Newest records kept per API key. */
   recordsPerKey?: number;

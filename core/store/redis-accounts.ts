@@ -1,7 +1,7 @@
 // Upstream accounts in Redis: every decision is one Lua script over the group's keys ({g:<group>}, one slot),
 // so every gateway process sees the same leases, cool-downs and bindings (layout in redis-keys.ts).
 import type {
-  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason,
+  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
 } from './types.ts';
 import { ACCOUNT_IDLE_MS, cleanCandidates, preferIndex } from './accounts.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
@@ -24,16 +24,22 @@ export class RedisAccounts {
     // Nothing to decide (and no key to route a Cluster call by).
     if (absent || !cands.length) return { ok: false, reason: 'none' };
     const g = this.layout.group(req.group);
-    const r = (await scripts.accountAcquire.run(this.client, cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), [
+    // The binding lookup rides in the same script (same slot): no round trip of its own.
+    const bound = req.prefer === undefined && req.bound ? req.bound : [];
+    const bindingKeys = bound.map((b) => g.bound(b.kind, b.name));
+    const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], [
       Math.floor(req.now), req.requestId, ms(req.leaseMs), prefer + 1, req.only ? '1' : '0', Math.random(), ACCOUNT_IDLE_MS,
-      ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency]),
-    ])) as [number, number | string, number];
+      bindingKeys.length, bound.map((b) => (b.kind === 'pin' ? '1' : '0')).join(''),
+      ...cands.flatMap((c) => [c.id, c.priority, c.weight, c.concurrency]),
+    ])) as [number, number | string, number, number, string];
+    const found: FoundBinding | undefined = r[3] > 0 ? { ...bound[r[3] - 1], account: r[4] } : undefined;
+    const extra = found ? { bound: found } : {};
     if (r[0] === 1) {
       const account = cands[(r[1] as number) - 1].id;
-      return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: r[2] === 1 };
+      return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: r[2] === 1, ...extra };
     }
     const reason = r[1] as 'busy' | 'cooling' | 'none';
-    return { ok: false, reason, ...(r[2] >= 0 ? { retryAfterMs: r[2] } : {}) };
+    return { ok: false, reason, ...(r[2] >= 0 ? { retryAfterMs: r[2] } : {}), ...extra };
   }
 
   async heartbeat(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
@@ -42,8 +48,16 @@ export class RedisAccounts {
       [Math.floor(now), lease.requestId, ms(leaseMs)]);
   }
 
-  async release(lease: AccountLease): Promise<void> {
-    await this.client.zrem(this.layout.group(lease.group).lease(lease.account), lease.requestId);
+  async release(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
+    const g = this.layout.group(lease.group);
+    if (ending?.succeededAt === undefined && !ending?.bind?.length) {
+      await this.client.zrem(g.lease(lease.account), lease.requestId);
+      return;
+    }
+    const binds = ending.bind ?? [];
+    await scripts.accountRelease.run(this.client,
+      [g.lease(lease.account), g.state(lease.account), ...binds.map((b) => g.bound(b.kind, b.name))],
+      [lease.requestId, ending.succeededAt === undefined ? '' : Math.floor(ending.succeededAt), lease.account, ...binds.map((b) => ms(b.ttlMs))]);
   }
 
   async cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {

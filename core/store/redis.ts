@@ -3,7 +3,7 @@
 import { Redis, type Cluster } from 'ioredis';
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
-  AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, RecordFilter, Store, UsageRecord,
+  AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, LeaseEnding, RecordFilter, Store, UsageRecord,
 } from './types.ts';
 import type { KeyPatch } from './issued-keys.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
@@ -14,7 +14,7 @@ import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords } from './redis-reads.ts';
 import { COUNTER_FIELDS, recordCounters, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import { DAY_MS, ROLLUP_DAYS, minuteOf, toNano, utcDate } from './units.ts';
+import { DAY_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano, utcDate } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -105,7 +105,7 @@ export class RedisStore implements Store {
       record.request_id, admission?.lease ? admission.requestId : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
       time, retention, ROLLUP_DAYS * DAY_MS, record.model, json, this.opts.recordsPerKey,
-      ...COUNTER_FIELDS.map((f) => String(c[f])), admission?.estimatedTokens ?? 0,
+      ...COUNTER_FIELDS.map((f) => String(c[f])), admission?.estimatedTokens ?? 0, Math.min(retention, SETTLE_MARKER_MS),
     ]);
     // Another slot, so not in the per-key script; idempotent, so sent every time, concurrently (one round trip).
     const global = scripts.globalRecord.run(this.client, [this.layout.global.index, this.layout.global.records],
@@ -126,7 +126,7 @@ export class RedisStore implements Store {
   heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
     return this.accounts.heartbeat(lease, leaseMs, now);
   }
-  releaseAccount(lease: AccountLease): Promise<void> { return this.accounts.release(lease); }
+  releaseAccount(lease: AccountLease, ending?: LeaseEnding): Promise<void> { return this.accounts.release(lease, ending); }
   cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
     return this.accounts.cooldown(group, account, until, reason);
   }

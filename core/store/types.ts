@@ -118,20 +118,38 @@ export interface AcquireAccountRequest {
   prefer?: string;
   /** With prefer: refuse rather than fall back to another account (a pinned conversation lives on one account). */
   only?: boolean;
+  /**
+   * Without prefer: look the preference up in the same decision (no round trip of its own). The account bound (see
+   * bind) to the first of these that has a binding is preferred; a pin is also `only`, and a pin to an account that
+   * is not a candidate refuses with `none`. The binding found comes back in the result.
+   */
+  bound?: { kind: 'sticky' | 'pin'; name: string }[];
   leaseMs: number;
 }
 
 export interface AccountLease { group: string; account: string; requestId: string }
 
+/** The binding an acquisition found for `bound`, and the account it is bound to. */
+export interface FoundBinding { kind: 'sticky' | 'pin'; name: string; account: string }
+
 export type AcquireAccountResult =
-  | { ok: true; lease: AccountLease; /** the preferred account was taken */ preferred: boolean }
+  | { ok: true; lease: AccountLease; /** the preferred account was taken */ preferred: boolean; bound?: FoundBinding }
   | {
     ok: false;
     /** busy: every schedulable account is at its concurrency; cooling: every candidate is cooling down; none: no candidates. */
     reason: 'busy' | 'cooling' | 'none';
     /** cooling: ms until the soonest cool-down ends. */
     retryAfterMs?: number;
+    bound?: FoundBinding;
   };
+
+/** What the end of an attempt tells the store along with giving its slot back, all in the same call. */
+export interface LeaseEnding {
+  /** The exchange succeeded, at this time: ends probing, as accountSucceeded(group, account, at) would. */
+  succeededAt?: number;
+  /** Bind these names to the lease's account, restarting their TTL (a session, a response pin), as bind would. */
+  bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
+}
 
 export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable';
 
@@ -190,8 +208,8 @@ export interface Store {
   acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult>;
   /** Renews a lease that is still held; an expired or released lease is not revived. */
   heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void>;
-  /** Gives the slot back; idempotent. */
-  releaseAccount(lease: AccountLease): Promise<void>;
+  /** Gives the slot back (idempotent), with what the attempt's ending tells (success, bindings) in the same round trip. */
+  releaseAccount(lease: AccountLease, ending?: LeaseEnding): Promise<void>;
   /**
    * Take the account out of scheduling until `until`; afterwards it is probed (one request at a time) until a success.
    * A later `until` (with its reason) wins over an earlier one. The cool-down ends by itself: no timer, no manual step.

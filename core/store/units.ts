@@ -27,6 +27,12 @@ export const ROLLUP_DAYS = 400;
  * heartbeat, so the earliest lease expiry is only an upper bound on when a slot frees (settle frees it sooner).
  */
 export const CONCURRENCY_RETRY_MS = 1000;
+/**
+ * A settlement's idempotency marker lives this long (at most the retention): a repeated settlement comes within
+ * seconds, and later ones are still caught while the request's record is kept. One key per request for the whole
+ * retention would cost memory at volume for nothing.
+ */
+export const SETTLE_MARKER_MS = 3_600_000;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);

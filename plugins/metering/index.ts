@@ -84,7 +84,8 @@ export const metering: Plugin<Options> = {
     async function settle(ctx: Ctx, status: number): Promise<void> {
       const key = ctx.key;
       const group = ctx.group;
-      if (!key || !group || ctx.settled) return;
+      // A request the gateway refused (its limits) never reached an upstream: there is nothing to bill.
+      if (!key || !group || ctx.settled || ctx.outcome === 'rejected') return;
       const ending: Ending = ENDINGS[ctx.outcome ?? ''] ?? (status >= 400 ? 'failed' : 'completed');
       const { usage, estimated } = ending === 'disconnected' ? observed(ctx) : { usage: ctx.usage ?? ZERO, estimated: false };
       const model = ctx.model ?? '';

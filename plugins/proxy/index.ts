@@ -10,6 +10,7 @@ const names = (description: string, value: string[]) => ({ type: 'array', items:
 export const proxy: Plugin<PoolOptions> = {
   name: 'proxy',
   description: 'Sends the request to an upstream account of the group (priority, load, stickiness, response pins; failover before the first byte, cool-downs) and relays the answer.',
+  sendsAdmission: true,
   schema: {
     type: 'object', additionalProperties: false,
     properties: {

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Attempt, Ctx, Env, GroupConfig } from '../../core/types.ts';
+import type { AcquireAccountRequest, FoundBinding, LeaseEnding } from '../../core/store/types.ts';
 import { errorMessage, holdFirstContent, isSse, readAll, Upstreams, type AttemptOptions } from './attempt.ts';
 import { classify, type CooldownOptions, type Verdict } from './classify.ts';
 import { conversationUnavailable, exhausted, noCandidates } from './pool-errors.ts';
@@ -24,10 +25,20 @@ type Body = { bytes?: Buffer; json: boolean };
 
 /** An account failed before the first byte: how (classified), its status (0: no answer), the socket error code. */
 type Failed = { done: false; verdict: Verdict; status: number; code?: string };
-/** What one attempt came to: the request is answered (or the client left), or the account failed. */
-type Tried = { done: true } | Failed;
-/** The first choice: a pinned account (the only one allowed), or the session's bound account. */
-interface Preference { prefer?: string; pinned?: string; session?: string }
+/** What one attempt came to: the request is answered (or the client left; `pin`: the id it created, to pin), or the account failed. */
+type Tried = { done: true; pin?: string } | Failed;
+/**
+ * The first choice, looked up by the store within the first account decision: the account a stored object this request
+ * continues is pinned to (that account only), else the session's account.
+ */
+interface Preference { bound: NonNullable<AcquireAccountRequest['bound']>; session?: string }
+
+/** The request's admission, left by rate-limit for this stage to send together with its first account decision. */
+function admission(ctx: Ctx): Promise<void> | undefined {
+  const send = ctx.sendAdmission;
+  ctx.sendAdmission = undefined;
+  return send?.();
+}
 
 export function createPool(o: PoolOptions, env: Env) {
   const { store, log } = env;
@@ -35,10 +46,10 @@ export function createPool(o: PoolOptions, env: Env) {
   const scheduler = new Scheduler(store, o, metrics);
   const upstreams = new Upstreams(o);
 
-  /** The stored object this request continues or reads and the account it is pinned to, when the format pins such ids. */
-  async function pinOf(ctx: Ctx, group: GroupConfig): Promise<{ id: string; account: string } | undefined> {
+  /** The stored objects this request continues or reads, when the format pins such ids. */
+  async function pinIds(ctx: Ctx): Promise<string[]> {
     const pins = ctx.format.pins;
-    if (!pins) return undefined;
+    if (!pins) return [];
     const ids: string[] = [];
     for (const p of pins.pathParams) {
       const first = ctx.params[p]?.split('/')[0];
@@ -50,11 +61,7 @@ export function createPool(o: PoolOptions, env: Env) {
         if (typeof id === 'string' && id !== '') ids.push(id);
       } catch { /* not JSON: nothing names a stored object */ }
     }
-    for (const id of ids) {
-      const account = await store.bound(group.name, 'pin', id);
-      if (account !== undefined) return { id, account };
-    }
-    return undefined;
+    return ids;
   }
 
   /** The id of what a stream created, as its scanner saw it. */
@@ -63,10 +70,6 @@ export function createPool(o: PoolOptions, env: Env) {
     const id = pins ? (ctx.flags[pins.streamFlag.flag] as Record<string, unknown> | undefined)?.[pins.streamFlag.field] : undefined;
     return typeof id === 'string' ? id : undefined;
   };
-
-  async function pinTo(ctx: Ctx, group: GroupConfig, account: string, id: string | undefined): Promise<void> {
-    if (id) await store.bind(group.name, 'pin', id, account, o.pin_ttl_ms).catch((err) => log.warn({ err, req_id: ctx.id }, 'response pin failed'));
-  }
 
   /** Streams waiting for an account get the format's keepalive: the 200 and SSE headers go out with the first one. */
   function keepalives(ctx: Ctx): ((waitedMs: number) => void) | undefined {
@@ -147,13 +150,13 @@ export function createPool(o: PoolOptions, env: Env) {
     if (ctx.res.headersSent && !(status < 300 && sse)) return intoCommittedStream(ctx, upstream, status);
     const whole = ctx.format.pins && !ctx.stream && status < 300 ? collect(upstream) : undefined;
     const relayed = relay(ctx, upstream, o.keepalive_ms, o.usage);
-    // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists.
-    await pinTo(ctx, group, account.id, early);
+    // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
+    // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
+    if (early) await store.bind(group.name, 'pin', early, account.id, o.pin_ttl_ms).catch((err) => log.warn({ err, req_id: ctx.id }, 'response pin failed'));
     upstream.resume();
     await relayed;
     const late = whole ? idOf(await whole, ctx.format.pins!.bodyField) : status < 300 && ctx.stream ? streamedId(ctx) : undefined;
-    if (late !== early) await pinTo(ctx, group, account.id, late);
-    return { done: true };
+    return late !== undefined && late !== early ? { done: true, pin: late } : { done: true };
   }
 
   /** A stream committed by queue keepalives cannot take a status any more: the upstream's refusal becomes its error event. */
@@ -165,24 +168,38 @@ export function createPool(o: PoolOptions, env: Env) {
 
   /** Where the request should go first: the pinned account only (a stored conversation), else its session's account. */
   async function preference(ctx: Ctx, group: GroupConfig, candidates: AccountConfig[]): Promise<Preference> {
-    const pin = await pinOf(ctx, group);
-    if (pin) {
-      if (!candidates.some((a) => a.id === pin.account)) throw conversationUnavailable(pin.id, 'gone', Date.now());
-      return { prefer: pin.account, pinned: pin.id };
+    const bound: Preference['bound'] = (await pinIds(ctx)).map((name) => ({ kind: 'pin', name }));
+    if (!candidates.length) {
+      // Nothing can serve it; a conversation pinned to an account that is gone says so (rare: a lookup of its own).
+      for (const { name } of bound) if (await store.bound(group.name, 'pin', name) !== undefined) throw conversationUnavailable(name, 'gone', Date.now());
+      throw noCandidates(group, ctx.upstreamModel);
     }
-    if (!candidates.length) throw noCandidates(group, ctx.upstreamModel);
     const session = candidates.length < 2 ? undefined : await sessionKey(ctx, o);
-    return { session, prefer: session === undefined ? undefined : await store.bound(group.name, 'sticky', session) };
+    if (session !== undefined) bound.push({ kind: 'sticky', name: session });
+    return { bound, session };
   }
 
   /** The answer when no account could be had (or the pinned one failed): by class, or the conversation's own error. */
-  async function refusal(group: GroupConfig, candidates: AccountConfig[], trail: Attempt[], p: Preference, why?: Failed | 'none'): Promise<GatewayError> {
+  async function refusal(group: GroupConfig, candidates: AccountConfig[], trail: Attempt[], pin: FoundBinding | undefined, why?: Failed | 'none'): Promise<GatewayError> {
     const now = Date.now();
-    if (p.pinned === undefined) return exhausted(group, trail, await store.accountStates(group.name, candidates.map((a) => a.id), now), now);
-    if (why === 'none') return conversationUnavailable(p.pinned, 'gone', now);
-    const [state] = await store.accountStates(group.name, [p.prefer!], now);
+    if (pin === undefined) return exhausted(group, trail, await store.accountStates(group.name, candidates.map((a) => a.id), now), now);
+    if (why === 'none') return conversationUnavailable(pin.name, 'gone', now);
+    const [state] = await store.accountStates(group.name, [pin.account], now);
     // A failure without a cool-down (a 5xx, error_ms 0) still says why.
-    return conversationUnavailable(p.pinned, why && !state.coolingUntil ? { ...state, reason: why.verdict.cooldownReason } : state, now);
+    return conversationUnavailable(pin.name, why && !state.coolingUntil ? { ...state, reason: why.verdict.cooldownReason } : state, now);
+  }
+
+  /**
+   * What the store learns as the slot goes back: a good exchange ends the account's probing and binds (or moves) the
+   * session, restarting its TTL; an id the answer created is pinned to the account.
+   */
+  function ending(ctx: Ctx, p: Preference, pin: FoundBinding | undefined, done: { pin?: string }): LeaseEnding | undefined {
+    const good = ctx.outcome === 'completed' || ctx.outcome === 'incomplete';
+    const bind: NonNullable<LeaseEnding['bind']> = [];
+    if (done.pin !== undefined) bind.push({ kind: 'pin', name: done.pin, ttlMs: o.pin_ttl_ms });
+    if (good && p.session !== undefined && !pin) bind.push({ kind: 'sticky', name: p.session, ttlMs: o.sticky_ttl_ms });
+    if (!good && !bind.length) return undefined;
+    return { ...(good ? { succeededAt: Date.now() } : {}), ...(bind.length ? { bind } : {}) };
   }
 
   return async function serve(ctx: Ctx): Promise<void> {
@@ -192,19 +209,26 @@ export function createPool(o: PoolOptions, env: Env) {
     const base = await upstreamBody(ctx);
     const clientHeaders: IncomingHttpHeaders = ctx.req.headers;
     const p = await preference(ctx, group, candidates);
-    const only = p.pinned !== undefined;
     const tried = new Set<string>();
     const trail: Attempt[] = [];
     const waiting = keepalives(ctx);
-    let prefer = p.prefer;
+    /** The pin the first decision found: the conversation lives on that account only. */
+    let pin: FoundBinding | undefined;
     for (let n = 0; ; n++) {
-      const acquired = await scheduler.acquire(ctx, { group, candidates: candidates.filter((a) => !tried.has(a.id)), prefer, only, waiting }, n);
+      const first = n === 0;
+      // One round trip before the upstream call: the admission, the binding lookup and the account decision.
+      const acquired = await scheduler.acquire(ctx,
+        { group, candidates: candidates.filter((a) => !tried.has(a.id)), bound: first ? p.bound : undefined, waiting },
+        n, first ? admission(ctx) : undefined);
       if (!acquired) { ctx.outcome = 'disconnected'; return; }
-      if (!acquired.ok) throw await refusal(group, candidates, trail, p, acquired.reason === 'none' ? 'none' : undefined);
+      if (first && acquired.bound?.kind === 'pin') pin = acquired.bound;
+      if (!acquired.ok) throw await refusal(group, candidates, trail, pin, acquired.reason === 'none' ? 'none' : undefined);
       const lease = acquired.lease;
       const account = candidates.find((a) => a.id === lease.account)!;
-      if (n === 0 && p.session !== undefined) metrics.sticky.inc({ result: prefer === undefined ? 'miss' : acquired.preferred ? 'hit' : 'moved' });
-      let result: Tried;
+      if (first && p.session !== undefined && !pin) {
+        metrics.sticky.inc({ result: acquired.bound === undefined ? 'miss' : acquired.preferred ? 'hit' : 'moved' });
+      }
+      let result: Tried | undefined;
       try {
         ctx.account = account;
         ctx.upstreamModel = accountModel(account, baseModel);
@@ -214,24 +238,19 @@ export function createPool(o: PoolOptions, env: Env) {
         ctx.req.headers = upstreamHeaders(ctx, account, env, body);
         result = await attempt(ctx, trail, group, account, body);
       } finally {
-        await scheduler.release(lease).catch((err) => log.warn({ err, req_id: ctx.id }, 'account release failed'));
+        // Not awaited: after an answer, the slot, the success and the bindings reach the store in the same round trip
+        // as the settlement that follows.
+        scheduler.release(lease, result?.done ? ending(ctx, p, pin, result) : undefined)
+          .catch((err) => log.warn({ err, req_id: ctx.id }, 'account release failed'));
       }
-      if (result.done) return succeeded(ctx, group, account, p.session);
+      if (result.done) return;
       await failed(ctx, trail, group, account, result);
       tried.add(account.id);
-      if (only) throw await refusal(group, candidates, trail, p, result);
-      if (n >= o.max_switches || tried.size >= candidates.length) throw await refusal(group, candidates, trail, p);
+      if (pin) throw await refusal(group, candidates, trail, pin, result);
+      if (n >= o.max_switches || tried.size >= candidates.length) throw await refusal(group, candidates, trail, pin);
       metrics.failovers.inc({ group: group.name, reason: result.verdict.reason });
-      prefer = undefined;
     }
   };
-
-  /** A good exchange ends the account's probing and binds (or moves) the session, restarting its TTL; neither delays the answer. */
-  function succeeded(ctx: Ctx, group: GroupConfig, account: AccountConfig, session: string | undefined): void {
-    if (ctx.outcome !== 'completed' && ctx.outcome !== 'incomplete') return;
-    store.accountSucceeded(group.name, account.id, Date.now()).catch(() => {});
-    if (session !== undefined) store.bind(group.name, 'sticky', session, account.id, o.sticky_ttl_ms).catch(() => {});
-  }
 }
 
 function collect(upstream: IncomingMessage): Promise<Buffer> {

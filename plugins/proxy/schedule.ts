@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
-import type { AccountLease, AcquireAccountResult, Store } from '../../core/store/types.ts';
+import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
 import { matchesAny } from '../globs.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
 
@@ -36,6 +36,8 @@ export interface AcquireRequest {
   candidates: AccountConfig[];
   prefer?: string;
   only?: boolean;
+  /** Bindings for the store to look the preference up in, within the same decision. */
+  bound?: AcquireAccountRequest['bound'];
   /** Called while waiting in the queue, with the ms waited so far (streams use it for keepalives). */
   waiting?: (waitedMs: number) => void;
 }
@@ -60,15 +62,30 @@ export class Scheduler {
     this.#waiting = waiting;
   }
 
-  /** Take a slot on one of the candidates, waiting (bounded) while all are busy. */
-  async acquire(ctx: Ctx, req: AcquireRequest, attempt: number): Promise<Acquired> {
+  /**
+   * Take a slot on one of the candidates, waiting (bounded) while all are busy. `gate` is store work sent just before,
+   * so that it shares the first try's round trip (the request's admission): when it fails, the slot the first try took
+   * is given back and the gate's error thrown.
+   */
+  async acquire(ctx: Ctx, req: AcquireRequest, attempt: number, gate?: Promise<void>): Promise<Acquired> {
     const group = req.group.name;
     const ask = () => this.#store.acquireAccount({
       group, requestId: `${ctx.id}#${attempt}`, now: Date.now(), leaseMs: this.#o.lease_ms,
       candidates: req.candidates.map((a) => ({ id: a.id, priority: a.priority, weight: a.weight, concurrency: a.concurrency })),
       ...(req.prefer === undefined ? {} : { prefer: req.prefer, only: req.only === true }),
+      ...(req.bound?.length ? { bound: req.bound } : {}),
     });
-    let result = await ask();
+    const first = ask();
+    if (gate) {
+      first.catch(() => {}); // awaited below; until then a failure must not count as unhandled
+      try {
+        await gate;
+      } catch (err) {
+        first.then((r) => (r.ok ? this.#store.releaseAccount(r.lease) : undefined)).catch(() => {});
+        throw err;
+      }
+    }
+    let result = await first;
     if (result.ok || result.reason !== 'busy') return this.#took(result);
     const queue = this.#waiting.get(group) ?? [];
     if (queue.length >= this.#o.queue_size) {
@@ -118,12 +135,12 @@ export class Scheduler {
     for (const lease of this.#leases) this.#store.heartbeatAccount(lease, this.#o.lease_ms, now).catch(() => {});
   }
 
-  /** Give the slot back (every ending), and hand it at once to the oldest local waiter that could use it. */
-  async release(lease: AccountLease): Promise<void> {
+  /** Give the slot back (every ending, with what it tells), and hand it at once to the oldest local waiter that could use it. */
+  async release(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
     if (!this.#leases.delete(lease)) return;
     if (!this.#leases.size) { clearInterval(this.#beat); this.#beat = undefined; }
     try {
-      await this.#store.releaseAccount(lease);
+      await this.#store.releaseAccount(lease, ending);
     } finally {
       this.#waiting.get(lease.group)?.find((w) => w.accounts.has(lease.account))?.wake();
     }

@@ -18,7 +18,7 @@ const PRICE = { input: 1, output: 2 }; // USD per 1M tokens
 async function meter(options: Record<string, unknown>, seen: { outcome?: string; usage?: Usage; streamed?: StreamedText; status?: number }) {
   const store = new MemoryStore();
   const env = { store, config: { pricing: { m: PRICE } }, metrics: new Registry(), log: silent } as unknown as Env;
-  const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env);
+  const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { admissionSentLater: false });
   const ctx = {
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
     route: { path: '/v1/messages' }, model: 'm', upstreamModel: 'm', stream: true, timings: { start: performance.now() },

@@ -212,4 +212,59 @@ export function accountsContract(t: Tap, make: MakeStore): void {
     t.equal(await s.bound('g', 'pin', 'resp_1'), undefined, 'gone after its TTL');
     t.equal(await s.bound('g', 'pin', 'sess'), 'b');
   });
+
+  t.test('accounts: a binding is looked up within the decision (sticky prefers, a pin is the only account)', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a'), acct('b')];
+    const sticky = (name: string) => ({ kind: 'sticky' as const, name });
+    const pin = (name: string) => ({ kind: 'pin' as const, name });
+    await s.bind('g', 'sticky', 'sess', 'b', 60_000);
+    const hit = await s.acquireAccount(req(c, T0, { bound: [sticky('sess')] }));
+    t.match(hit, { ok: true, lease: { account: 'b' }, preferred: true, bound: { kind: 'sticky', name: 'sess', account: 'b' } });
+    const moved = await s.acquireAccount(req(c, T0, { bound: [sticky('sess')] }));
+    t.match(moved, { ok: true, lease: { account: 'a' }, preferred: false, bound: { account: 'b' } }, 'a full bound account: another one');
+    const none = await s.acquireAccount(req(c, T0, { group: 'g2', bound: [sticky('nothing')] }));
+    t.ok(none.ok && none.bound === undefined, 'no binding: nothing found, any account');
+    await s.bind('g2', 'sticky', 'elsewhere', 'z', 60_000);
+    const away = await s.acquireAccount(req(c, T0, { group: 'g2', bound: [sticky('elsewhere')] }));
+    t.match(away, { ok: true, preferred: false, bound: { account: 'z' } }, 'bound to a non-candidate: found, not preferred');
+
+    await s.bind('g3', 'pin', 'resp_1', 'a', 60_000);
+    await s.bind('g3', 'sticky', 'sess', 'b', 60_000);
+    const both = [pin('resp_0'), pin('resp_1'), sticky('sess')];
+    const pinned = await s.acquireAccount(req(c, T0, { group: 'g3', bound: both }));
+    t.match(pinned, { ok: true, lease: { account: 'a' }, preferred: true, bound: { kind: 'pin', name: 'resp_1', account: 'a' } }, 'the first binding found wins');
+    t.equal(show(await s.acquireAccount(req(c, T0, { group: 'g3', bound: both }))), 'busy', 'a pin is the only account: busy, not b');
+    const gone = await s.acquireAccount(req([acct('b')], T0, { group: 'g3', bound: both }));
+    t.match(gone, { ok: false, reason: 'none', bound: { kind: 'pin', account: 'a' } }, 'pinned to a non-candidate: none');
+    t.equal(show(await s.acquireAccount(req(c, T0, { group: 'g3', bound: [pin('resp_9'), sticky('sess')] }))), 'b', 'no pin: the session');
+    await s.bind('g4', 'pin', 'resp_1', 'a', 60_000);
+    t.equal(show(await s.acquireAccount(req(c, T0, { group: 'g4', prefer: 'b', bound: [pin('resp_1')] }))), 'b', 'prefer given: no lookup');
+    t.equal(show(await s.acquireAccount(req([], T0, { group: 'g3', bound: both }))), 'none', 'no candidates: none, nothing looked up');
+  });
+
+  t.test('accounts: a release carries the ending: success ends probing, names are bound to the account', async (t) => {
+    const s = await open(t, make);
+    const c = [acct('a')];
+    await s.cooldown('g', 'a', T0 + 1000, 'rate_limited');
+    const r = await s.acquireAccount(req(c, T0 + 1000));
+    if (!r.ok) return t.fail('acquire');
+    t.equal((await s.accountStates('g', ['a'], T0 + 1000))[0].probing, true);
+    await s.releaseAccount(r.lease, { succeededAt: T0 + 1000, bind: [{ kind: 'sticky', name: 'sess', ttlMs: 60_000 }, { kind: 'pin', name: 'resp_1', ttlMs: 60 }] });
+    t.strictSame(await s.accountStates('g', ['a'], T0 + 1001), [{ id: 'a', inFlight: 0, probing: false, lastUsed: T0 + 1000 }], 'released, probing over');
+    t.equal(await s.bound('g', 'sticky', 'sess'), 'a');
+    t.equal(await s.bound('g', 'pin', 'resp_1'), 'a');
+    await new Promise((done) => setTimeout(done, 150));
+    t.equal(await s.bound('g', 'pin', 'resp_1'), undefined, 'with its own TTL');
+
+    await s.cooldown('g', 'a', T0 + 9000, 'overloaded');
+    const early = await s.acquireAccount(req(c, T0 + 9000));
+    if (!early.ok) return t.fail('acquire');
+    await s.releaseAccount(early.lease, { succeededAt: T0 + 5000 });
+    t.equal((await s.accountStates('g', ['a'], T0 + 9000))[0].probing, true, 'a success from before the cool-down end proves nothing');
+    const plain = await s.acquireAccount(req(c, T0 + 9001));
+    if (!plain.ok) return t.fail('acquire');
+    await s.releaseAccount(plain.lease, {});
+    t.equal((await s.accountStates('g', ['a'], T0 + 9002))[0].inFlight, 0, 'an empty ending is a plain release');
+  });
 }

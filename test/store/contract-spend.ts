@@ -63,6 +63,8 @@ export function spendContract(t: Tap, make: MakeStore): void {
     t.equal(u.windows[0].used, 0.25);
     t.equal((await s.records({ limit: 10 })).records.length, 1);
     t.equal((await s.records({ key: 'k1', limit: 10 })).records.length, 1);
+    t.strictSame(await s.settle({ ...r, time: T0 + 2 * HOUR }, a.admission, lim), { recorded: false }, 'still a repeat hours later (its record is kept)');
+    t.equal((await s.keyUsage('k1', { days: 1, now: T0 })).total.requests, 1);
   });
 
   t.test('settle checks its arguments', async (t) => {

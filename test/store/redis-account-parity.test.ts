@@ -50,12 +50,30 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
         coolingUntil: cool !== undefined && cool > now ? cool : undefined, lastUsed: used, holds,
       });
     }
-    const prefer = n && int(2) ? int(n) : -1;
-    const only = int(2) === 1;
+    let prefer = n && int(2) ? int(n) : -1;
+    let only = int(2) === 1;
+    // Half the rounds look the preference up in bindings instead: a missing one, then maybe a sticky or a pin to a
+    // candidate or to an account that is not one (ARGV prefer and only are then what the binding says).
+    const bindings: { key: string; pin: boolean }[] = [];
+    if (int(2)) {
+      bindings.push({ key: g.bound('sticky', 'missing'), pin: false });
+      const kind = pickOne(['none', 'sticky', 'pin'] as const);
+      if (kind !== 'none') {
+        const to = n && int(3) ? int(n) : -1;
+        await c.set(g.bound(kind, 'name'), to >= 0 ? cands[to].id : 'elsewhere', 'PX', 60_000);
+        bindings.push({ key: g.bound(kind, 'name'), pin: kind === 'pin' });
+        prefer = to;
+        only = kind === 'pin';
+      } else {
+        prefer = -1;
+      }
+    }
     const roll = Math.random();
-    const want = pickAccount(views, prefer, only, now, roll);
-    const got = (await scripts.accountAcquire.run(c, cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), [
-      now, rid, 1000, prefer + 1, only ? '1' : '0', roll, 60_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency]),
+    const want = only && prefer < 0 && bindings.length > 1 ? { refuse: 'none' } : pickAccount(views, prefer, only, now, roll);
+    const argPrefer = bindings.length ? 0 : prefer + 1;
+    const got = (await scripts.accountAcquire.run(c, [...cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...bindings.map((b) => b.key)], [
+      now, rid, 1000, argPrefer, only && !bindings.length ? '1' : '0', roll, 60_000, bindings.length, bindings.map((b) => (b.pin ? '1' : '0')).join(''),
+      ...cands.flatMap((a) => [a.id, a.priority, a.weight, a.concurrency]),
     ])) as [number, number | string, number];
     const gotShape = got[0] === 1
       ? { take: (got[1] as number) - 1, preferred: got[2] === 1 }

@@ -64,6 +64,22 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   t.equal(await c.hget(`${prefix}{k:lay}:acct`, 'spend'), '1000000000', 'spend in nano-dollars');
 });
 
+t.test('settle markers live an hour at most; a repeat after one is still caught by the record kept', async (t) => {
+  const prefix = nextPrefix();
+  const s = new RedisStore({ url: redis.url, prefix });
+  t.teardown(() => s.close());
+  const c = new Redis(redis.url);
+  t.teardown(() => c.quit());
+  const r = record({ key_id: 'mark', request_id: 'once', input_tokens: 3, cost: 0.5 });
+  t.strictSame(await s.settle(r, undefined, {}), { recorded: true });
+  const marker = `${prefix}{k:mark}:done:once`;
+  const ttl = await c.pttl(marker);
+  t.ok(ttl > 3_590_000 && ttl <= 3_600_000, `the marker expires in an hour (${ttl} ms), not with the 30-day records`);
+  await c.del(marker); // as if the hour had passed
+  t.strictSame(await s.settle({ ...r, cost: 9 }, undefined, {}), { recorded: false }, 'the kept record says it was settled');
+  t.equal((await s.keyUsage('mark', { days: 1, now: T0 })).total.cost, 0.5, 'counted once');
+});
+
 t.test('account key layout: one hash tag per group, every key expires', async (t) => {
   const prefix = nextPrefix();
   const s = new RedisStore({ url: redis.url, prefix });

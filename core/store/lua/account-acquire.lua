@@ -1,19 +1,41 @@
 -- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
 -- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
--- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used)
+-- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used);
+--       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
 -- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
---       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, then per candidate i:
---       8 + 3(i-1) priority, 9 + 3(i-1) weight, 10 + 3(i-1) concurrency   (cleaned by accounts.ts)
--- Returns {1, candidate, preferred (1/0)} or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none)}.
+--       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
+--       then per candidate i: 10 + 4(i-1) id, 11 + 4(i-1) priority, 12 + 4(i-1) weight, 13 + 4(i-1) concurrency
+--       (cleaned by accounts.ts)
+-- Returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
+--      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local lease_ms = tonumber(ARGV[3])
 local prefer = tonumber(ARGV[4])
-local pinned = ARGV[5] == '1' and prefer > 0
+local only = ARGV[5] == '1'
 local roll = tonumber(ARGV[6])
 local state_ttl = tonumber(ARGV[7])
-local n = #KEYS / 2
+local nb = tonumber(ARGV[8])
+local n = (#KEYS - nb) / 2
 local function int(x) return string.format('%d', x) end
+local function arg(i, k) return ARGV[9 + 4 * (i - 1) + k] end
+
+-- The preference from a binding (a session's account, a response's pin), in the same decision.
+local found, found_account = 0, ''
+for j = 1, nb do
+  local bound = redis.call('GET', KEYS[2 * n + j])
+  if bound then
+    found, found_account = j, bound
+    prefer, only = 0, string.sub(ARGV[9], j, j) == '1'
+    for i = 1, n do
+      if arg(i, 1) == bound then prefer = i end
+    end
+    -- Pinned to an account that cannot serve this request.
+    if only and prefer == 0 then return {0, 'none', -1, found, found_account} end
+    break
+  end
+end
+local pinned = only and prefer > 0
 
 -- Expired leases go first, so a crashed process never holds a slot for long.
 local c = {}
@@ -22,12 +44,12 @@ for i = 1, n do
   redis.call('ZREMRANGEBYSCORE', lease, '-inf', int(now))
   local s = redis.call('HMGET', KEYS[2 * i], 'cool', 'probe', 'used')
   local cool = s[1] and tonumber(s[1]) or nil
-  local conc = tonumber(ARGV[10 + 3 * (i - 1)])
+  local conc = tonumber(arg(i, 4))
   -- Probing (cooled down, not yet proven healthy): one request at a time.
   if s[2] == '1' then conc = 1 end
   c[i] = {
-    priority = tonumber(ARGV[8 + 3 * (i - 1)]),
-    weight = tonumber(ARGV[9 + 3 * (i - 1)]),
+    priority = tonumber(arg(i, 2)),
+    weight = tonumber(arg(i, 3)),
     conc = conc,
     busy = redis.call('ZCARD', lease),
     cooling = cool ~= nil and cool > now,
@@ -46,7 +68,7 @@ local function take(i, reuse)
     redis.call('HSET', KEYS[2 * i], 'used', int(now))
     if redis.call('PTTL', KEYS[2 * i]) < state_ttl then redis.call('PEXPIRE', KEYS[2 * i], int(state_ttl)) end
   end
-  return {1, i, i == prefer and 1 or 0}
+  return {1, i, i == prefer and 1 or 0, found, found_account}
 end
 
 -- A retried call of the same request gets its lease back (renewed) instead of a second slot.
@@ -57,8 +79,8 @@ end
 local function free(x) return not x.cooling and x.busy < x.conc end
 if prefer > 0 and free(c[prefer]) then return take(prefer, false) end
 if pinned then
-  if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now} end
-  return {0, 'busy', -1}
+  if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now, found, found_account} end
+  return {0, 'busy', -1, found, found_account}
 end
 
 -- Lowest priority number, then lowest load (cross-multiplied: exact), then least recently used.
@@ -100,11 +122,11 @@ if #tied > 0 then
   return take(pick, false)
 end
 
-if n == 0 then return {0, 'none', -1} end
+if n == 0 then return {0, 'none', -1, found, found_account} end
 local soonest
 for i = 1, n do
-  if not c[i].cooling then return {0, 'busy', -1} end
+  if not c[i].cooling then return {0, 'busy', -1, found, found_account} end
   local w = c[i].cool - now
   if not soonest or w < soonest then soonest = w end
 end
-return {0, 'cooling', soonest}
+return {0, 'cooling', soonest, found, found_account}

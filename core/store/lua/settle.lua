@@ -6,10 +6,12 @@
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
 --       5 retention ms, 6 rollup ttl ms, 7 model, 8 record JSON, 9 records cap,
 --       10..16 requests, input, output, cache read, cache write, reasoning tokens, cost nano,
---       17 estimated tokens of the admission
+--       17 estimated tokens of the admission, 18 done marker ttl ms
 -- Money and counts are added straight from ARGV strings with HINCRBY: a Lua number would be
 -- formatted with 14 significant digits and lose exactness. Returns 1 when recorded, 0 when a repeat.
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[5]) then return 0 end
+-- A repeat: within the marker's short life, or later while the record is kept.
+if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 1 then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[18]) then return 0 end
 
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.

@@ -1,0 +1,12 @@
+-- Gives an account slot back with what the attempt's ending tells, in one call (LeaseEnding):
+-- a success ends probing (unless the account is cooling down at that time: a request that began before the
+-- cool-down proves nothing, as account-succeeded.lua), and names are bound to the account (sessions, pins).
+-- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no), 3 account,
+--       then per binding key j: 3 + j ttl ms
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then
+  local cool = redis.call('HGET', KEYS[2], 'cool')
+  if not (cool and tonumber(cool) > tonumber(ARGV[2])) then redis.call('HDEL', KEYS[2], 'probe') end
+end
+for j = 3, #KEYS do redis.call('SET', KEYS[j], ARGV[3], 'PX', ARGV[j + 1]) end
+return 1
