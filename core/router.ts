@@ -53,8 +53,8 @@ export class Router<R> {
 
   /**
    * Add a route; the first route declared for a method and path shape wins. Dynamic patterns are tried in
-   * declaration order, except that patterns with a {name*} capture come after all others: a literal such as
-   * `{model}:generateContent` wins over `{model*}` whatever the order in the config.
+   * declaration order, except that patterns with a {name*} capture come after all others and take only paths no
+   * other route matches: a literal such as `{model}:generateContent` wins over `{model*}` whatever the order.
    */
   add(method: string, pattern: string, route: R): void {
     const compiled = compilePattern(pattern);
@@ -81,6 +81,9 @@ export class Router<R> {
     if (literalRoute) return { route: literalRoute, params: {} };
     const allowed = new Set<string>(literal?.keys());
     for (const d of this.#dynamic) {
+      // {name*} patterns come last and take only what nothing else matched, for any method: a GET on a
+      // POST-only `{model}:generateContent` path is a 405, not a model named "x:generateContent".
+      if (d.wholeSegment && allowed.size) break;
       const m = d.regex.exec(path);
       if (!m) continue;
       const entry = forMethod(d.byMethod, method);

@@ -97,6 +97,13 @@ t.test('literal suffixes win over {name*} whatever the declaration order', async
   const e = matchError(shipped, 'POST', '/v1/models/ft:gpt-4o-mini:org::abc123');
   t.equal(e.status, 405, 'a path only the GET route takes');
   t.strictSame(e.headers, { allow: 'GET' });
+  const verb = matchError(shipped, 'GET', '/v1/models/gemini-2.5-flash:generateContent');
+  t.equal(verb.status, 405, 'a path the suffix route matches is not taken by {name*}, even for another method');
+  t.strictSame(verb.headers, { allow: 'POST' });
+  const literal = new Router<string>();
+  literal.add('POST', '/v1/models/batch', 'batch');
+  literal.add('GET', '/v1/models/{model*}', 'model');
+  t.strictSame(matchError(literal, 'GET', '/v1/models/batch').headers, { allow: 'POST' }, 'nor a literal path');
 });
 
 t.test('*rest captures the remainder including slashes', async (t) => {

@@ -74,6 +74,10 @@ t.test('Gemini :generateContent under /v1/models and /v1beta/models still reache
   t.equal(colons.status, 405, 'the Gemini {model} stops at the first colon, so only the GET lookup takes this path');
   t.equal(colons.headers.get('allow'), 'GET');
   await colons.arrayBuffer();
+  const lookup = await fetch(`${gw.url}/v1/models/gemini-2.5-flash:generateContent`, { headers: { authorization: `Bearer ${DEMO_KEY}` } });
+  t.equal(lookup.status, 405, 'a GET on a Gemini method path is not a lookup of a model named "gemini-2.5-flash:generateContent"');
+  t.equal(lookup.headers.get('allow'), 'POST');
+  await lookup.arrayBuffer();
 });
 
 t.test('a {name*} capture fills upstream_path, aliased by model_map too', async (t) => {
