@@ -137,11 +137,11 @@ export const rootSchema: JSONSchema = {
         type: 'object', additionalProperties: false, required: ['method', 'path', 'format', 'pipeline'],
         properties: {
           method: str('HTTP method.', { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
-          path: str('Pattern: literal segments, {name} for one segment (stops at ":"), *name for the rest.'),
+          path: str('Pattern: literal segments, {name} for one segment (stops at ":"), {name*} for one whole segment (":" included), *name for the rest.'),
           format: str('Wire format adapter of this entry point.'),
           pipeline: { description: 'A pipeline name, or an inline list of stages.', anyOf: [{ type: 'string' }, stageList] },
           pool: str('Dedicated group that alone serves this route.'),
-          upstream_path: str('Path sent upstream; {name} and *name are filled from the route; {model} is the upstream model. Default: the request path.'),
+          upstream_path: str('Path sent upstream; {name} (or {name*}) and *name are filled from the route; {model} is the upstream model. Default: the request path.'),
         },
       },
     },

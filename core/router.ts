@@ -1,32 +1,45 @@
-// Method + path patterns compiled once per config load: literal segments, {name} (one segment, stops at ':'), *name (the rest).
+// Method + path patterns compiled once per config load: literal segments, {name} (one segment, stops at ':'),
+// {name*} (one whole segment, ':' included), *name (the rest).
 import { coreErrors } from './errors.ts';
 
 export interface Match<R> { route: R; params: Record<string, string> }
 
 interface Entry<R> { route: R; names: string[] }
-interface Dynamic<R> { regex: RegExp; byMethod: Map<string, Entry<R>> }
+interface Dynamic<R> { regex: RegExp; wholeSegment: boolean; byMethod: Map<string, Entry<R>> }
 
 const escape = (s: string) => s.replace(/[.+?^$()[\]\\|]/g, '\\$&');
 
+export interface CompiledPattern {
+  regex: RegExp;
+  names: string[];
+  /** True when a {name*} capture takes a whole segment; such patterns are tried after all others. */
+  wholeSegment: boolean;
+}
+
+const HINT = 'use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest';
+
 /** Turn a pattern into a regex; throws on a malformed pattern (reported by config validation). */
-export function compilePattern(pattern: string): { regex: RegExp; names: string[] } | null {
+export function compilePattern(pattern: string): CompiledPattern | null {
   if (!pattern.startsWith('/')) throw new Error('a path pattern must start with "/"');
   const names: string[] = [];
   let source = '';
-  const token = /\{([A-Za-z_][A-Za-z0-9_]*)\}|\*([A-Za-z_][A-Za-z0-9_]*)$|[{}*]/g;
+  let wholeSegment = false;
+  const token = /\{([A-Za-z_][A-Za-z0-9_]*)(\*?)\}|\*([A-Za-z_][A-Za-z0-9_]*)$|[{}*]/g;
   let last = 0;
   for (let m = token.exec(pattern); m; m = token.exec(pattern)) {
-    if (!m[1] && !m[2]) throw new Error(`unexpected "${m[0]}" at offset ${m.index}: use {name} for one segment or *name at the end for the rest`);
+    if (!m[1] && !m[3]) throw new Error(`unexpected "${m[0]}" at offset ${m.index}: ${HINT}`);
     source += escape(pattern.slice(last, m.index));
-    const name = m[1] ?? m[2];
+    const name = m[1] ?? m[3];
     if (names.includes(name)) throw new Error(`parameter "${name}" appears twice`);
     names.push(name);
-    source += m[1] ? '([^/:]+)' : '(.*)';
+    // {name} stops at ':' so that a literal ':verb' can follow it; {name*} takes colons too (ids like "ft:base:org::id").
+    if (m[2]) wholeSegment = true;
+    source += m[3] ? '(.*)' : m[2] ? '([^/]+)' : '([^/:]+)';
     last = token.lastIndex;
   }
   if (names.length === 0) return null;
   source += escape(pattern.slice(last));
-  return { regex: new RegExp(`^${source}$`), names };
+  return { regex: new RegExp(`^${source}$`), names, wholeSegment };
 }
 
 /** The route for a method, with HEAD answered by a GET route. */
@@ -38,7 +51,11 @@ export class Router<R> {
   #literal = new Map<string, Map<string, R>>();
   #dynamic: Dynamic<R>[] = [];
 
-  /** Add a route; the first route declared for a method and path shape wins. */
+  /**
+   * Add a route; the first route declared for a method and path shape wins. Dynamic patterns are tried in
+   * declaration order, except that patterns with a {name*} capture come after all others and take only paths no
+   * other route matches: a literal such as `{model}:generateContent` wins over `{model*}` whatever the order.
+   */
   add(method: string, pattern: string, route: R): void {
     const compiled = compilePattern(pattern);
     if (!compiled) {
@@ -48,7 +65,12 @@ export class Router<R> {
       return;
     }
     let entry = this.#dynamic.find((d) => d.regex.source === compiled.regex.source);
-    if (!entry) this.#dynamic.push(entry = { regex: compiled.regex, byMethod: new Map() });
+    if (!entry) {
+      entry = { regex: compiled.regex, wholeSegment: compiled.wholeSegment, byMethod: new Map() };
+      const firstWhole = this.#dynamic.findIndex((d) => d.wholeSegment);
+      if (compiled.wholeSegment || firstWhole === -1) this.#dynamic.push(entry);
+      else this.#dynamic.splice(firstWhole, 0, entry);
+    }
     if (!entry.byMethod.has(method)) entry.byMethod.set(method, { route, names: compiled.names });
   }
 
@@ -59,6 +81,9 @@ export class Router<R> {
     if (literalRoute) return { route: literalRoute, params: {} };
     const allowed = new Set<string>(literal?.keys());
     for (const d of this.#dynamic) {
+      // {name*} patterns come last and take only what nothing else matched, for any method: a GET on a
+      // POST-only `{model}:generateContent` path is a 405, not a model named "x:generateContent".
+      if (d.wholeSegment && allowed.size) break;
       const m = d.regex.exec(path);
       if (!m) continue;
       const entry = forMethod(d.byMethod, method);

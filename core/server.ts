@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { loadConfig, type ConfigDeps } from './config.ts';
 import { createCtx, requestId } from './context.ts';
 import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
+import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { compose } from './pipeline.ts';
@@ -29,7 +30,7 @@ export interface Gateway {
 }
 
 interface Compiled { route: RouteConfig; format: FormatAdapter; run: (ctx: Ctx) => Promise<void> }
-interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env }
+interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env; keys: KeyListeners }
 
 const deps: ConfigDeps = { plugins, formats, upstreamAuth };
 
@@ -37,7 +38,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.log ?? createLogger();
   const metrics = createMetrics();
   const simulators: Gateway['simulators'] = {};
-  let store: Store | undefined;
+  let opened: { store: Store; keyChanges: KeyChanges } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
     for (const w of warnings) log.warn(w);
@@ -47,16 +48,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       platform.base_url = simulators[platform.name].url;
     }
     // The store is opened once; a reload that changes store settings needs a restart (logged).
-    if (!store) {
+    if (!opened) {
       const s = config.store;
-      store = createStore({ redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key, recordsTotal: s.records_total });
+      const store = createStore({ redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key, recordsTotal: s.records_total });
+      opened = { store, keyChanges: new KeyChanges(store, log) };
     }
     else if (config.store.redis !== (runtimeConfig?.store.redis ?? config.store.redis)) log.warn('store settings changed: restart to apply');
-    return buildRuntime(config, log, metrics, store);
+    return buildRuntime(config, log, metrics, opened.store, opened.keyChanges);
   };
   let runtimeConfig: GatewayConfig | undefined;
-  let runtime = await load();
-  runtimeConfig = runtime.config;
+  /** Serve with this runtime from now on; only its stages hear issued-key changes (the old ones go with the old runtime). */
+  const live = (rt: Runtime): Runtime => {
+    runtimeConfig = rt.config;
+    rt.keys.run();
+    return rt;
+  };
+  let runtime = live(await load());
   let draining = false;
 
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
@@ -80,7 +87,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     url, port, simulators,
     config: () => runtime.config,
     async reload() {
-      try { runtime = await load(); runtimeConfig = runtime.config; log.info('configuration reloaded'); return []; } catch (err) {
+      try { runtime = live(await load()); log.info('configuration reloaded'); return []; } catch (err) {
         const problems = (err as { problems?: string[] }).problems ?? [(err as Error).message];
         log.error({ problems }, 'reload failed; keeping the running configuration');
         return problems;
@@ -96,14 +103,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         server.closeIdleConnections();
       });
       await Promise.all(Object.values(simulators).map((s) => s.close()));
-      await store?.close();
+      await opened?.store.close();
     },
   };
 }
 
-function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store): Runtime {
+function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges): Runtime {
+  const keys = keyChanges.listeners();
   const env: Env = {
-    config, log, metrics: metrics.registry, formats, upstreamAuth, store,
+    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add,
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
   };
@@ -114,7 +122,7 @@ function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, stor
     }));
     router.add(route.method, route.path, { route, format: formats[route.format], run: compose(stages) });
   }
-  return { config, router, env };
+  return { config, router, env, keys };
 }
 
 const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, draining: boolean) => Promise<void> | void> = {

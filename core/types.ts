@@ -138,6 +138,11 @@ export interface Env {
   keysBySha: Map<string, KeyConfig>;
   store: Store;
   adminSha?: string;
+  /**
+   * Called whenever an issued key changes (in any process sharing the store), while this config is the running one.
+   * Stages listen here, not on `store.onKeysChanged`: a reload drops these listeners with the stages that added them.
+   */
+  onKeysChanged(listener: () => void): void;
 }
 
 export interface Plugin<O = any> {

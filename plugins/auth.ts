@@ -21,7 +21,7 @@ function headerKey(ctx: Ctx): string | undefined {
 /** Issued keys live in the store; a short per-process cache keeps the lookup off the hot path, cleared on any change. */
 function issuedKeys(env: Env, ttlMs: number): (sha: string) => Promise<KeyConfig | undefined> {
   const cache = new Map<string, { key: KeyConfig | undefined; until: number }>();
-  env.store.onKeysChanged(() => cache.clear());
+  env.onKeysChanged(() => cache.clear());
   return async (sha) => {
     const now = Date.now();
     const hit = cache.get(sha);

@@ -15,7 +15,7 @@ export function upstreamPath(ctx: Ctx): string {
   const template = ctx.route.upstream_path ?? (aliased ? ctx.route.path : undefined);
   let path = ctx.path;
   if (template) {
-    path = template.replace(/\{(\w+)\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
+    path = template.replace(/\{(\w+)\*?\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
       const name = (one ?? rest)!;
       const value = name === modelParam && ctx.upstreamModel ? ctx.upstreamModel : (ctx.params[name] ?? '');
       return one ? encodeURIComponent(value) : value;

@@ -274,8 +274,8 @@ routes:
   t.strictSame(problemsOf(yaml), [
     `gateway.yaml:${pos(yaml, 'nowhere')} groups.g.platform: unknown platform "nowhere"`,
     `gateway.yaml:${pos(yaml, 'missing')} keys.0.group: unknown group "missing"`,
-    `gateway.yaml:${pos(yaml, '"/a/{x"')} routes.0.path: unexpected "{" at offset 3: use {name} for one segment or *name at the end for the rest`,
-    `gateway.yaml:${pos(yaml, '"/b/*rest/more"')} routes.1.path: unexpected "*" at offset 3: use {name} for one segment or *name at the end for the rest`,
+    `gateway.yaml:${pos(yaml, '"/a/{x"')} routes.0.path: unexpected "{" at offset 3: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest`,
+    `gateway.yaml:${pos(yaml, '"/b/*rest/more"')} routes.1.path: unexpected "*" at offset 3: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest`,
     `gateway.yaml:${pos(yaml, 'prxy')} routes.1.pipeline.0: unknown stage "prxy" (known: ${Object.keys(plugins).join(', ')})`,
     `gateway.yaml:${pos(yaml, 'klingon')} routes.2.format: unknown format "klingon" (known: ${Object.keys(formats).join(', ')})`,
     `gateway.yaml:${pos(yaml, 'relay')} routes.2.pipeline: unknown pipeline "relay"`,

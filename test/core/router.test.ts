@@ -1,4 +1,4 @@
-// Router: literal and dynamic patterns, captures, percent-decoding, 404/405, HEAD, duplicates, malformed patterns.
+// Router: literal and dynamic patterns, captures ({name}, {name*}, *name), percent-decoding, 404/405, HEAD, duplicates, malformed patterns.
 import t from 'tap';
 import { compilePattern, Router } from '../../core/router.ts';
 import { GatewayError } from '../../core/errors.ts';
@@ -53,6 +53,57 @@ t.test('Gemini method suffixes: two routes, each matching only its own suffix, m
   t.equal(e.code, 'route_not_found');
   t.equal(matchError(r, 'POST', '/v1beta/models/gemini-2.5-pro').status, 404, 'the suffix is required');
   t.equal(matchError(r, 'POST', '/v1beta/models/a:b:generateContent').status, 404, 'the capture stops at the first colon');
+});
+
+t.test('{name*} captures one whole segment, colons included', async (t) => {
+  const r = new Router<string>();
+  r.add('GET', '/v1/models/{model*}', 'model');
+  const ft = 'ft:gpt-4o-mini:org::abc123';
+  t.strictSame(r.match('GET', `/v1/models/${ft}`), { route: 'model', params: { model: ft } });
+  t.strictSame(r.match('GET', '/v1/models/ft%3Agpt-4o-mini%3Aorg%3A%3Aabc123').params, { model: ft }, 'the percent-encoded form too');
+  t.strictSame(r.match('GET', '/v1/models/gpt-4o-mini').params, { model: 'gpt-4o-mini' }, 'a plain id as before');
+  t.strictSame(r.match('GET', '/v1/models/:').params, { model: ':' });
+  t.equal(matchError(r, 'GET', '/v1/models/ft:a/b').status, 404, 'a capture never spans a slash');
+  t.equal(matchError(r, 'GET', '/v1/models/').status, 404, 'a capture is never empty');
+  const plain = new Router<string>();
+  plain.add('GET', '/v1/models/{model}', 'model');
+  t.equal(matchError(plain, 'GET', `/v1/models/${ft}`).status, 404, '{name} still stops at the colon');
+});
+
+t.test('{name*} followed by a literal in its segment: the literal is matched at the end', async (t) => {
+  const r = new Router<string>();
+  r.add('POST', '/m/{model*}:generateContent', 'generate');
+  t.strictSame(r.match('POST', '/m/a:b:generateContent').params, { model: 'a:b' });
+  t.strictSame(r.match('POST', '/m/a:generateContent').params, { model: 'a' });
+  t.equal(matchError(r, 'POST', '/m/a:b').status, 404);
+});
+
+t.test('literal suffixes win over {name*} whatever the declaration order', async (t) => {
+  const r = new Router<string>();
+  r.add('POST', '/v1/models/{model*}', 'greedy-post');
+  r.add('GET', '/v1/models/{model*}', 'model');
+  r.add('POST', '/v1/models/{model}:generateContent', 'generate');
+  r.add('POST', '/v1/models/{model}:streamGenerateContent', 'stream');
+  t.strictSame(r.match('POST', '/v1/models/gemini-2.5-pro:generateContent'), { route: 'generate', params: { model: 'gemini-2.5-pro' } });
+  t.strictSame(r.match('POST', '/v1/models/gemini-2.5-pro:streamGenerateContent'), { route: 'stream', params: { model: 'gemini-2.5-pro' } });
+  t.strictSame(r.match('POST', '/v1/models/ft:a:b'), { route: 'greedy-post', params: { model: 'ft:a:b' } }, 'what no suffix route takes');
+  t.strictSame(r.match('GET', '/v1/models/ft:a::b'), { route: 'model', params: { model: 'ft:a::b' } });
+
+  const shipped = new Router<string>();
+  shipped.add('POST', '/v1/models/{model}:generateContent', 'generate');
+  shipped.add('GET', '/v1/models/{model*}', 'model');
+  t.strictSame(shipped.match('POST', '/v1/models/gemini-2.5-flash:generateContent').route, 'generate');
+  t.strictSame(shipped.match('GET', '/v1/models/ft:gpt-4o-mini:org::abc123').route, 'model');
+  const e = matchError(shipped, 'POST', '/v1/models/ft:gpt-4o-mini:org::abc123');
+  t.equal(e.status, 405, 'a path only the GET route takes');
+  t.strictSame(e.headers, { allow: 'GET' });
+  const verb = matchError(shipped, 'GET', '/v1/models/gemini-2.5-flash:generateContent');
+  t.equal(verb.status, 405, 'a path the suffix route matches is not taken by {name*}, even for another method');
+  t.strictSame(verb.headers, { allow: 'POST' });
+  const literal = new Router<string>();
+  literal.add('POST', '/v1/models/batch', 'batch');
+  literal.add('GET', '/v1/models/{model*}', 'model');
+  t.strictSame(matchError(literal, 'GET', '/v1/models/batch').headers, { allow: 'POST' }, 'nor a literal path');
 });
 
 t.test('*rest captures the remainder including slashes', async (t) => {
@@ -192,16 +243,24 @@ t.test('compilePattern', async (t) => {
   t.equal(gemini?.regex.exec('/v1beta/models/gemini-pro:generateContent')?.[1], 'gemini-pro');
   t.strictSame(compilePattern('/p/{a}/{b}/*rest')?.names, ['a', 'b', 'rest']);
   t.strictSame(compilePattern('/files/*rest')?.names, ['rest']);
+  t.equal(compilePattern('/v1/models/{model}')?.wholeSegment, false);
+  const whole = compilePattern('/v1/models/{model*}');
+  t.strictSame(whole?.names, ['model']);
+  t.equal(whole?.wholeSegment, true);
+  t.equal(whole?.regex.exec('/v1/models/ft:a::b')?.[1], 'ft:a::b');
 
   t.throws(() => compilePattern('v1/models'), { message: 'a path pattern must start with "/"' });
   t.throws(() => compilePattern(''), { message: 'a path pattern must start with "/"' });
-  t.throws(() => compilePattern('/a/{x'), { message: 'unexpected "{" at offset 3: use {name} for one segment or *name at the end for the rest' });
-  t.throws(() => compilePattern('/a/x}'), { message: 'unexpected "}" at offset 4: use {name} for one segment or *name at the end for the rest' });
-  t.throws(() => compilePattern('/a/*rest/more'), { message: 'unexpected "*" at offset 3: use {name} for one segment or *name at the end for the rest' });
-  t.throws(() => compilePattern('/a/*'), { message: 'unexpected "*" at offset 3: use {name} for one segment or *name at the end for the rest' });
+  t.throws(() => compilePattern('/a/{x'), { message: 'unexpected "{" at offset 3: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest' });
+  t.throws(() => compilePattern('/a/x}'), { message: 'unexpected "}" at offset 4: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest' });
+  t.throws(() => compilePattern('/a/*rest/more'), { message: 'unexpected "*" at offset 3: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest' });
+  t.throws(() => compilePattern('/a/*'), { message: 'unexpected "*" at offset 3: use {name} for one segment, {name*} for a whole segment with its colons, or *name at the end for the rest' });
   t.throws(() => compilePattern('/a/{}'), { message: /^unexpected "\{" at offset 3/ });
   t.throws(() => compilePattern('/a/{1x}'), { message: /^unexpected "\{" at offset 3/ });
   t.throws(() => compilePattern('/a/{x}/{x}'), { message: 'parameter "x" appears twice' });
   t.throws(() => compilePattern('/a/{x}/*x'), { message: 'parameter "x" appears twice' });
+  t.throws(() => compilePattern('/a/{x*}/{x}'), { message: 'parameter "x" appears twice' });
+  t.throws(() => compilePattern('/a/{*x}'), { message: /^unexpected "\{" at offset 3/ });
+  t.throws(() => compilePattern('/a/{x**}'), { message: /^unexpected "\{" at offset 3/ });
   t.throws(() => new Router<string>().add('GET', '/a/{x', 'r'), { message: /^unexpected "\{"/ }, 'Router.add rejects malformed patterns');
 });
