@@ -3,7 +3,7 @@ import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './typ
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, WINDOWS, minuteOf, msToNextMinute,
-  toNano, utcDate, type WindowName,
+  dateStart, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 
@@ -167,7 +167,7 @@ export class KeyLedger {
       const oldest = utcDate(clock - HOUR_ROLLUP_DAYS * DAY_MS);
       for (const d of this.hours.keys()) if (d < oldest) { this.hours.delete(d); this.hourModels.delete(d); }
     }
-    const hour = Math.floor((clock - Date.parse(`${date}T00:00:00Z`)) / HOUR_MS);
+    const hour = Math.floor((clock - dateStart(date)) / HOUR_MS);
     let h = hours.get(hour);
     if (!h) hours.set(hour, (h = emptyCounters()));
     addCounters(h, add);
