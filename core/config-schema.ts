@@ -52,7 +52,7 @@ export const rootSchema: JSONSchema = {
       properties: {
         redis: str('Redis URL; empty = embedded in-memory store (single process).', { default: '' }),
         prefix: str('Prefix of every Redis key, so several gateways can share one Redis.', { default: 'gw:' }),
-        retention_days: int('Days usage records are kept (daily rollups are kept 400 days).', { minimum: 1, default: 30 }),
+        retention_days: int('Days usage records are kept (daily rollups are kept 400 days, hourly ones 92).', { minimum: 1, default: 30 }),
         records_per_key: int('Usage records kept per key (newest).', { minimum: 1, default: 10_000 }),
         records_total: int('Usage records kept in the global index (newest).', { minimum: 1, default: 100_000 }),
       },

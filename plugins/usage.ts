@@ -2,6 +2,7 @@
 import { GatewayError } from '../core/errors.ts';
 import type { KeyConfig, Plugin } from '../core/types.ts';
 import type { KeyUsage, UsageTotals, WindowState } from '../core/store/types.ts';
+import { isTimeZone } from '../core/store/zone-days.ts';
 
 const WINDOW_MS = { '5h': 5 * 3600_000, '1d': 86_400_000, '7d': 7 * 86_400_000 } as const;
 const LIMIT_FIELD = { '5h': 'usd_5h', '1d': 'usd_1d', '7d': 'usd_7d' } as const;
@@ -41,7 +42,6 @@ export function usageView(key: KeyConfig, groupName: string, usage: KeyUsage, no
   const expired = key.expires_at !== undefined && key.expires_at <= now;
   const exhausted = (quota > 0 && spent >= quota) || rateLimits.some((w) => w.remaining <= 0);
   const status = expired ? 'expired' : quota > 0 && spent >= quota ? 'quota_exhausted' : 'active';
-  const today = new Date(now).toISOString().slice(0, 10);
   const remainders = [...(quota > 0 ? [quota - spent] : []), ...rateLimits.map((w) => w.remaining)];
   const limited = quota > 0 || rateLimits.length > 0;
   return {
@@ -58,8 +58,11 @@ export function usageView(key: KeyConfig, groupName: string, usage: KeyUsage, no
       days_until_expiry: Math.max(0, Math.ceil((key.expires_at - now) / 86_400_000)),
     } : {}),
     usage: {
-      today: totalsView(usage.days.find((d) => d.date === today) ?? EMPTY),
+      today: totalsView(usage.days.find((d) => d.date === usage.today) ?? EMPTY),
       total: totalsView(usage.total),
+      average_duration_ms: usage.averageDurationMs,
+      rpm: usage.lastMinute.requests,
+      tpm: usage.lastMinute.tokens,
     },
     daily_usage: usage.days.map((d) => {
       const v = totalsView(d);
@@ -71,7 +74,7 @@ export function usageView(key: KeyConfig, groupName: string, usage: KeyUsage, no
 
 export const usage: Plugin<Record<string, never>> = {
   name: 'usage',
-  description: 'Answers the key\'s own usage (GET /v1/usage): status, quota, spend windows, today/total, per day and per model. Never the operator\'s upstream cost.',
+  description: 'Answers the key\'s own usage (GET /v1/usage): status, quota, spend windows, today/total, average duration, current rpm/tpm (last 60 s), per day (?days=1..90) and per model (?start_date=&end_date=, YYYY-MM-DD), with days in ?timezone= (IANA, default UTC; in :30 and :45 zones a day starts 30 or 15 minutes before local midnight). Never the operator\'s upstream cost.',
   schema: { type: 'object', additionalProperties: false, properties: {} },
   create(_options, env) {
     return async (ctx) => {
@@ -85,8 +88,12 @@ export const usage: Plugin<Record<string, never>> = {
       for (const [name, v] of [['start_date', from], ['end_date', to]] as const) {
         if (v !== undefined && !DATE.test(v)) throw new GatewayError(400, 'invalid_date', `${name} must be YYYY-MM-DD`, { param: name });
       }
+      const timezone = q.get('timezone') || undefined;
+      if (timezone !== undefined && !isTimeZone(timezone)) {
+        throw new GatewayError(400, 'invalid_timezone', `Invalid timezone "${timezone.slice(0, 64)}": use an IANA time zone name such as Asia/Shanghai or America/New_York`, { param: 'timezone' });
+      }
       const now = Date.now();
-      const data = await env.store.keyUsage(key.id, { days, from, to, now });
+      const data = await env.store.keyUsage(key.id, { days, from, to, now, timezone });
       const body = JSON.stringify(usageView(key, key.group, data, now));
       ctx.outcome = 'completed';
       ctx.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);

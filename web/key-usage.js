@@ -8,6 +8,9 @@ const button = document.getElementById('show');
 const errorBox = document.getElementById('error');
 const result = document.getElementById('result');
 
+// Days are the visitor's calendar days: the gateway counts them in the browser's time zone.
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
 const STATUS = { active: ['active', 'active'], quota_exhausted: ['quota exhausted', 'exhausted'], expired: ['expired', 'expired'] };
 
 /** The badge: the API's status, or "limit reached" when an active key is held back by a spend window. */
@@ -19,7 +22,9 @@ function badge(u) {
 const card = (label, value, field) => el('div', { class: 'card' }, el('div', { class: 'label' }, label), el('div', { class: 'value', dataset: { field } }, value));
 
 function summary(u) {
-  const cards = [card('Requests today', int(u.usage.today.requests), 'summary.today.requests'), card('Cost today', usd(u.usage.today.cost), 'summary.today.cost')];
+  const cards = [card('Requests today', int(u.usage.today.requests), 'summary.today.requests'), card('Cost today', usd(u.usage.today.cost), 'summary.today.cost'),
+    card('Requests / min', int(u.usage.rpm), 'rate.rpm'), card('Tokens / min', int(u.usage.tpm), 'rate.tpm'),
+    card('Average duration', `${int(u.usage.average_duration_ms)} ms`, 'average_duration_ms')];
   if (u.quota) cards.unshift(card('Quota used', `${usd(u.quota.used)} of ${usd(u.quota.limit)}`, 'quota'), card('Quota remaining', usd(u.quota.remaining), 'quota.remaining'));
   return el('div', { class: 'cards' }, cards);
 }
@@ -67,7 +72,7 @@ function daily(u) {
   const rows = [...u.daily_usage].reverse().map((d) => [d.date,
     { text: int(d.requests), num: true, field: `day.${d.date}.requests` }, { text: int(d.input_tokens), num: true }, { text: int(d.output_tokens), num: true },
     { text: int(d.cache_read_tokens), num: true }, { text: int(d.cache_write_tokens), num: true }, { text: usd(d.cost), num: true, field: `day.${d.date}.cost` }]);
-  return [el('h2', {}, 'By day'), table(['Date (UTC)', ...TOKEN_HEADERS, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
+  return [el('h2', {}, 'By day'), table([`Date (${ZONE})`, ...TOKEN_HEADERS, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
 }
 
 function render(u) {
@@ -94,7 +99,7 @@ form.addEventListener('submit', async (event) => {
   errorBox.hidden = true;
   button.disabled = true;
   try {
-    const res = await fetch(`/v1/usage?days=${encodeURIComponent(days.value)}`, {
+    const res = await fetch(`/v1/usage?days=${encodeURIComponent(days.value)}&timezone=${encodeURIComponent(ZONE)}`, {
       headers: { authorization: `Bearer ${key}` }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
     });
     if (!res.ok) showError(await errorMessage(res));

@@ -1,9 +1,9 @@
 // One key's limits and ledger in the memory store: the same rules as the Redis Lua scripts, in plain objects.
 import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
-import { addCounters, emptyCounters, recordCounters, recordTokens, type Counters } from './rollup.ts';
+import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
-  CONCURRENCY_RETRY_MS, DAY_MS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, WINDOWS, minuteOf, msToNextMinute, toNano, utcDate,
-  type WindowName,
+  CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, WINDOWS, minuteOf,
+  msToNextMinute, dateStart, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 
@@ -12,6 +12,12 @@ const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName
   ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}) });
 
 const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
+
+function modelCounters(models: Map<string, Counters>, model: string): Counters {
+  let m = models.get(model);
+  if (!m) models.set(model, (m = emptyCounters()));
+  return m;
+}
 
 export class KeyLedger {
   leases = new Map<string, number>(); // request id -> lease expiry
@@ -22,6 +28,10 @@ export class KeyLedger {
   total: Counters = emptyCounters();
   days = new Map<string, Counters>();
   dayModels = new Map<string, Map<string, Counters>>();
+  // UTC date -> UTC hour -> counters (and per model): what usage days in other time zones are made of.
+  hours = new Map<string, Map<number, Counters>>();
+  hourModels = new Map<string, Map<number, Map<string, Counters>>>();
+  duration = { ms: 0, requests: 0 };
   records = new MemoryRecordIndex();
   // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
   private done = new Map<string, number>();
@@ -142,9 +152,29 @@ export class KeyLedger {
     addCounters(day, add);
     let models = this.dayModels.get(date);
     if (!models) this.dayModels.set(date, (models = new Map()));
-    let m = models.get(r.model);
-    if (!m) models.set(r.model, (m = emptyCounters()));
-    addCounters(m, add);
+    addCounters(modelCounters(models, r.model), add);
+    this.rollHour(date, clock, r.model, add);
+    this.duration.ms += recordDuration(r);
+    this.duration.requests += 1;
     this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs);
+  }
+
+  /** The hourly rollups of settle.lua (hr:, hm:), kept HOUR_ROLLUP_DAYS. */
+  private rollHour(date: string, clock: number, model: string, add: Counters): void {
+    let hours = this.hours.get(date);
+    if (!hours) {
+      this.hours.set(date, (hours = new Map()));
+      const oldest = utcDate(clock - HOUR_ROLLUP_DAYS * DAY_MS);
+      for (const d of this.hours.keys()) if (d < oldest) { this.hours.delete(d); this.hourModels.delete(d); }
+    }
+    const hour = Math.floor((clock - dateStart(date)) / HOUR_MS);
+    let h = hours.get(hour);
+    if (!h) hours.set(hour, (h = emptyCounters()));
+    addCounters(h, add);
+    let byHour = this.hourModels.get(date);
+    if (!byHour) this.hourModels.set(date, (byHour = new Map()));
+    let models = byHour.get(hour);
+    if (!models) byHour.set(hour, (models = new Map()));
+    addCounters(modelCounters(models, model), add);
   }
 }

@@ -9,8 +9,9 @@ import { KeyLedger } from './memory-ledger.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 import { resolveOptions, type StoreOptions } from './options.ts';
 import { pageRecords } from './paging.ts';
-import { emptyCounters } from './rollup.ts';
-import { minuteOf, usageDates } from './units.ts';
+import { emptyCounters, recordTokens } from './rollup.ts';
+import { RPM_WINDOW_MS, minuteOf } from './units.ts';
+import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
 import { checkSettleArgs } from './settle-args.ts';
 
@@ -103,14 +104,19 @@ export class MemoryStore implements Store {
     return { recorded: true };
   }
 
-  async keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number }): Promise<KeyUsage> {
+  async keyUsage(keyId: string, opts: UsageQuery): Promise<KeyUsage> {
     const l = this.ledgers.get(keyId);
-    const dates = usageDates(opts);
-    return buildKeyUsage({
+    const plan = usagePlan(opts);
+    const recent = l?.records.within(opts.now - RPM_WINDOW_MS, opts.now) ?? [];
+    return buildKeyUsage(plan, {
       total: l?.total ?? emptyCounters(),
-      days: dates.days.map((d) => [d, l?.days.get(d)]),
-      modelDays: l ? dates.models.map((d) => l.dayModels.get(d) ?? new Map()) : [],
+      days: plan.days.map((d) => ({ total: l?.days.get(d.date), hours: d.hours ? l?.hours.get(d.date) : undefined })),
+      modelDays: plan.modelDays.map((d) => ({
+        models: l?.dayModels.get(d.date) ?? new Map(), hours: d.hours ? l?.hourModels.get(d.date) : undefined,
+      })),
       windows: l?.windows ?? {},
+      duration: l?.duration ?? { ms: 0, requests: 0 },
+      lastMinute: { requests: recent.length, tokens: recent.reduce((n, r) => n + recordTokens(r), 0) },
     }, opts.now);
   }
 

@@ -27,9 +27,11 @@ export class KeyLayout {
       rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
       tpm: (minute: number) => `${p}tpm:${minute}`, // string: reserved + actual tokens of that minute
       acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
-      total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS)
+      total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS), duration_ms and timed (requests with a duration)
       day: (date: string) => `${p}day:${date}`, // hash of counters for one UTC day
       dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day
+      hours: (date: string) => `${p}hr:${date}`, // hash "<HH>:<counter>" for each UTC hour of one UTC day
+      hourModels: (date: string) => `${p}hm:${date}`, // hash "<HH>:<counter>:<model>" for each UTC hour of one UTC day
       done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
       released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
       records: `${p}rec`, // hash request id -> record JSON

@@ -1,59 +1,96 @@
-// Reads from Redis: a key's usage (one pipeline on the key's slot) and record listings (index pages + HMGET).
+// Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (index pages + HMGET).
 import type { KeyUsage, RecordFilter, UsageRecord } from './types.ts';
-import type { RedisClient } from './lua/index.ts';
+import { scripts, type RedisClient } from './lua/index.ts';
 import { pageRecords, type IndexEntry, type RecordIndex } from './paging.ts';
 import type { KeyLayout } from './redis-keys.ts';
 import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from './rollup.ts';
-import { WINDOWS, usageDates, type WindowName } from './units.ts';
+import { RPM_WINDOW_MS, WINDOWS, type WindowName } from './units.ts';
+import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
 
 type Hash = Record<string, string>;
 const FIELDS = new Set<string>(COUNTER_FIELDS);
 
-/** Per-model counters from a day's "<counter>:<model>" hash. */
+/** Per-model counters from a "<counter>:<model>" hash. */
 function modelCounters(h: Hash): Map<string, Counters> {
   const out = new Map<string, Counters>();
+  for (const [field, v] of Object.entries(h)) addModelField(out, field, v);
+  return out;
+}
+
+function addModelField(out: Map<string, Counters>, field: string, v: string): void {
+  const i = field.indexOf(':');
+  const name = field.slice(0, i);
+  if (i < 0 || !FIELDS.has(name)) return;
+  const model = field.slice(i + 1);
+  let c = out.get(model);
+  if (!c) out.set(model, (c = emptyCounters()));
+  c[name as keyof Counters] = Number(v) || 0;
+}
+
+/** Splits an hourly hash ("<HH>:<rest>") by UTC hour. */
+function byHour<T>(h: Hash, make: () => T, set: (into: T, field: string, v: string) => void): Map<number, T> {
+  const out = new Map<number, T>();
   for (const [field, v] of Object.entries(h)) {
-    const i = field.indexOf(':');
-    const name = field.slice(0, i);
-    if (i < 0 || !FIELDS.has(name)) continue;
-    const model = field.slice(i + 1);
-    let c = out.get(model);
-    if (!c) out.set(model, (c = emptyCounters()));
-    c[name as keyof Counters] = Number(v) || 0;
+    const hour = Number(field.slice(0, 2));
+    if (field[2] !== ':' || !Number.isInteger(hour)) continue;
+    let t = out.get(hour);
+    if (!t) out.set(hour, (t = make()));
+    set(t, field.slice(3), v);
   }
   return out;
 }
 
-export async function readKeyUsage(
-  client: RedisClient, layout: KeyLayout, keyId: string, opts: { days: number; from?: string; to?: string; now: number },
-): Promise<KeyUsage> {
+const hourCounters = (h: Hash) => byHour(h, emptyCounters, (c, name, v) => {
+  if (FIELDS.has(name)) c[name as keyof Counters] = Number(v) || 0;
+});
+const hourModelCounters = (h: Hash) => byHour(h, () => new Map<string, Counters>(), addModelField);
+
+export async function readKeyUsage(client: RedisClient, layout: KeyLayout, keyId: string, opts: UsageQuery): Promise<KeyUsage> {
   const k = layout.key(keyId);
-  const dates = usageDates(opts);
-  // Every key read here carries the key's hash tag, so this pipeline is one round trip even on Cluster.
+  const plan = usagePlan(opts);
+  // Every key read here carries the key's hash tag, so this pipeline (and the rate script beside it) is one round
+  // trip even on Cluster.
   const p = client.pipeline();
   p.hgetall(k.total);
   p.hgetall(k.acct);
-  for (const d of dates.days) p.hgetall(k.day(d));
-  for (const d of dates.models) p.hgetall(k.dayModels(d));
-  const replies = (await p.exec()) ?? [];
-  const hashes = replies.map(([err, v]) => {
+  for (const d of plan.days) {
+    p.hgetall(k.day(d.date));
+    if (d.hours) p.hgetall(k.hours(d.date));
+  }
+  for (const d of plan.modelDays) {
+    p.hgetall(k.dayModels(d.date));
+    if (d.hours) p.hgetall(k.hourModels(d.date));
+  }
+  const [replies, rate] = await Promise.all([
+    p.exec(),
+    scripts.keyRate.run(client, [k.index, k.records], [Math.floor(opts.now) - RPM_WINDOW_MS, Math.floor(opts.now)]) as Promise<[number, number]>,
+  ]);
+  const hashes = (replies ?? []).map(([err, v]) => {
     if (err) throw err;
     return (v ?? {}) as Hash;
   });
-  const [total, acct] = hashes;
-  const dayHashes = hashes.slice(2, 2 + dates.days.length);
-  const modelHashes = hashes.slice(2 + dates.days.length);
+  let next = 0;
+  const take = () => hashes[next++];
+  const [total, acct] = [take(), take()];
+  const days = plan.days.map((d) => {
+    const day = take();
+    const hours = d.hours ? hourCounters(take()) : undefined;
+    return { total: Object.keys(day).length ? countersFromHash(day) : undefined, hours };
+  });
+  const modelDays = plan.modelDays.map((d) => ({ models: modelCounters(take()), hours: d.hours ? hourModelCounters(take()) : undefined }));
   const windows: Partial<Record<WindowName, { start: number; used: number }>> = {};
   for (const w of WINDOWS) {
     const start = acct[`s${w.window}`];
     if (start !== undefined) windows[w.window] = { start: Number(start), used: Number(acct[`u${w.window}`] ?? 0) };
   }
-  return buildKeyUsage({
+  return buildKeyUsage(plan, {
     total: countersFromHash(total),
-    days: dates.days.map((d, i) => [d, Object.keys(dayHashes[i]).length ? countersFromHash(dayHashes[i]) : undefined]),
-    modelDays: modelHashes.map(modelCounters),
+    days,
+    modelDays,
     windows,
+    duration: { ms: Number(total.duration_ms ?? 0) || 0, requests: Number(total.timed ?? 0) || 0 },
+    lastMinute: { requests: Number(rate[0]) || 0, tokens: Number(rate[1]) || 0 },
   }, opts.now);
 }
 

@@ -33,6 +33,9 @@ export function recordCounters(r: UsageRecord): Counters {
 export const recordTokens = (r: UsageRecord): number =>
   count(r.input_tokens) + count(r.output_tokens) + count(r.cache_read_tokens) + count(r.cache_write_tokens);
 
+/** The duration a record adds to the key's summed durations (average_duration_ms). */
+export const recordDuration = (r: UsageRecord): number => count(r.duration_ms);
+
 export function addCounters(into: Counters, add: Counters): Counters {
   for (const f of COUNTER_FIELDS) into[f] += add[f];
   return into;

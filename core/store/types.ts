@@ -94,10 +94,17 @@ export interface WindowState { window: '5h' | '1d' | '7d'; used: number; start: 
 
 export interface KeyUsage {
   total: UsageTotals;
-  /** Per UTC day, newest last, only days with traffic. */
+  /** The usage day holding `now`: its local date in the asked time zone (see zone-days.ts for :30 and :45 zones). */
+  today: string;
+  /** Per usage day (local date in the asked time zone, UTC by default), newest last, only days with traffic. */
   days: (UsageTotals & { date: string })[];
+  /** Per model over the usage days from..to. */
   models: (UsageTotals & { model: string })[];
   windows: WindowState[];
+  /** Mean duration of the requests in `total` (those recorded with one; 0 when none), to 0.01 ms. */
+  averageDurationMs: number;
+  /** Requests and tokens (input, output, cache read and write) of the key's records in the 60 s up to `now`. */
+  lastMinute: { requests: number; tokens: number };
 }
 
 export interface RecordFilter { key?: string; group?: string; model?: string; from?: number; to?: number; limit: number; cursor?: string }
@@ -196,7 +203,8 @@ export interface Store {
   settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean }>;
 
   // reads
-  keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number }): Promise<KeyUsage>;
+  /** `timezone` (IANA, default UTC) sets the usage days of `days`, `from` and `to`; an unknown zone rejects with a RangeError. */
+  keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number; timezone?: string }): Promise<KeyUsage>;
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }>;
 
   // upstream accounts (per group; one script per decision, shared by every process)

@@ -1,4 +1,4 @@
-// Units and clocks both stores share: nano-dollar money, window lengths, minute buckets, UTC day names.
+// Units and clocks both stores share: nano-dollar money, window lengths, minute buckets, UTC day and hour names.
 
 /**
  * Money is kept as integer nano-dollars (1e-9 USD) so that repeated additions are exact: a float sum of
@@ -19,9 +19,15 @@ export type WindowName = (typeof WINDOWS)[number]['window'];
 
 export const RPM_WINDOW_MS = 60_000;
 export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 /** Daily and per-model rollups (and per-key totals) outlive the records: /v1/usage shows up to 400 days. */
 export const ROLLUP_DAYS = 400;
+/**
+ * Hourly rollups (what a day in another time zone is made of) cover the longest daily_usage (90 days) and a day on
+ * either side. Older UTC days count whole on the local date of their midday.
+ */
+export const HOUR_ROLLUP_DAYS = 92;
 /**
  * A full concurrency pool tells the caller to come back after at most this long: leases are renewed by
  * heartbeat, so the earliest lease expiry is only an upper bound on when a slot frees (settle frees it sooner).
@@ -37,6 +43,9 @@ export const SETTLE_MARKER_MS = 3_600_000;
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
 
+/** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */
+export const utcHour = (ms: number): string => String(Math.floor((((ms % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS)).padStart(2, '0');
+
 /** YYYY-MM-DD of the UTC day holding this instant. */
 export const utcDate = (ms: number): string => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 /** Start of a UTC day given as YYYY-MM-DD (NaN when malformed). */
@@ -51,17 +60,4 @@ export function dateRange(from: string, to: string, max = ROLLUP_DAYS + 1): stri
   const out: string[] = [];
   for (let d = Math.max(a, b - (max - 1) * DAY_MS); d <= b; d += DAY_MS) out.push(utcDate(d));
   return out;
-}
-
-/** The dates keyUsage reads: the last `days` days, and the model range (default: the last 30 days). */
-export function usageDates(opts: { days: number; from?: string; to?: string; now: number }): { days: string[]; models: string[] } {
-  const today = utcDate(opts.now);
-  const n = Math.max(0, Math.min(Math.floor(opts.days), ROLLUP_DAYS));
-  const days = n > 0 ? dateRange(utcDate(opts.now - (n - 1) * DAY_MS), today) : [];
-  const to = opts.to ?? today;
-  if (!Number.isFinite(dateStart(to))) return { days, models: [] };
-  const from = opts.from ?? utcDate(dateStart(to) - 29 * DAY_MS);
-  // Nothing older than the rollup retention exists, so a huge range is clamped instead of read.
-  const oldest = utcDate(opts.now - ROLLUP_DAYS * DAY_MS);
-  return { days, models: dateRange(from < oldest ? oldest : from, to) };
 }

@@ -20,9 +20,9 @@ export async function launch(t: Test): Promise<Browser | undefined> {
   return browser;
 }
 
-/** A fresh page that records console errors (a CSP violation shows up there) and every request URL it makes. */
-export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[]; requests: { url: string; headers: Record<string, string> }[] }> {
-  const context = await browser.newContext();
+/** A fresh page (in the given time zone, if any) that records console errors (a CSP violation shows up there) and every request URL it makes. */
+export async function openPage(browser: Browser, url: string, options: { timezoneId?: string } = {}): Promise<{ page: Page; errors: string[]; requests: { url: string; headers: Record<string, string> }[] }> {
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   const errors: string[] = [];
   const requests: { url: string; headers: Record<string, string> }[] = [];

@@ -9,7 +9,12 @@ import { field, launch, openPage, traces, usd } from './chromium.ts';
 const browser = await launch(t);
 if (browser) {
   const gw = await withGateway(t, adminConfig());
-  const usageOf = async (key: string) => (await fetch(gw.url + '/v1/usage?days=30', { headers: bearer(key) })).json() as Promise<any>;
+  // The page asks for the browser's time zone; the browser runs in one offset by :30 from UTC.
+  const ZONE = 'Asia/Kolkata';
+  const usageOf = async (key: string) => (await fetch(gw.url + `/v1/usage?days=30&timezone=${encodeURIComponent(ZONE)}`, { headers: bearer(key) })).json() as Promise<any>;
+  const open = (url: string) => openPage(browser, url, { timezoneId: ZONE });
+  // The name the browser reports and sends (ICU's canonical one: Asia/Calcutta).
+  const ZONE_NAME = new Intl.DateTimeFormat('en', { timeZone: ZONE }).resolvedOptions().timeZone;
 
   const capped = await issue(gw, { group: 'main', name: 'capped', limits: { quota_usd: 5, usd_5h: 1, usd_1d: 2, usd_7d: 3 }, expires_at: Date.now() + 10 * 86_400_000 });
   const tiny = await issue(gw, { group: 'main', limits: { quota_usd: 0.001 } });
@@ -40,10 +45,13 @@ if (browser) {
       t.equal(await field(page, `model.${m.model}.cost`), usd(m.cost), `${m.model} cost`);
     }
     for (const d of api.daily_usage) t.equal(await field(page, `day.${d.date}.requests`), String(d.requests), `${d.date} requests`);
+    t.equal(await field(page, 'rate.rpm'), String(api.usage.rpm), 'requests per minute');
+    t.equal(await field(page, 'rate.tpm'), String(api.usage.tpm), 'tokens per minute');
+    t.equal(await field(page, 'average_duration_ms'), `${Math.round(api.usage.average_duration_ms)} ms`, 'average duration');
   }
 
   t.test('a quota-limited key: status, quota, each window with its reset, totals, models and days', async (t) => {
-    const { page, errors } = await openPage(browser, gw.url + '/key-usage');
+    const { page, errors } = await open(gw.url + '/key-usage');
     await show(page, capped.key);
     const api = await usageOf(capped.key);
     t.equal(api.mode, 'quota_limited');
@@ -64,11 +72,14 @@ if (browser) {
     }
     await expectTotals(t, page, api);
     t.equal(api.model_stats.length, 2, 'two models used');
+    t.equal(await page.locator('th', { hasText: 'Date (' }).textContent(), `Date (${ZONE_NAME})`, 'days are in the browser\'s time zone');
+    t.equal(api.daily_usage.at(-1).date, new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(Date.now() + 3_600_000 - (Date.now() % 3_600_000) - 1),
+      'today is the local date at the end of this UTC hour (Kolkata is +5:30)');
     t.same(errors, [], 'no console errors (no CSP violation)');
   });
 
   t.test('an unrestricted key, an exhausted key, an expired key, an unknown key', async (t) => {
-    const { page, errors } = await openPage(browser, gw.url + '/key-usage');
+    const { page, errors } = await open(gw.url + '/key-usage');
     await show(page, 'sk-alice-0001');
     const alice = await usageOf('sk-alice-0001');
     t.equal(alice.mode, 'unrestricted');
@@ -97,7 +108,7 @@ if (browser) {
   });
 
   t.test('nothing of the key is kept: storage, cookies, IndexedDB, URL, HTML; the input is empty after reload', async (t) => {
-    const { page, requests } = await openPage(browser, gw.url + '/key-usage');
+    const { page, requests } = await open(gw.url + '/key-usage');
     await show(page, capped.key);
     t.equal(await field(page, 'status'), 'active');
     const secret = capped.key.slice(3);
@@ -106,6 +117,7 @@ if (browser) {
     t.notMatch(before.html, secret, 'the key is not in the document');
     const call = requests.find((r) => r.url.includes('/v1/usage'));
     t.equal(call?.headers.authorization, `Bearer ${capped.key}`, 'the key travels only in the Authorization header');
+    t.equal(new URL(call!.url).searchParams.get('timezone'), ZONE_NAME, 'the page asks for the browser\'s time zone');
     t.notOk(requests.some((r) => r.url.includes(secret)), 'and never in a URL');
 
     await page.reload();

@@ -3,11 +3,14 @@
 import t from 'tap';
 import { withGateway } from '../helpers/gateway.ts';
 import { bearer } from '../helpers/http.ts';
-import { adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
+import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
+import { MemoryStore } from '../../core/store/memory.ts';
+import { usageView } from '../../plugins/usage.ts';
+import { record } from '../store/fixtures.ts';
 
-const gw = await withGateway(t, adminConfig());
-const usageOf = async (key: string) => {
-  const res = await fetch(gw.url + '/v1/usage', { headers: bearer(key) });
+const gw = await withGateway(t, adminConfig() + '\n  - { method: GET, path: /antigravity/v1/usage, format: anthropic-messages, pipeline: usage }\n');
+const usageOf = async (key: string, query = '', path = '/v1/usage') => {
+  const res = await fetch(gw.url + path + query, { headers: bearer(key) });
   return { status: res.status, headers: res.headers, body: await res.json() as any };
 };
 
@@ -57,7 +60,7 @@ t.test('quota-limited key: quota, remaining, each window with its start and rese
     t.ok(start >= before && start <= after, `${w}: the window started with the first spend`);
     t.equal(Date.parse(win.reset_at), start + ms, `${w}: resets one window length later`);
   }
-  t.same(keys(body.usage), ['today', 'total']);
+  t.same(keys(body.usage), ['average_duration_ms', 'rpm', 'today', 'total', 'tpm']);
   t.strictSame(body.usage.total, ONE_CHAT);
   t.strictSame(body.usage.today, ONE_CHAT);
   t.equal(body.daily_usage.length, 1);
@@ -78,7 +81,7 @@ t.test('quota-limited key with no spend yet: windows not started have no start a
     t.equal(win.used, 0);
   }
   t.notOk('expires_at' in body || 'days_until_expiry' in body, 'no expiry fields for a key without one');
-  t.strictSame(body.usage, { today: NOTHING, total: NOTHING });
+  t.strictSame(body.usage, { today: NOTHING, total: NOTHING, average_duration_ms: 0, rpm: 0, tpm: 0 });
   t.same([body.daily_usage, body.model_stats], [[], []]);
 });
 
@@ -104,5 +107,62 @@ t.test('expired key: still answered, expired, with its past expiry', async (t) =
   t.equal(status, 200);
   t.same(keys(body), ['daily_usage', 'days_until_expiry', 'expires_at', 'isValid', 'mode', 'model_stats', 'planName', 'remaining', 'status', 'unit', 'usage']);
   t.match(body, { mode: 'unrestricted', isValid: false, status: 'expired', expires_at: '2020-01-01T00:00:00.000Z', days_until_expiry: 0, remaining: -1 });
-  t.strictSame(body.usage, { today: NOTHING, total: NOTHING });
+  t.strictSame(body.usage, { today: NOTHING, total: NOTHING, average_duration_ms: 0, rpm: 0, tpm: 0 });
+});
+
+t.test('average duration, rpm and tpm: the key\'s own requests (mean over all, count and tokens of the last 60 s)', async (t) => {
+  const { body } = await usageOf(limited.key);
+  const records = (await admin(gw, 'GET', `/admin/usage?key=${limited.record.id}`)).body.records;
+  t.equal(records.length, 1);
+  t.equal(body.usage.average_duration_ms, records[0].duration_ms, 'the mean of one request is its duration');
+  if (Date.now() - before < 55_000) {
+    t.equal(body.usage.rpm, 1, 'the one chat is within the last minute');
+    t.equal(body.usage.tpm, 18, 'with its 11 + 7 tokens');
+  }
+});
+
+t.test('timezone: daily_usage and today follow the asked zone; an unknown zone is a 400 in the route\'s envelope', async (t) => {
+  // A zone whose date differs from the UTC date right now: UTC+14 from 10:00 UTC on, UTC-12 before 12:00 UTC.
+  const zone = new Date().getUTCHours() >= 10 ? 'Pacific/Kiritimati' : 'Etc/GMT+12';
+  const localDate = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(ms);
+  const { status, body } = await usageOf(limited.key, `?timezone=${encodeURIComponent(zone)}`);
+  t.equal(status, 200);
+  if (localDate(before) === localDate(Date.now())) {
+    t.not(localDate(before), today(), 'the zone is on another date than UTC');
+    t.strictSame(body.daily_usage.map((d: any) => d.date), [localDate(before)], 'the chat is on the local date');
+    t.strictSame(body.usage.today, ONE_CHAT, 'and that is today');
+  }
+  const bad = await usageOf(limited.key, '?timezone=Mars%2FOlympus_Mons');
+  t.equal(bad.status, 400);
+  t.strictSame(bad.body, { error: {
+    message: 'Invalid timezone "Mars/Olympus_Mons": use an IANA time zone name such as Asia/Shanghai or America/New_York',
+    type: 'invalid_request_error', param: 'timezone', code: 'invalid_timezone',
+  } });
+  const anthropic = await usageOf(limited.key, '?timezone=Not/AZone', '/antigravity/v1/usage');
+  t.equal(anthropic.status, 400);
+  t.match(anthropic.body, { type: 'error', error: { type: 'invalid_request_error', message: /^Invalid timezone "Not\/AZone"/ } });
+  t.equal((await usageOf(limited.key, '?timezone=')).status, 200, 'an empty timezone is the default (UTC)');
+});
+
+t.test('the view in Asia/Shanghai just after local midnight: today is the new local day (store clock injected)', async (t) => {
+  const store = new MemoryStore();
+  t.teardown(() => store.close());
+  const key = { id: 'k1', group: 'main', pools: [], limits: {}, disabled: false };
+  // 23:50 and 00:10 local time (15:50 and 16:10 UTC, one UTC day), 20 minutes apart.
+  const late = record({ time: Date.parse('2025-01-15T15:50:00Z'), model: 'gpt-4o-mini', input_tokens: 11, output_tokens: 7, cost: 0.025, duration_ms: 300 });
+  const early = record({ time: Date.parse('2025-01-15T16:10:00Z'), model: 'gpt-4o-mini', input_tokens: 1, output_tokens: 2, cost: 0.5, duration_ms: 100 });
+  await store.settle(late, undefined, {});
+  await store.settle(early, undefined, {});
+  const now = Date.parse('2025-01-15T16:10:30Z');
+  const view = (timezone?: string) => store.keyUsage('k1', { days: 7, now, timezone }).then((u) => usageView(key as any, 'main', u, now));
+  const sh = await view('Asia/Shanghai');
+  t.strictSame(sh.usage, {
+    today: { requests: 1, input_tokens: 1, output_tokens: 2, cache_creation_tokens: 0, cache_read_tokens: 0, total_tokens: 3, cost: 0.5, actual_cost: 0.5 },
+    total: { requests: 2, input_tokens: 12, output_tokens: 9, cache_creation_tokens: 0, cache_read_tokens: 0, total_tokens: 21, cost: 0.525, actual_cost: 0.525 },
+    average_duration_ms: 200, rpm: 1, tpm: 3,
+  });
+  t.strictSame(sh.daily_usage.map((d: any) => [d.date, d.requests, d.cost]), [['2025-01-15', 1, 0.025], ['2025-01-16', 1, 0.5]]);
+  const utc = await view();
+  t.equal(utc.usage.today.requests, 2, 'in UTC both are today');
+  t.strictSame(utc.daily_usage.map((d: any) => [d.date, d.requests]), [['2025-01-15', 2]]);
 });

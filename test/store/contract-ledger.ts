@@ -41,7 +41,9 @@ export function ledgerContract(t: Tap, make: MakeStore): void {
     const none = await s.keyUsage('nobody', { days: 30, now: T0 });
     t.strictSame(none, {
       total: { requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost: 0 },
+      today: '2025-01-15',
       days: [], models: [], windows: [{ window: '5h', used: 0, start: null }, { window: '1d', used: 0, start: null }, { window: '7d', used: 0, start: null }],
+      averageDurationMs: 0, lastMinute: { requests: 0, tokens: 0 },
     });
   });
 

@@ -4,6 +4,7 @@ import { keysContract } from './contract-keys.ts';
 import { ledgerContract } from './contract-ledger.ts';
 import { limitsContract } from './contract-limits.ts';
 import { spendContract } from './contract-spend.ts';
+import { usageDaysContract } from './contract-usage-days.ts';
 import type { MakeStore, Tap } from './fixtures.ts';
 
 export type { MakeStore, Tap };
@@ -14,5 +15,6 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   limitsContract(t, makeStore);
   spendContract(t, makeStore);
   ledgerContract(t, makeStore);
+  usageDaysContract(t, makeStore);
   accountsContract(t, makeStore);
 }

@@ -53,7 +53,7 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   const keys = (await c.keys(`${prefix}*`)).sort();
   const rest = keys.map((k) => k.slice(prefix.length));
   t.ok(rest.every((k) => /^\{(k:lay|global)\}:/.test(k)), `hash-tagged: ${rest.join(' ')}`);
-  for (const name of ['lease', 'rpm', 'acct', 'total', 'day:2025-01-15', 'dm:2025-01-15', 'rec', 'idx']) {
+  for (const name of ['lease', 'rpm', 'acct', 'total', 'day:2025-01-15', 'dm:2025-01-15', 'hr:2025-01-15', 'hm:2025-01-15', 'rec', 'idx']) {
     t.ok(rest.includes(`{k:lay}:${name}`), `per-key ${name}`);
   }
   for (const k of keys) {
@@ -62,6 +62,29 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
     else t.ok(ttl > 0, `${k} expires (${ttl} ms)`);
   }
   t.equal(await c.hget(`${prefix}{k:lay}:acct`, 'spend'), '1000000000', 'spend in nano-dollars');
+  t.strictSame(await c.hgetall(`${prefix}{k:lay}:hr:2025-01-15`), { '10:requests': '2', '10:input_tokens': '3', '10:cost': '1000000000' }, 'hourly rollup by UTC hour');
+  t.strictSame(await c.hgetall(`${prefix}{k:lay}:hm:2025-01-15`), { '10:requests:claude-x': '2', '10:input_tokens:claude-x': '3', '10:cost:claude-x': '1000000000' });
+  const hourTtl = await c.pttl(`${prefix}{k:lay}:hr:2025-01-15`);
+  t.ok(hourTtl > 91 * 86_400_000 && hourTtl <= 92 * 86_400_000, 'hourly rollups are kept 92 days');
+  t.strictSame(await c.hmget(`${prefix}{k:lay}:total`, 'duration_ms', 'timed'), ['20', '2'], 'summed durations and the requests timed');
+});
+
+t.test('usage days: rollups written before hourly ones existed count on the local date of their UTC midday', async (t) => {
+  const prefix = nextPrefix();
+  const s = new RedisStore({ url: redis.url, prefix });
+  t.teardown(() => s.close());
+  const c = new Redis(redis.url);
+  t.teardown(() => c.quit());
+  await s.settle(record({ key_id: 'old', time: Date.parse('2025-01-15T15:00:00Z'), input_tokens: 1 }), undefined, {}); // Jan 15, 23:00 in Shanghai
+  await s.settle(record({ key_id: 'old', time: Date.parse('2025-01-15T17:00:00Z'), input_tokens: 2 }), undefined, {}); // Jan 16, 01:00
+  // Two requests an older gateway rolled up into the UTC day only, no hour: midday UTC is Jan 15, 20:00 in Shanghai.
+  await c.hincrby(`${prefix}{k:old}:day:2025-01-15`, 'requests', 2);
+  await c.hincrby(`${prefix}{k:old}:day:2025-01-15`, 'input_tokens', 40);
+  await c.hincrby(`${prefix}{k:old}:dm:2025-01-15`, 'requests:claude-x', 2);
+  await c.hincrby(`${prefix}{k:old}:dm:2025-01-15`, 'input_tokens:claude-x', 40);
+  const u = await s.keyUsage('old', { days: 2, from: '2025-01-15', to: '2025-01-15', now: Date.parse('2025-01-15T18:00:00Z'), timezone: 'Asia/Shanghai' });
+  t.strictSame(u.days.map((d) => [d.date, d.requests, d.input_tokens]), [['2025-01-15', 3, 41], ['2025-01-16', 1, 2]]);
+  t.strictSame(u.models.map((m) => [m.model, m.requests, m.input_tokens]), [['claude-x', 3, 41]]);
 });
 
 t.test('settle markers live an hour at most; a repeat after one is still caught by the record kept', async (t) => {

@@ -2,16 +2,17 @@
 -- adds spend to the lifetime total and the windows, rolls up totals, appends the record.
 -- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 totals hash,
 --       6 day hash, 7 day-per-model hash, 8 records hash (id -> JSON), 9 records index zset (time -> id),
---       10 released marker (release.lua)
+--       10 released marker (release.lua), 11 hour hash, 12 hour-per-model hash
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
 --       5 retention ms, 6 rollup ttl ms, 7 model, 8 record JSON, 9 records cap,
 --       10..16 requests, input, output, cache read, cache write, reasoning tokens, cost nano,
---       17 estimated tokens of the admission, 18 done marker ttl ms
+--       17 estimated tokens of the admission, 18 UTC hour of the record ("00".."23"), 19 duration ms,
+--       20 hourly rollup ttl ms, 21 done marker ttl ms
 -- Money and counts are added straight from ARGV strings with HINCRBY: a Lua number would be
 -- formatted with 14 significant digits and lose exactness. Returns 1 when recorded, 0 when a repeat.
 -- A repeat: within the marker's short life, or later while the record is kept.
 if redis.call('HEXISTS', KEYS[8], ARGV[1]) == 1 then return 0 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[18]) then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[21]) then return 0 end
 
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
@@ -47,11 +48,17 @@ for i = 1, 7 do
     redis.call('HINCRBY', KEYS[5], fields[i], v)
     redis.call('HINCRBY', KEYS[6], fields[i], v)
     redis.call('HINCRBY', KEYS[7], fields[i] .. ':' .. ARGV[7], v)
+    redis.call('HINCRBY', KEYS[11], ARGV[18] .. ':' .. fields[i], v)
+    redis.call('HINCRBY', KEYS[12], ARGV[18] .. ':' .. fields[i] .. ':' .. ARGV[7], v)
   end
 end
+redis.call('HINCRBY', KEYS[5], 'duration_ms', ARGV[19])
+redis.call('HINCRBY', KEYS[5], 'timed', 1)
 redis.call('PEXPIRE', KEYS[5], rollup_ttl)
 redis.call('PEXPIRE', KEYS[6], rollup_ttl)
 redis.call('PEXPIRE', KEYS[7], rollup_ttl)
+redis.call('PEXPIRE', KEYS[11], ARGV[20])
+redis.call('PEXPIRE', KEYS[12], ARGV[20])
 
 redis.call('HSET', KEYS[8], ARGV[1], ARGV[8])
 redis.call('ZADD', KEYS[9], ARGV[4], ARGV[1])
