@@ -8,8 +8,11 @@ const before = (a: { score: number; id: string }, b: { score: number; id: string
   a.score < b.score || (a.score === b.score && a.id < b.id);
 
 export class MemoryRecordIndex implements RecordIndex {
-  // Ascending; records mostly arrive in time order, so inserts land at (or near) the end.
+  // Ascending from `head`; records mostly arrive in time order, so inserts land at (or near) the end. The oldest
+  // leave by moving `head` (the array is compacted once half of it is dead): a full index drops one record per add,
+  // and shifting the whole array each time would cost O(cap) per request.
   private entries: Entry[] = [];
+  private head = 0;
   private byId = new Map<string, Entry>();
 
   has(id: string): boolean { return this.byId.has(id); }
@@ -19,20 +22,25 @@ export class MemoryRecordIndex implements RecordIndex {
     if (this.byId.has(record.request_id)) return;
     // Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped).
     const e: Entry = { score: Math.floor(record.time), id: record.request_id, json: JSON.stringify(record) };
-    let i = this.entries.length;
-    while (i > 0 && before(e, this.entries[i - 1])) i--;
-    this.entries.splice(i, 0, e);
+    const entries = this.entries;
+    let i = entries.length;
+    while (i > this.head && before(e, entries[i - 1])) i--;
+    if (i === entries.length) entries.push(e);
+    else entries.splice(i, 0, e);
     this.byId.set(e.id, e);
-    let drop = 0;
-    while (drop < this.entries.length && this.entries[drop].score < oldest) drop++;
-    drop = Math.max(drop, this.entries.length - cap);
-    if (drop > 0) for (const old of this.entries.splice(0, drop)) this.byId.delete(old.id);
+    let head = this.head;
+    while (head < entries.length && (entries[head].score < oldest || entries.length - head > cap)) this.byId.delete(entries[head++].id);
+    if (head > 1024 && head * 2 > entries.length) {
+      this.entries = entries.slice(head);
+      head = 0;
+    }
+    this.head = head;
   }
 
   async page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]> {
     const out: IndexEntry[] = [];
     let skipped = 0;
-    for (let i = this.entries.length - 1; i >= 0 && out.length < count; i--) {
+    for (let i = this.entries.length - 1; i >= this.head && out.length < count; i--) {
       const e = this.entries[i];
       if (e.score > max) continue;
       if (e.score < min) break;
@@ -45,7 +53,7 @@ export class MemoryRecordIndex implements RecordIndex {
   /** Records with after < time <= until (as key-rate.lua reads them). */
   within(after: number, until: number): UsageRecord[] {
     const out: UsageRecord[] = [];
-    for (let i = this.entries.length - 1; i >= 0 && this.entries[i].score > after; i--) {
+    for (let i = this.entries.length - 1; i >= this.head && this.entries[i].score > after; i--) {
       if (this.entries[i].score <= until) out.push(JSON.parse(this.entries[i].json) as UsageRecord);
     }
     return out;

@@ -46,8 +46,17 @@ export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_M
 /** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */
 export const utcHour = (ms: number): string => String(Math.floor((((ms % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS)).padStart(2, '0');
 
-/** YYYY-MM-DD of the UTC day holding this instant. */
-export const utcDate = (ms: number): string => new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+let lastDay = NaN;
+let lastDate = '';
+/** YYYY-MM-DD of the UTC day holding this instant (the last day's text is kept: every settlement asks for it). */
+export function utcDate(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    lastDate = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    lastDay = day;
+  }
+  return lastDate;
+}
 /** Start of a UTC day given as YYYY-MM-DD (NaN when malformed). */
 export const dateStart = (date: string): number =>
   /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : NaN;
