@@ -50,15 +50,6 @@ export class MemoryRecordIndex implements RecordIndex {
     return out;
   }
 
-  /** Records with after < time <= until (as key-rate.lua reads them). */
-  within(after: number, until: number): UsageRecord[] {
-    const out: UsageRecord[] = [];
-    for (let i = this.entries.length - 1; i >= this.head && this.entries[i].score > after; i--) {
-      if (this.entries[i].score <= until) out.push(JSON.parse(this.entries[i].json) as UsageRecord);
-    }
-    return out;
-  }
-
   async load(ids: string[]): Promise<(UsageRecord | undefined)[]> {
     return ids.map((id) => {
       const e = this.byId.get(id);

@@ -3,9 +3,10 @@ import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './typ
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, WINDOWS, minuteOf,
-  msToNextMinute, dateStart, toNano, utcDate, type WindowName,
+  msToNextMinute, dateStart, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
+import type { Rate } from './rate.ts';
 
 type Refusal = Extract<AdmitResult, { ok: false }>;
 const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName): Refusal =>
@@ -32,6 +33,8 @@ export class KeyLedger {
   hours = new Map<string, Map<number, Counters>>();
   hourModels = new Map<string, Map<number, Map<string, Counters>>>();
   duration = { ms: 0, requests: 0 };
+  /** Requests and tokens settled per epoch second, the last few minutes (rate.ts). */
+  perSecond = new Map<number, Rate>();
   records = new MemoryRecordIndex();
   // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
   private done = new Map<string, number>();
@@ -156,7 +159,20 @@ export class KeyLedger {
     this.rollHour(date, clock, r.model, add);
     this.duration.ms += recordDuration(r);
     this.duration.requests += 1;
+    this.countSecond(clock, recordTokens(r));
     this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs);
+  }
+
+  /** The per-second counts of settle.lua (rate:), kept three minutes. */
+  private countSecond(clock: number, tokens: number): void {
+    const second = secondOf(clock);
+    let r = this.perSecond.get(second);
+    if (!r) {
+      for (const s of this.perSecond.keys()) if (s <= second - 180) this.perSecond.delete(s);
+      this.perSecond.set(second, (r = { requests: 0, tokens: 0 }));
+    }
+    r.requests += 1;
+    r.tokens += tokens;
   }
 
   /** The hourly rollups of settle.lua (hr:, hm:), kept HOUR_ROLLUP_DAYS. */

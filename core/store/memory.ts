@@ -9,8 +9,9 @@ import { KeyLedger } from './memory-ledger.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 import { resolveOptions, type StoreOptions } from './options.ts';
 import { pageRecords } from './paging.ts';
-import { emptyCounters, recordTokens } from './rollup.ts';
-import { RPM_WINDOW_MS, minuteOf } from './units.ts';
+import { emptyCounters } from './rollup.ts';
+import { rateFromSeconds } from './rate.ts';
+import { minuteOf } from './units.ts';
 import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
 import { checkSettleArgs } from './settle-args.ts';
@@ -107,7 +108,6 @@ export class MemoryStore implements Store {
   async keyUsage(keyId: string, opts: UsageQuery): Promise<KeyUsage> {
     const l = this.ledgers.get(keyId);
     const plan = usagePlan(opts);
-    const recent = l?.records.within(opts.now - RPM_WINDOW_MS, opts.now) ?? [];
     return buildKeyUsage(plan, {
       total: l?.total ?? emptyCounters(),
       days: plan.days.map((d) => ({ total: l?.days.get(d.date), hours: d.hours ? l?.hours.get(d.date) : undefined })),
@@ -116,7 +116,7 @@ export class MemoryStore implements Store {
       })),
       windows: l?.windows ?? {},
       duration: l?.duration ?? { ms: 0, requests: 0 },
-      lastMinute: { requests: recent.length, tokens: recent.reduce((n, r) => n + recordTokens(r), 0) },
+      lastMinute: rateFromSeconds(l?.perSecond, opts.now),
     }, opts.now);
   }
 

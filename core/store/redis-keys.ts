@@ -32,6 +32,7 @@ export class KeyLayout {
       dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day
       hours: (date: string) => `${p}hr:${date}`, // hash "<HH>:<counter>" for each UTC hour of one UTC day
       hourModels: (date: string) => `${p}hm:${date}`, // hash "<HH>:<counter>:<model>" for each UTC hour of one UTC day
+      rate: (minute: number) => `${p}rate:${minute}`, // hash "<epoch second>:r" requests, ":t" tokens settled in that second
       done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
       released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
       records: `${p}rec`, // hash request id -> record JSON

@@ -1,10 +1,11 @@
 // Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (index pages + HMGET).
 import type { KeyUsage, RecordFilter, UsageRecord } from './types.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
+import type { RedisClient } from './lua/index.ts';
 import { pageRecords, type IndexEntry, type RecordIndex } from './paging.ts';
 import type { KeyLayout } from './redis-keys.ts';
 import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from './rollup.ts';
-import { RPM_WINDOW_MS, WINDOWS, type WindowName } from './units.ts';
+import { rateFromHashes } from './rate.ts';
+import { minuteOf, WINDOWS, type WindowName } from './units.ts';
 import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
 
@@ -62,10 +63,10 @@ export async function readKeyUsage(client: RedisClient, layout: KeyLayout, keyId
     p.hgetall(k.dayModels(d.date));
     if (d.hours) p.hgetall(k.hourModels(d.date));
   }
-  const [replies, rate] = await Promise.all([
-    p.exec(),
-    scripts.keyRate.run(client, [k.index, k.records], [Math.floor(opts.now) - RPM_WINDOW_MS, Math.floor(opts.now)]) as Promise<[number, number]>,
-  ]);
+  const minute = minuteOf(opts.now);
+  p.hgetall(k.rate(minute - 1));
+  p.hgetall(k.rate(minute));
+  const replies = await p.exec();
   const hashes = (replies ?? []).map(([err, v]) => {
     if (err) throw err;
     return (v ?? {}) as Hash;
@@ -90,7 +91,7 @@ export async function readKeyUsage(client: RedisClient, layout: KeyLayout, keyId
     modelDays,
     windows,
     duration: { ms: Number(total.duration_ms ?? 0) || 0, requests: Number(total.timed ?? 0) || 0 },
-    lastMinute: { requests: Number(rate[0]) || 0, tokens: Number(rate[1]) || 0 },
+    lastMinute: rateFromHashes([take(), take()], opts.now),
   }, opts.now);
 }
 

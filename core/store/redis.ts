@@ -14,7 +14,7 @@ import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords } from './redis-reads.ts';
 import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano, utcDate, utcHour } from './units.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, secondOf, toNano, utcDate, utcHour } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -101,13 +101,14 @@ export class RedisStore implements Store {
     const perKey = scripts.settle.run(this.client, [
       k.done(record.request_id), k.lease, k.tpm(admission?.minute ?? minuteOf(time)), k.acct, k.total,
       k.day(utcDate(time)), k.dayModels(utcDate(time)), k.records, k.index, k.released(record.request_id),
-      k.hours(utcDate(time)), k.hourModels(utcDate(time)),
+      k.hours(utcDate(time)), k.hourModels(utcDate(time)), k.rate(minuteOf(time)),
     ], [
       record.request_id, admission?.lease ? admission.requestId : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
       time, retention, ROLLUP_DAYS * DAY_MS, record.model, json, this.opts.recordsPerKey,
       ...COUNTER_FIELDS.map((f) => String(c[f])), admission?.estimatedTokens ?? 0,
       utcHour(time), recordDuration(record), HOUR_ROLLUP_DAYS * DAY_MS, Math.min(retention, SETTLE_MARKER_MS),
+      secondOf(time), recordTokens(record),
     ]);
     // Another slot, so not in the per-key script; idempotent, so sent every time, concurrently (one round trip).
     const global = scripts.globalRecord.run(this.client, [this.layout.global.index, this.layout.global.records],

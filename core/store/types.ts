@@ -103,7 +103,7 @@ export interface KeyUsage {
   windows: WindowState[];
   /** Mean duration of the requests in `total` (those recorded with one; 0 when none), to 0.01 ms. */
   averageDurationMs: number;
-  /** Requests and tokens (input, output, cache read and write) of the key's records in the 60 s up to `now`. */
+  /** Requests and tokens (input, output, cache read and write) settled in the 60 whole seconds up to `now`'s, included. */
   lastMinute: { requests: number; tokens: number };
 }
 

@@ -41,6 +41,9 @@ export const CONCURRENCY_RETRY_MS = 1000;
 export const SETTLE_MARKER_MS = 3_600_000;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
+/** The current rate (GET /v1/usage rpm, tpm) counts what was settled in this many whole seconds, the current one included. */
+export const RATE_SECONDS = 60;
+export const secondOf = (ms: number): number => Math.floor(ms / 1000);
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
 
 /** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */

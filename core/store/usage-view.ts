@@ -26,7 +26,7 @@ export interface StoredUsage {
   windows: Partial<Record<WindowName, { start: number; used: number }>>;
   /** Summed durations of the requests in `total` that were recorded with one. */
   duration: { ms: number; requests: number };
-  /** Requests and tokens of the records of the last 60 s. */
+  /** Requests and tokens settled in the last 60 whole seconds (rate.ts). */
   lastMinute: { requests: number; tokens: number };
 }
 

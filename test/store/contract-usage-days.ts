@@ -85,14 +85,14 @@ export function usageDaysContract(t: Tap, make: MakeStore): void {
     await t.rejects(s.keyUsage('k1', { days: 1, now: Date.UTC(2025, 0, 15), timezone: 'Mars/Olympus_Mons' }), RangeError);
   });
 
-  t.test('rate: requests and tokens of the last 60 s; mean duration over every request', async (t) => {
+  t.test('rate: requests and tokens settled in the last 60 whole seconds; mean duration over every request', async (t) => {
     const s = await open(t, make);
-    const now = at('2025-01-15T10:00:30Z');
+    const now = at('2025-01-15T10:00:30.500Z');
     const rs = [
-      record({ time: now - MIN, input_tokens: 1000, duration_ms: 100 }), // 60 s ago: outside
-      record({ time: now - MIN + 1, input_tokens: 1, output_tokens: 2, cache_read_tokens: 4, cache_write_tokens: 8, reasoning_tokens: 2, duration_ms: 250 }),
+      record({ time: at('2025-01-15T09:59:30.999Z'), input_tokens: 1000, duration_ms: 100 }), // its second is 60 s back: outside
+      record({ time: at('2025-01-15T09:59:31.000Z'), input_tokens: 1, output_tokens: 2, cache_read_tokens: 4, cache_write_tokens: 8, reasoning_tokens: 2, duration_ms: 250 }),
       record({ time: now, input_tokens: 16, duration_ms: 1 }),
-      record({ time: now + 1, input_tokens: 5000, duration_ms: 2 }), // after now: outside
+      record({ time: at('2025-01-15T10:00:31.000Z'), input_tokens: 5000, duration_ms: 2 }), // a later second: outside
       record({ time: now - 2 * HOUR, input_tokens: 7, duration_ms: 0 }),
     ];
     for (const r of rs) await s.settle(r, undefined, {});

@@ -32,5 +32,4 @@ t.test('aged: records older than `oldest` leave, whatever the cap', async (t) =>
   const all = await index.page(Infinity, -Infinity, 0, 10_000);
   t.equal(all.length, 501, 'only the last 500 ms (and the boundary) remain');
   t.equal(all[all.length - 1].score, T0 + 2499);
-  t.strictSame(index.within(T0 + 2989, T0 + 2999).map((r) => r.request_id), Array.from({ length: 10 }, (_, k) => `a${2999 - k}`));
 });

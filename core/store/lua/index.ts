@@ -32,7 +32,6 @@ export const scripts = {
   settle: new LuaScript('settle.lua'),
   release: new LuaScript('release.lua'),
   globalRecord: new LuaScript('global-record.lua'),
-  keyRate: new LuaScript('key-rate.lua'),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),

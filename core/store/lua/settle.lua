@@ -2,12 +2,12 @@
 -- adds spend to the lifetime total and the windows, rolls up totals, appends the record.
 -- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 totals hash,
 --       6 day hash, 7 day-per-model hash, 8 records hash (id -> JSON), 9 records index zset (time -> id),
---       10 released marker (release.lua), 11 hour hash, 12 hour-per-model hash
+--       10 released marker (release.lua), 11 hour hash, 12 hour-per-model hash, 13 rate hash of the record's minute
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
 --       5 retention ms, 6 rollup ttl ms, 7 model, 8 record JSON, 9 records cap,
 --       10..16 requests, input, output, cache read, cache write, reasoning tokens, cost nano,
 --       17 estimated tokens of the admission, 18 UTC hour of the record ("00".."23"), 19 duration ms,
---       20 hourly rollup ttl ms, 21 done marker ttl ms
+--       20 hourly rollup ttl ms, 21 done marker ttl ms, 22 record's epoch second, 23 its tokens (rate)
 -- Money and counts are added straight from ARGV strings with HINCRBY: a Lua number would be
 -- formatted with 14 significant digits and lose exactness. Returns 1 when recorded, 0 when a repeat.
 -- A repeat: within the marker's short life, or later while the record is kept.
@@ -59,6 +59,10 @@ redis.call('PEXPIRE', KEYS[6], rollup_ttl)
 redis.call('PEXPIRE', KEYS[7], rollup_ttl)
 redis.call('PEXPIRE', KEYS[11], ARGV[20])
 redis.call('PEXPIRE', KEYS[12], ARGV[20])
+-- The current rate: requests and tokens per second, read back for the last minute (kept three).
+redis.call('HINCRBY', KEYS[13], ARGV[22] .. ':r', 1)
+if ARGV[23] ~= '0' then redis.call('HINCRBY', KEYS[13], ARGV[22] .. ':t', ARGV[23]) end
+redis.call('PEXPIRE', KEYS[13], 180000)
 
 redis.call('HSET', KEYS[8], ARGV[1], ARGV[8])
 redis.call('ZADD', KEYS[9], ARGV[4], ARGV[1])
