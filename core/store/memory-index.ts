@@ -17,11 +17,14 @@ export class MemoryRecordIndex implements RecordIndex {
 
   has(id: string): boolean { return this.byId.has(id); }
 
-  /** Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than `oldest`. */
-  add(record: UsageRecord, cap: number, oldest: number): void {
+  /**
+   * Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than `oldest`.
+   * Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped); a caller
+   * adding one record to two indexes passes the text once.
+   */
+  add(record: UsageRecord, cap: number, oldest: number, json = JSON.stringify(record)): void {
     if (this.byId.has(record.request_id)) return;
-    // Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped).
-    const e: Entry = { score: Math.floor(record.time), id: record.request_id, json: JSON.stringify(record) };
+    const e: Entry = { score: Math.floor(record.time), id: record.request_id, json };
     const entries = this.entries;
     let i = entries.length;
     while (i > this.head && before(e, entries[i - 1])) i--;

@@ -125,6 +125,7 @@ export class KeyLedger {
     r: UsageRecord,
     admission: { requestId: string; minute: number; estimatedTokens: number } | undefined,
     opts: { retentionMs: number; recordsPerKey: number },
+    json: string,
   ): void {
     const clock = Math.floor(r.time);
     this.done.set(r.request_id, clock + Math.min(opts.retentionMs, SETTLE_MARKER_MS));
@@ -160,7 +161,7 @@ export class KeyLedger {
     this.duration.ms += recordDuration(r);
     this.duration.requests += 1;
     this.countSecond(clock, recordTokens(r));
-    this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs);
+    this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs, json);
   }
 
   /** The per-second counts of settle.lua (rate:), kept three minutes. */

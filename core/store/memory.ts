@@ -100,8 +100,9 @@ export class MemoryStore implements Store {
     const l = this.ledger(record.key_id);
     const clock = Math.floor(record.time);
     if (l.settled(record.request_id, clock)) return { recorded: false };
-    l.settle(record, admission, this.opts);
-    this.global.add(record, this.opts.recordsTotal, clock - this.opts.retentionMs);
+    const json = JSON.stringify(record); // one text for both indexes
+    l.settle(record, admission, this.opts, json);
+    this.global.add(record, this.opts.recordsTotal, clock - this.opts.retentionMs, json);
     return { recorded: true };
   }
 
