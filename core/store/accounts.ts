@@ -37,23 +37,62 @@ export interface CandidateView {
   inUse: number;
   /** Cool-down end when it is still in the future, else undefined. */
   coolingUntil?: number;
-  /** Last acquisition; undefined = never used (picked first). */
+  /** Last acquisition; undefined = never used (first among equal passes). */
   lastUsed?: number;
+  /** Stride scheduling's pass: grows by PASS_STRIDE / weight with every acquisition; undefined = never used. */
+  pass?: number;
   /** This request id already holds an unexpired lease here. */
   holds: boolean;
 }
 
 export type Pick =
-  | { take: number; preferred: boolean; /** renew the request's existing lease instead of adding one */ reuse: boolean }
+  | {
+    take: number; preferred: boolean; /** renew the request's existing lease instead of adding one */ reuse: boolean;
+    /** The taken account's new pass (undefined when the lease is reused). */ pass?: number;
+  }
   | { refuse: 'busy' | 'cooling' | 'none'; retryAfterMs?: number };
 
-/** -1 when a should be chosen before b, 1 after, 0 on an exact tie: priority, then load, then last use. */
-function order(a: CandidateView, b: CandidateView): number {
+/**
+ * One acquisition moves an account's pass on by this ÷ its weight (rounded; weight 0 moves it like weight 1), so among
+ * accounts of equal priority and load the lowest pass goes next and picks come in proportion to weight (stride
+ * scheduling). Integers: a pass stays exact in a double (and in Lua) for billions of picks.
+ */
+export const PASS_STRIDE = 1_000_000;
+export const stride = (weight: number): number => (weight > 0 ? Math.floor(PASS_STRIDE / weight + 0.5) : PASS_STRIDE);
+
+/**
+ * Passes to compare. An account never used (or forgotten) joins just before the lowest known pass, so it is picked next
+ * without a run of picks to catch up; an account that sat out (a cool-down) counts as at most two strides behind the
+ * furthest, for the same reason.
+ */
+function effectivePasses(views: CandidateView[]): number[] {
+  let low = Infinity;
+  let high = -Infinity;
+  let longest = 0;
+  for (const v of views) {
+    longest = Math.max(longest, stride(v.weight));
+    if (v.pass === undefined) continue;
+    low = Math.min(low, v.pass);
+    high = Math.max(high, v.pass);
+  }
+  if (low === Infinity) return views.map(() => -1);
+  const join = low - 1;
+  const behind = high - 2 * longest;
+  return views.map((v) => (v.pass === undefined ? join : Math.max(v.pass, behind)));
+}
+
+/**
+ * -1 when a should be chosen before b, 1 after, 0 on an exact tie: priority, then load, then a weight above 0, then
+ * the lower pass, then the least recently used.
+ */
+function order(a: CandidateView, pa: number, b: CandidateView, pb: number): number {
   if (a.priority !== b.priority) return a.priority < b.priority ? -1 : 1;
   // Load a.inUse / a.concurrency against b's, cross-multiplied to stay in exact integers.
   const la = a.inUse * b.concurrency;
   const lb = b.inUse * a.concurrency;
   if (la !== lb) return la < lb ? -1 : 1;
+  if ((a.weight > 0) !== (b.weight > 0)) return a.weight > 0 ? -1 : 1;
+  if (pa !== pb) return pa < pb ? -1 : 1;
   const ua = a.lastUsed ?? -Infinity;
   const ub = b.lastUsed ?? -Infinity;
   if (ua !== ub) return ua < ub ? -1 : 1;
@@ -88,8 +127,10 @@ export function pickAccount(views: CandidateView[], prefer: number, only: boolea
   for (let i = 0; i < views.length; i++) {
     if (views[i].holds && (!pinned || i === prefer)) return { take: i, preferred: i === prefer, reuse: true };
   }
+  const passes = effectivePasses(views);
+  const taken = (i: number): Pick => ({ take: i, preferred: i === prefer, reuse: false, pass: passes[i] + stride(views[i].weight) });
   const free = (v: CandidateView) => v.coolingUntil === undefined && v.inUse < v.concurrency;
-  if (prefer >= 0 && free(views[prefer])) return { take: prefer, preferred: true, reuse: false };
+  if (prefer >= 0 && free(views[prefer])) return taken(prefer);
   if (pinned) {
     const p = views[prefer];
     return p.coolingUntil === undefined ? { refuse: 'busy' } : { refuse: 'cooling', retryAfterMs: p.coolingUntil - now };
@@ -97,14 +138,11 @@ export function pickAccount(views: CandidateView[], prefer: number, only: boolea
   let tied: number[] = [];
   for (let i = 0; i < views.length; i++) {
     if (!free(views[i])) continue;
-    const cmp = tied.length ? order(views[i], views[tied[0]]) : -1;
+    const cmp = tied.length ? order(views[i], passes[i], views[tied[0]], passes[tied[0]]) : -1;
     if (cmp < 0) tied = [i];
     else if (cmp === 0) tied.push(i);
   }
-  if (tied.length) {
-    const i = tied[weightedChoice(tied.map((t) => views[t].weight), roll)];
-    return { take: i, preferred: i === prefer, reuse: false };
-  }
+  if (tied.length) return taken(tied[weightedChoice(tied.map((t) => views[t].weight), roll)]);
   if (!views.length) return { refuse: 'none' };
   let soonest = Infinity;
   for (const v of views) {

@@ -11,6 +11,7 @@ interface Account {
   reason?: CooldownReason;
   probing: boolean;
   lastUsed?: number;
+  pass?: number;
 }
 
 interface Binding { account: string; expires: number }
@@ -80,6 +81,7 @@ export class AccountBook {
         inUse: a?.leases.size ?? 0,
         coolingUntil: cooling ? a!.coolUntil : undefined,
         lastUsed: a?.lastUsed,
+        pass: a?.pass,
         holds: a?.leases.has(requestId) ?? false,
       };
     });
@@ -91,6 +93,7 @@ export class AccountBook {
     const a = this.account(req.group, id, true);
     a.leases.set(requestId, now + Math.max(1, Math.round(req.leaseMs) || 1));
     if (!p.reuse) a.lastUsed = now;
+    if (p.pass !== undefined) a.pass = p.pass;
     return { ok: true, lease: { group: req.group, account: id, requestId }, preferred: p.preferred };
   }
 

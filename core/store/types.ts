@@ -111,7 +111,8 @@ export interface RecordFilter { key?: string; group?: string; model?: string; fr
 
 /**
  * An upstream account as the scheduler sees it (from gateway.yaml groups.*.accounts). Concurrency below 1 counts
- * as 1; a weight of 0 is chosen among tied accounts only when every tied weight is 0.
+ * as 1; weight is a share among accounts of equal priority and load (stride scheduling, accounts.ts); a weight of 0
+ * is chosen only when no account of equal priority and load has a positive one.
  */
 export interface AccountCandidate { id: string; priority: number; weight: number; concurrency: number }
 
@@ -209,8 +210,8 @@ export interface Store {
 
   // upstream accounts (per group; one script per decision, shared by every process)
   /**
-   * Pick an account and take one of its slots: prefer → lowest priority number → lowest load → least recently used,
-   * and a random choice by weight among exact ties. Acquiring again with a request id that still holds a lease on a
+   * Pick an account and take one of its slots: prefer → lowest priority number → lowest load → weight as a share
+   * (the lowest stride pass) → least recently used, and a random choice by weight among exact ties. Acquiring again with a request id that still holds a lease on a
    * candidate returns that lease (renewed), so a retried call never takes two slots.
    */
   acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult>;

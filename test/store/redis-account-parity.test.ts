@@ -42,12 +42,14 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
       const cool = pickOne([undefined, now - 10, now, now + 500, now + 900]);
       const probe = int(3) === 0;
       const used = pickOne([undefined, now - 3, now - 1]);
+      const pass = pickOne([undefined, 0, 333_333, 1_000_000, 1_000_000, 4_000_000]);
+      if (pass !== undefined) await c.hset(g.state(a.id), 'pass', pass);
       if (cool !== undefined) await c.hset(g.state(a.id), 'cool', cool, 'why', 'rate_limited');
       if (probe) await c.hset(g.state(a.id), 'probe', '1');
       if (used !== undefined) await c.hset(g.state(a.id), 'used', used);
       views.push({
         priority: a.priority, weight: a.weight, concurrency: probe ? 1 : a.concurrency, inUse: live,
-        coolingUntil: cool !== undefined && cool > now ? cool : undefined, lastUsed: used, holds,
+        coolingUntil: cool !== undefined && cool > now ? cool : undefined, lastUsed: used, pass, holds,
       });
     }
     let prefer = n && int(2) ? int(n) : -1;
@@ -81,6 +83,10 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
     const wantShape = 'take' in want ? { take: want.take, preferred: want.preferred } : want;
     const key = 'take' in want ? (want.reuse ? 'reuse' : 'take') : want.refuse;
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    if ('take' in want && !want.reuse) {
+      const stored = Number(await c.hget(g.state(cands[want.take].id), 'pass'));
+      if (stored !== want.pass) { mismatches++; t.fail(`round ${round}: lua stored pass ${stored}, ts ${want.pass}`); }
+    }
     if (JSON.stringify(gotShape) !== JSON.stringify(wantShape)) {
       mismatches++;
       t.fail(`round ${round}: lua ${JSON.stringify(gotShape)} vs ts ${JSON.stringify(wantShape)} for ${JSON.stringify({ views, prefer, only, roll })}`);

@@ -1,6 +1,6 @@
 -- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
 -- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
--- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used);
+-- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
 -- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
 --       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
@@ -42,7 +42,7 @@ local c = {}
 for i = 1, n do
   local lease = KEYS[2 * i - 1]
   redis.call('ZREMRANGEBYSCORE', lease, '-inf', int(now))
-  local s = redis.call('HMGET', KEYS[2 * i], 'cool', 'probe', 'used')
+  local s = redis.call('HMGET', KEYS[2 * i], 'cool', 'probe', 'pass', 'used')
   local cool = s[1] and tonumber(s[1]) or nil
   local conc = tonumber(arg(i, 4))
   -- Probing (cooled down, not yet proven healthy): one request at a time.
@@ -54,9 +54,31 @@ for i = 1, n do
     busy = redis.call('ZCARD', lease),
     cooling = cool ~= nil and cool > now,
     cool = cool,
-    used = s[3] and tonumber(s[3]) or -math.huge,
+    pass = s[3] and tonumber(s[3]) or nil,
+    used = s[4] and tonumber(s[4]) or -math.huge,
     holds = redis.call('ZSCORE', lease, id) ~= false,
   }
+end
+
+-- Stride scheduling (accounts.ts stride, effectivePasses): a pick moves the pass on by 1e6 / weight; a never-used
+-- account joins just before the lowest pass, one that sat out counts as at most two strides behind the furthest.
+local function stride(w)
+  if w > 0 then return math.floor(1000000 / w + 0.5) end
+  return 1000000
+end
+local low, high, longest = nil, nil, 0
+for i = 1, n do
+  longest = math.max(longest, stride(c[i].weight))
+  local p = c[i].pass
+  if p then
+    if not low or p < low then low = p end
+    if not high or p > high then high = p end
+  end
+end
+for i = 1, n do
+  if not low then c[i].eff = -1
+  elseif not c[i].pass then c[i].eff = low - 1
+  else c[i].eff = math.max(c[i].pass, high - 2 * longest) end
 end
 
 local function take(i, reuse)
@@ -65,7 +87,7 @@ local function take(i, reuse)
   local keep = lease_ms + 60000
   if redis.call('PTTL', lease) < keep then redis.call('PEXPIRE', lease, int(keep)) end
   if not reuse then
-    redis.call('HSET', KEYS[2 * i], 'used', int(now))
+    redis.call('HSET', KEYS[2 * i], 'used', int(now), 'pass', int(c[i].eff + stride(c[i].weight)))
     if redis.call('PTTL', KEYS[2 * i]) < state_ttl then redis.call('PEXPIRE', KEYS[2 * i], int(state_ttl)) end
   end
   return {1, i, i == prefer and 1 or 0, found, found_account}
@@ -83,11 +105,14 @@ if pinned then
   return {0, 'busy', -1, found, found_account}
 end
 
--- Lowest priority number, then lowest load (cross-multiplied: exact), then least recently used.
+-- Lowest priority number, then lowest load (cross-multiplied: exact), then a weight above 0, then the lowest pass,
+-- then least recently used.
 local function order(a, b)
   if a.priority ~= b.priority then return a.priority < b.priority and -1 or 1 end
   local la, lb = a.busy * b.conc, b.busy * a.conc
   if la ~= lb then return la < lb and -1 or 1 end
+  if (a.weight > 0) ~= (b.weight > 0) then return a.weight > 0 and -1 or 1 end
+  if a.eff ~= b.eff then return a.eff < b.eff and -1 or 1 end
   if a.used ~= b.used then return a.used < b.used and -1 or 1 end
   return 0
 end
