@@ -211,8 +211,9 @@ export interface Store {
   // upstream accounts (per group; one script per decision, shared by every process)
   /**
    * Pick an account and take one of its slots: prefer → lowest priority number → lowest load → weight as a share
-   * (the lowest stride pass) → least recently used, and a random choice by weight among exact ties. Acquiring again with a request id that still holds a lease on a
-   * candidate returns that lease (renewed), so a retried call never takes two slots.
+   * (the lowest stride pass) → least recently used, and a random choice by weight among exact ties. Acquiring again
+   * with a request id that still holds a lease on a candidate returns that lease (renewed), so a retried call never
+   * takes two slots.
    */
   acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult>;
   /** Renews a lease that is still held; an expired or released lease is not revived. */
