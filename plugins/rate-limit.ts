@@ -42,7 +42,7 @@ async function estimate(ctx: Ctx, options: Options): Promise<number> {
 
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
-  description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process.',
+  description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
