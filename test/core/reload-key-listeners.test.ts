@@ -1,7 +1,6 @@
 // Reloads and issued-key change notices: the store keeps one listener however often the config is reloaded, and a key
-// change still clears the auth cache of the running config (memory store, and Redis when it is reachable).
+// change still clears the auth cache of the running config (memory store and Redis).
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { MemoryStore } from '../../core/store/memory.ts';
 import { RedisStore } from '../../core/store/redis.ts';
@@ -9,6 +8,7 @@ import type { Gateway } from '../../core/server.ts';
 import { KeyChanges } from '../../core/key-changes.ts';
 import { withGateway } from '../helpers/gateway.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
+import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
 const RELOADS = 25;
 
@@ -76,23 +76,12 @@ t.test('memory store: reloads add no listener; a change clears the live cache', 
 });
 
 t.test('redis store: reloads add no listener; a change clears the live cache', async (t) => {
-  const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  probe.on('error', () => {});
-  if (!await probe.connect().then(() => probe.ping()).then(() => true, () => false)) {
-    probe.disconnect();
-    if (process.env.CI) t.fail(`Redis is not reachable at ${url} (required in CI)`);
-    else t.plan(0, `Redis is not reachable at ${url}`);
-    return;
-  }
+  const redis = await testRedis();
+  const url = redis.url;
   const prefix = `gwtest:${randomUUID()}:`;
   t.teardown(async () => {
-    for (let cursor = '0'; ;) {
-      const [next, found] = await probe.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (found.length) await probe.del(...found);
-      if ((cursor = next) === '0') break;
-    }
-    await probe.quit();
+    await deletePrefix(url, prefix);
+    await redis.stop();
   });
   const subscriptions = countSubscriptions(t, RedisStore.prototype);
   const gw = await withGateway(t, adminConfig({ store: `store: { redis: "${url}", prefix: "${prefix}" }`, authCacheMs: 600_000 }));

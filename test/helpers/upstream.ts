@@ -1,5 +1,5 @@
 // A scripted upstream for proxy tests that must observe what the simulator cannot show, such as when the gateway hung up.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -63,4 +63,23 @@ export function slowChatStream(count: number, delayMs: number): UpstreamHandler 
     }
     if (!res.destroyed) res.end('data: [DONE]\n\n');
   };
+}
+
+/**
+ * An HTTP server in front of `target()` that passes every request on as it is. `look` sees each request first: it may
+ * count or note it, and answer it itself by returning true (the request then goes no further).
+ */
+export async function frontProxy(t: Teardown, target: () => string, look?: (req: IncomingMessage, res: ServerResponse) => boolean | void): Promise<string> {
+  const server = createServer((req, res) => {
+    if (look?.(req, res) === true) return;
+    const up = request(target() + req.url, { method: req.method, headers: req.headers }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+    });
+    up.once('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }

@@ -3,13 +3,13 @@
 // (account slot back with its success and bindings, settlement). A counting TCP proxy sits between the gateway and
 // Redis: a round trip is a burst of gateway → Redis bytes that follows Redis's last answer on that connection.
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer, request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { withGateway } from '../helpers/gateway.ts';
+import { frontProxy } from '../helpers/upstream.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
 const KEY = 'sk-round-trips-0001';
@@ -44,18 +44,7 @@ t.test('one Redis round trip before the upstream call and one after', async (t) 
   const sim = await startSimulator();
   t.teardown(() => sim.close());
   const atUpstream: number[] = [];
-  const front = createHttpServer((req, res) => {
-    atUpstream.push(trips);
-    const up = request(sim.url + req.url, { method: req.method, headers: req.headers }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.once('error', () => res.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { front.closeAllConnections(); front.close(() => resolve()); }));
-  const upstreamUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const upstreamUrl = await frontProxy(t, () => sim.url, () => { atUpstream.push(trips); });
 
   const gateway = await withGateway(t, `
 server: { host: 127.0.0.1, port: 0 }

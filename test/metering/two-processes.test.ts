@@ -3,12 +3,11 @@
 // messages) are fired at once; a counting proxy in front of the simulator measures how many are in flight upstream.
 // Every refusal is the gateway's own 429; the ledger, read from either process, holds exactly the admitted requests.
 import { randomUUID } from 'node:crypto';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
+import { frontProxy } from '../helpers/upstream.ts';
 import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
@@ -41,21 +40,12 @@ t.test('two gateway processes on one Redis', async (t) => {
   t.teardown(() => sim.close());
   let inFlight = 0;
   let maxInFlight = 0;
-  const counter = createServer((req, res) => {
+  const upstreamUrl = await frontProxy(t, () => sim.url, (_req, res) => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     let open = true;
     res.once('close', () => { if (open) { open = false; inFlight--; } });
-    const up = request(sim.url + req.url, { method: req.method, headers: req.headers }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.once('error', () => res.destroy());
-    req.pipe(up);
   });
-  await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { counter.closeAllConnections(); counter.close(() => resolve()); }));
-  const upstreamUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
 
   const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }

@@ -1,10 +1,10 @@
 // Shared by the account-pool tests: a config with one pool group on the simulator, a gateway that keeps every log line,
 // and readers for what each account (credential) received upstream.
-import { createServer, request } from 'node:http';
 import { pino } from 'pino';
 import { startGateway, type Gateway } from '../../core/server.ts';
 import type { RecordedRequest } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
+import { frontProxy } from '../helpers/upstream.ts';
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -96,25 +96,16 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export async function faultProxy(t: Teardown, target: () => string): Promise<{ url: string; failing: Map<string, { status: number; retryAfter?: number }>; seen: string[] }> {
   const failing = new Map<string, { status: number; retryAfter?: number }>();
   const seen: string[] = [];
-  const server = createServer((req, res) => {
+  const url = await frontProxy(t, target, (req, res) => {
     const credential = /^Bearer (.*)$/.exec(String(req.headers.authorization ?? ''))?.[1] ?? String(req.headers['x-api-key'] ?? '');
     seen.push(credential);
     const fault = failing.get(credential);
-    if (fault) {
-      req.resume();
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-      res.writeHead(fault.status, headers).end(JSON.stringify({ error: { message: `fault proxy: ${fault.status}`, type: 'requests', param: null, code: null } }));
-      return;
-    }
-    const up = request(target() + req.url, { method: req.method, headers: req.headers }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.once('error', () => res.destroy());
-    req.pipe(up);
+    if (!fault) return false;
+    req.resume();
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
+    res.writeHead(fault.status, headers).end(JSON.stringify({ error: { message: `fault proxy: ${fault.status}`, type: 'requests', param: null, code: null } }));
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, failing, seen };
+  return { url, failing, seen };
 }

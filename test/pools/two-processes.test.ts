@@ -2,12 +2,11 @@
 // never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
 // (12 per process) all complete by waiting their turn in the queue.
 import { randomUUID } from 'node:crypto';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
+import { frontProxy } from '../helpers/upstream.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
 const KEY = 'sk-two-pool-0001';
@@ -29,23 +28,14 @@ t.test('two gateway processes on one Redis', async (t) => {
   const peak = new Map<string, number>();
   let total = 0;
   let totalPeak = 0;
-  const counter = createServer((req, res) => {
+  const upstreamUrl = await frontProxy(t, () => sim.url, (req, res) => {
     const credential = /^Bearer (.*)$/.exec(String(req.headers.authorization ?? ''))?.[1] ?? '?';
     inFlight.set(credential, (inFlight.get(credential) ?? 0) + 1);
     peak.set(credential, Math.max(peak.get(credential) ?? 0, inFlight.get(credential)!));
     totalPeak = Math.max(totalPeak, ++total);
     let open = true;
     res.once('close', () => { if (open) { open = false; inFlight.set(credential, inFlight.get(credential)! - 1); total--; } });
-    const up = request(sim.url + req.url, { method: req.method, headers: req.headers }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.once('error', () => res.destroy());
-    req.pipe(up);
   });
-  await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { counter.closeAllConnections(); counter.close(() => resolve()); }));
-  const upstreamUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
 
   const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }
