@@ -55,6 +55,7 @@ export const rootSchema: JSONSchema = {
         retention_days: int('Days usage records are kept (daily rollups are kept 400 days, hourly ones 92).', { minimum: 1, default: 30 }),
         records_per_key: int('Usage records kept per key (newest).', { minimum: 1, default: 10_000 }),
         records_total: int('Usage records kept in the global index (newest).', { minimum: 1, default: 100_000 }),
+        timeout_ms: int('Redis: longest wait for one store command; past it (or with Redis down) a request gets 503 STORE_UNAVAILABLE, and its usage record is held in memory and written once Redis answers again.', { minimum: 1, default: 2000 }),
       },
     },
     admin: {

@@ -218,6 +218,7 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     store: {
       redis: raw.store?.redis ?? '', prefix: raw.store?.prefix ?? 'gw:', retention_days: raw.store?.retention_days ?? 30,
       records_per_key: raw.store?.records_per_key ?? 10_000, records_total: raw.store?.records_total ?? 100_000,
+      timeout_ms: raw.store?.timeout_ms ?? 2000,
     },
     admin: { token: raw.admin?.token ?? '' },
     platforms, groups, keys, pricing: raw.pricing ?? {}, routes,

@@ -50,7 +50,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // The store is opened once; a reload that changes store settings needs a restart (logged).
     if (!opened) {
       const s = config.store;
-      const store = createStore({ redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key, recordsTotal: s.records_total });
+      const store = createStore({
+        redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key,
+        recordsTotal: s.records_total, timeoutMs: s.timeout_ms,
+      }, log);
       opened = { store, keyChanges: new KeyChanges(store, log) };
     }
     else if (config.store.redis !== (runtimeConfig?.store.redis ?? config.store.redis)) log.warn('store settings changed: restart to apply');

@@ -59,7 +59,7 @@ export interface RouteConfig {
 export interface GatewayConfig {
   file: string;
   server: ServerConfig;
-  store: { redis: string; prefix: string; retention_days: number; records_per_key: number; records_total: number };
+  store: { redis: string; prefix: string; retention_days: number; records_per_key: number; records_total: number; timeout_ms: number };
   admin: { token: string };
   platforms: Record<string, PlatformConfig>;
   groups: Record<string, GroupConfig>;

@@ -1,5 +1,7 @@
 // createStore: the embedded MemoryStore when no Redis is configured, else a RedisStore (single node or Cluster).
 import { Cluster } from 'ioredis';
+import type { Logger } from 'pino';
+import { guardStore } from './guard.ts';
 import { MemoryStore } from './memory.ts';
 import type { StoreOptions } from './options.ts';
 import { RedisStore } from './redis.ts';
@@ -10,15 +12,18 @@ export interface CreateStoreOptions extends StoreOptions {
   redis: string;
   /** Key prefix in Redis (default "gw:"). */
   prefix?: string;
+  /** Redis: a command not answered within this fails the request with 503 STORE_UNAVAILABLE (a settlement is held). */
+  timeoutMs?: number;
 }
 
 const CLUSTER = /^redis(s)?\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)/;
 
-export function createStore(options: CreateStoreOptions): Store {
-  const { redis, prefix = 'gw:', ...rest } = options;
+/** The embedded store, or Redis guarded (guard.ts): its failures are 503s and its settlements wait out an outage. */
+export function createStore(options: CreateStoreOptions, log: Logger): Store {
+  const { redis, prefix = 'gw:', timeoutMs, ...rest } = options;
   if (!redis) return new MemoryStore(rest);
   const m = CLUSTER.exec(redis);
-  if (!m) return new RedisStore({ url: redis, prefix, ...rest });
+  if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, ...rest }), log);
   const [, tls, auth, hosts] = m;
   const nodes = hosts.split(',').map((h) => {
     const i = h.lastIndexOf(':');
@@ -30,9 +35,10 @@ export function createStore(options: CreateStoreOptions): Store {
     redisOptions: {
       ...(pass !== undefined ? { username: user || undefined, password: pass } : user ? { password: user } : {}),
       ...(tls ? { tls: {} } : {}),
+      ...(timeoutMs ? { commandTimeout: timeoutMs } : {}),
     },
   });
-  return new RedisStore({ client, closeClient: true, prefix, ...rest });
+  return guardStore(new RedisStore({ client, closeClient: true, prefix, ...rest }), log);
 }
 
 export { MemoryStore, RedisStore };

@@ -25,6 +25,8 @@ export interface RedisStoreOptions extends StoreOptions {
   closeClient?: boolean;
   /** Prepended to every key and to the pub/sub channel, e.g. "gw:". */
   prefix: string;
+  /** With `url`: a command not answered within this fails (ioredis commandTimeout); none when unset. */
+  commandTimeoutMs?: number;
 }
 
 /** A released marker only matters while the admission minute's tpm bucket lives (3 minutes). */
@@ -45,7 +47,9 @@ export class RedisStore implements Store {
     this.opts = resolveOptions(options);
     this.layout = new KeyLayout(options.prefix);
     this.owned = options.closeClient ?? !options.client;
-    this.client = options.client ?? new Redis(options.url || 'redis://127.0.0.1:6379', { enableAutoPipelining: true });
+    this.client = options.client ?? new Redis(options.url || 'redis://127.0.0.1:6379', {
+      enableAutoPipelining: true, ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
+    });
     this.issued = new RedisIssuedKeys(this.client, this.layout);
     this.accounts = new RedisAccounts(this.client, this.layout);
   }

@@ -201,7 +201,10 @@ export interface Store {
   // ... and one after: release the lease, reconcile tokens, append the record, roll up totals. Idempotent by request id.
   // `limits` is not needed by either store today (the 5h/1d/7d windows are tracked whether or not a limit is set,
   // so a limit added later starts from the real spend); admission undefined = never admitted, still recorded.
-  settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean }>;
+  /** `held`: the store could not take it now; it is kept and written later (see guard.ts). */
+  settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }>;
+  /** Settlements held until the store answers again (a shared store behind guard.ts). */
+  pendingSettlements?(): number;
 
   // reads
   /** `timezone` (IANA, default UTC) sets the usage days of `days`, `from` and `to`; an unknown zone rejects with a RangeError. */

@@ -1,6 +1,7 @@
 // Stage `metering`: settles every request that reached it (completed, failed, cut or abandoned) into the usage ledger, once.
 import { GatewayError } from '../../core/errors.ts';
-import { counter } from '../../core/plugin-metrics.ts';
+import { counter, gauge } from '../../core/plugin-metrics.ts';
+import { isStoreUnavailable } from '../../core/store/guard.ts';
 import type { Ctx, Env, Plugin } from '../../core/types.ts';
 import type { Ending, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -21,6 +22,11 @@ function metrics(env: Env) {
     cost: counter(env.metrics, { name: 'gateway_cost_usd_total', help: 'Cost metered in USD (after the group multiplier).', labelNames: labels }),
     settled: counter(env.metrics, { name: 'gateway_settlements_total', help: 'Requests settled into the ledger, by how they ended.', labelNames: ['ending'] }),
     unpriced: counter(env.metrics, { name: 'gateway_unpriced_requests_total', help: 'Requests for a model with no price (billed 0).', labelNames: ['model'] }),
+    // The store is opened once per process, so the first stage's reference stays right across reloads.
+    pending: gauge(env.metrics, {
+      name: 'gateway_settlements_pending', help: 'Settlements held in memory until the store answers again (written then).',
+      collect() { this.set(env.store.pendingSettlements?.() ?? 0); },
+    }),
   };
 }
 
@@ -60,7 +66,9 @@ export const metering: Plugin<Options> = {
         status = ctx.res.statusCode;
       } catch (err) {
         status = err instanceof GatewayError ? err.status : 500;
-        ctx.outcome ??= 'failed';
+        // Refused because the store could not be asked (limits, accounts): like a limit's refusal, nothing to bill,
+        // and nothing to hold while the store is away.
+        ctx.outcome ??= isStoreUnavailable(err) ? 'rejected' : 'failed';
         throw err;
       } finally {
         await settle(ctx, status).catch((err) => ctx.log.error({ err, req_id: ctx.id }, 'settlement failed'));

@@ -62,7 +62,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.strictSame(warnings, []);
   t.equal(config.file, FILE);
   t.strictSame(config.server, { host: '0.0.0.0', port: 8080, workers: 1, body_limit: 33554432 });
-  t.strictSame(config.store, { redis: '', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000 });
+  t.strictSame(config.store, { redis: '', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000 });
   t.strictSame(config.admin, { token: '' });
   t.strictSame(config.pricing, {});
   t.strictSame(config.platforms, { sim: { name: 'sim', base_url: undefined, auth: undefined, formats: Object.keys(formats), simulator: true } });
@@ -107,7 +107,7 @@ routes:
   - { method: GET, path: /v1/models, format: openai-chat, pipeline: [list-models], pool: d, upstream_path: /models }
 `);
   t.strictSame(config.server, { host: '127.0.0.1', port: 0, workers: 'auto', body_limit: 524288 });
-  t.strictSame(config.store, { redis: 'redis://r:6379', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000 });
+  t.strictSame(config.store, { redis: 'redis://r:6379', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000 });
   t.strictSame(config.admin, { token: 'tok' });
   t.match(config.platforms.openai, { name: 'openai', base_url: 'https://api.openai.com', auth: 'x-api-key', simulator: false });
   t.ok(config.platforms.openai.formats?.includes('openai-chat'));

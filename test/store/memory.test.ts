@@ -1,4 +1,5 @@
 // The Store contract on MemoryStore, plus what only the embedded store promises (no timers, createStore, lazy expiry).
+import { pino } from 'pino';
 import t from 'tap';
 import { MemoryStore } from '../../core/store/memory.ts';
 import { createStore } from '../../core/store/index.ts';
@@ -9,7 +10,7 @@ import { T0 } from './fixtures.ts';
 contract(t, async (options) => new MemoryStore(options));
 
 t.test('createStore without a Redis URL is the memory store', async (t) => {
-  const s = createStore({ redis: '' });
+  const s = createStore({ redis: '' }, pino({ level: 'silent' }));
   t.equal(s.kind, 'memory');
   await s.close();
 });

@@ -1,6 +1,7 @@
 // The Store contract on RedisStore over a Redis Cluster; runs only when REDIS_CLUSTER_URL is set
 // (redis+cluster://host:port,host:port), since a cluster takes several servers to set up.
 import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import { createStore } from '../../core/store/index.ts';
@@ -39,8 +40,8 @@ if (!url) {
 
   t.test('createStore understands redis+cluster:// and shares notices across stores', async (t) => {
     const prefix = nextPrefix();
-    const a = createStore({ redis: url, prefix });
-    const b = createStore({ redis: url, prefix });
+    const a = createStore({ redis: url, prefix }, pino({ level: 'silent' }));
+    const b = createStore({ redis: url, prefix }, pino({ level: 'silent' }));
     t.teardown(async () => { await a.close(); await b.close(); });
     const c = callCounter();
     await b.onKeysChanged(c.listener);

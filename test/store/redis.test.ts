@@ -1,6 +1,7 @@
 // The Store contract on RedisStore against a real Redis, plus the key layout, TTLs and two processes sharing one
 // API key or one upstream account.
 import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { createStore } from '../../core/store/index.ts';
@@ -141,7 +142,7 @@ t.test('a caller-owned client stays open after close(); createStore makes a Redi
   await s.close();
   t.equal(await c.ping(), 'PONG');
   await c.quit();
-  const made = createStore({ redis: redis.url, prefix: nextPrefix() });
+  const made = createStore({ redis: redis.url, prefix: nextPrefix() }, pino({ level: 'silent' }));
   t.equal(made.kind, 'redis');
   await made.close();
 });

@@ -1,0 +1,112 @@
+// Redis goes away and comes back: requests get the gateway's own 503 STORE_UNAVAILABLE (fast, in the client's format)
+// instead of hanging, a stream already under way finishes and its usage is held, and once Redis answers again the held
+// settlement is written: the ledger loses nothing. Uses a redis-server of its own, stopped and restarted on one port.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { withGateway } from '../helpers/gateway.ts';
+import { metricsText, metricValue } from '../helpers/http.ts';
+import { freePort } from '../helpers/process.ts';
+
+const KEY = 'sk-outage-0001';
+
+async function redisServer(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  probe.on('error', () => {});
+  for (let i = 0; i < 100; i++) {
+    if (await probe.connect().then(() => probe.ping(), () => undefined) === 'PONG') break;
+    await sleep(50);
+  }
+  probe.disconnect();
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+}
+
+t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when Redis is back', async (t) => {
+  const port = await freePort();
+  let redis = await redisServer(port);
+  t.teardown(() => stop(redis));
+  const prefix = `gwtest:outage:${randomUUID()}:`;
+  const gw = await withGateway(t, `
+server: { host: 127.0.0.1, port: 0 }
+store: { redis: "redis://127.0.0.1:${port}", prefix: "${prefix}", timeout_ms: 300 }
+platforms:
+  sim: { simulator: true }
+groups:
+  main:
+    platform: sim
+    models: [gpt-4o-mini]
+    accounts:
+      - { id: sim-1, credential: upstream-credential-1 }
+keys:
+  - { id: outage, key: ${KEY}, group: main, limits: { concurrency: 5 } }
+pricing:
+  gpt-4o-mini: { input: 0.15, output: 0.60 }
+pipelines:
+  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
+routes:
+  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
+`);
+  const chat = (id: string, stream: boolean, headers: Record<string, string> = {}) => fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-request-id': id, ...headers },
+    body: JSON.stringify({ model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content: 'Hello there, world!' }] }),
+  });
+  const recorded = async (id: string): Promise<boolean> => {
+    const c = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    c.on('error', () => {});
+    try {
+      await c.connect();
+      return (await c.hexists(`${prefix}{k:outage}:rec`, id)) === 1;
+    } catch {
+      return false;
+    } finally {
+      c.disconnect();
+    }
+  };
+
+  const before = `outage-before-${randomUUID()}`;
+  t.equal((await chat(before, false)).status, 200);
+  t.ok(await recorded(before), 'recorded while Redis is up');
+
+  // A slow stream is under way (its account and admission taken) when Redis dies.
+  const streamed = `outage-stream-${randomUUID()}`;
+  const res = await chat(streamed, true, { 'x-simulator-chunk-delay-ms': '150' });
+  t.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  await reader.read();
+  await stop(redis);
+  let text = '';
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += Buffer.from(r.value).toString();
+  t.match(text, /data: \[DONE\]/, 'the stream finished for the client');
+
+  const started = performance.now();
+  const refused = await chat(`outage-refused-${randomUUID()}`, false);
+  const took = performance.now() - started;
+  const body = await refused.json() as { error: { code: string; type: string } };
+  t.equal(refused.status, 503);
+  t.equal(body.error.code, 'STORE_UNAVAILABLE', 'the gateway\'s own error, in OpenAI\'s envelope');
+  t.equal(refused.headers.get('retry-after'), '1');
+  t.ok(took < 2000, `answered in ${Math.round(took)} ms (store timeout 300 ms), not left hanging`);
+  let pending = 0;
+  for (let i = 0; i < 40 && pending === 0; i++, await sleep(50)) pending = metricValue(await metricsText(gw.url), 'gateway_settlements_pending') ?? 0;
+  t.equal(pending, 1, 'the stream\'s settlement is held');
+
+  redis = await redisServer(port);
+  let back = false;
+  for (let i = 0; i < 150 && !back; i++, await sleep(100)) back = await recorded(streamed);
+  t.ok(back, 'the held settlement reached Redis once it was back');
+  t.equal(metricValue(await metricsText(gw.url), 'gateway_settlements_pending'), 0);
+  const after = `outage-after-${randomUUID()}`;
+  t.equal((await chat(after, false)).status, 200, 'served again');
+  t.ok(await recorded(after));
+});
