@@ -18,12 +18,24 @@ export interface CreateStoreOptions extends StoreOptions {
 
 const CLUSTER = /^redis(s)?\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)/;
 
+/** ioredis reconnects by itself: its connection errors are logged, at most once per 10 s. */
+function connectionErrors(log: Logger): (err: Error) => void {
+  let loggedAt = -Infinity;
+  return (err) => {
+    const now = Date.now();
+    if (now - loggedAt < 10_000) return;
+    loggedAt = now;
+    log.warn({ err }, 'Redis connection error (reconnecting)');
+  };
+}
+
 /** The embedded store, or Redis guarded (guard.ts): its failures are 503s and its settlements wait out an outage. */
 export function createStore(options: CreateStoreOptions, log: Logger): Store {
   const { redis, prefix = 'gw:', timeoutMs, ...rest } = options;
   if (!redis) return new MemoryStore(rest);
   const m = CLUSTER.exec(redis);
-  if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, ...rest }), log);
+  const onConnectionError = connectionErrors(log);
+  if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, onConnectionError, ...rest }), log);
   const [, tls, auth, hosts] = m;
   const nodes = hosts.split(',').map((h) => {
     const i = h.lastIndexOf(':');
@@ -38,6 +50,7 @@ export function createStore(options: CreateStoreOptions, log: Logger): Store {
       ...(timeoutMs ? { commandTimeout: timeoutMs } : {}),
     },
   });
+  client.on('error', onConnectionError);
   return guardStore(new RedisStore({ client, closeClient: true, prefix, ...rest }), log);
 }
 

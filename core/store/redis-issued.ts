@@ -77,7 +77,17 @@ export class RedisIssuedKeys {
     // Notices sent while the subscriber was reconnecting are lost: tell listeners to reload instead.
     events.on('ready', () => { if (ready) fire(); });
     events.on('error', () => { /* ioredis reconnects by itself; commands report their own errors */ });
-    await sub.subscribe(channel);
+    // Redis may be away when the gateway starts: keep trying, and once subscribed tell listeners to reload.
+    for (let wait = 500, failed = false; ; wait = Math.min(wait * 2, 30_000), failed = true) {
+      try {
+        await sub.subscribe(channel);
+        if (failed) fire();
+        break;
+      } catch {
+        if (this.subscriber !== sub) return; // closed meanwhile
+        await new Promise((resolve) => setTimeout(resolve, wait).unref());
+      }
+    }
     ready = true;
   }
 
@@ -85,9 +95,7 @@ export class RedisIssuedKeys {
     this.listeners.clear();
     const sub = this.subscriber;
     this.subscriber = undefined;
-    if (sub) {
-      await this.subscribed?.catch(() => {});
-      await sub.quit().catch(() => sub.disconnect());
-    }
+    // A subscriber has nothing to finish: drop it now (a subscribe still being retried sees it gone and stops).
+    sub?.disconnect();
   }
 }

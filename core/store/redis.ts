@@ -27,6 +27,8 @@ export interface RedisStoreOptions extends StoreOptions {
   prefix: string;
   /** With `url`: a command not answered within this fails (ioredis commandTimeout); none when unset. */
   commandTimeoutMs?: number;
+  /** With `url`: the connection's errors (ioredis reconnects by itself; commands report their own failures). */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** A released marker only matters while the admission minute's tpm bucket lives (3 minutes). */
@@ -47,9 +49,14 @@ export class RedisStore implements Store {
     this.opts = resolveOptions(options);
     this.layout = new KeyLayout(options.prefix);
     this.owned = options.closeClient ?? !options.client;
-    this.client = options.client ?? new Redis(options.url || 'redis://127.0.0.1:6379', {
-      enableAutoPipelining: true, ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
-    });
+    if (options.client) this.client = options.client;
+    else {
+      const client = new Redis(options.url || 'redis://127.0.0.1:6379', {
+        enableAutoPipelining: true, ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
+      });
+      client.on('error', options.onConnectionError ?? (() => {}));
+      this.client = client;
+    }
     this.issued = new RedisIssuedKeys(this.client, this.layout);
     this.accounts = new RedisAccounts(this.client, this.layout);
   }

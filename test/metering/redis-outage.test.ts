@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
+import { RedisStore } from '../../core/store/redis.ts';
 import { withGateway } from '../helpers/gateway.ts';
 import { metricsText, metricValue } from '../helpers/http.ts';
 import { freePort } from '../helpers/process.ts';
@@ -109,4 +110,23 @@ routes:
   const after = `outage-after-${randomUUID()}`;
   t.equal((await chat(after, false)).status, 200, 'served again');
   t.ok(await recorded(after));
+});
+
+t.test('issued-key change notices: a gateway started while Redis is away subscribes once it is back', async (t) => {
+  const port = await freePort();
+  const prefix = `gwtest:outage-feed:${randomUUID()}:`;
+  const store = new RedisStore({ url: `redis://127.0.0.1:${port}`, prefix, commandTimeoutMs: 300 });
+  let notices = 0;
+  const live = store.onKeysChanged(() => { notices++; });
+  await sleep(700);
+  const redis = await redisServer(port);
+  t.teardown(() => stop(redis));
+  await live;
+  t.equal(notices, 1, 'subscribed late: told to reload once (changes may have been missed)');
+  const other = new RedisStore({ url: `redis://127.0.0.1:${port}`, prefix });
+  await other.putKey({ id: 'late', sha256: 'sha-late', group: 'g', pools: [], limits: {}, disabled: false, created_at: Date.now() });
+  for (let i = 0; i < 40 && notices < 2; i++) await sleep(50);
+  t.equal(notices, 2, 'a key issued afterwards is announced');
+  await other.close();
+  await store.close();
 });
