@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { loadConfig, type ConfigDeps } from './config.ts';
 import { createCtx, requestId } from './context.ts';
+import { drainable } from './drain.ts';
 import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { createLogger } from './log.ts';
@@ -31,6 +32,9 @@ export interface Gateway {
 
 interface Compiled { route: RouteConfig; format: FormatAdapter; run: (ctx: Ctx) => Promise<void> }
 interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env; keys: KeyListeners }
+
+/** How long requests in flight may take to finish after a SIGTERM before their connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
 
 const deps: ConfigDeps = { plugins, formats, upstreamAuth };
 
@@ -67,16 +71,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     return rt;
   };
   let runtime = live(await load());
-  let draining = false;
 
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    handle(runtime, req, res, metrics, draining).catch((err) => {
+    if (drain.draining) res.setHeader('connection', 'close');
+    handle(runtime, req, res, metrics, drain.draining).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
       if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
       else res.destroy();
     });
   });
   server.headersTimeout = 60_000;
+  const drain = drainable(server);
   const host = opts.host ?? runtime.config.server.host;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -97,14 +102,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       }
     },
     async close() {
-      draining = true;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
-        // Connections go idle one by one as their requests end; close each as soon as it does.
-        const sweep = setInterval(() => server.closeIdleConnections(), 50);
-        server.close(() => { clearTimeout(timer); clearInterval(sweep); resolve(); });
-        server.closeIdleConnections();
-      });
+      await drain.drain(DRAIN_TIMEOUT_MS);
       await Promise.all(Object.values(simulators).map((s) => s.close()));
       await opened?.store.close();
     },

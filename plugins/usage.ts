@@ -2,11 +2,10 @@
 import { GatewayError } from '../core/errors.ts';
 import type { KeyConfig, Plugin } from '../core/types.ts';
 import type { KeyUsage, UsageTotals, WindowState } from '../core/store/types.ts';
-import { isTimeZone } from '../core/store/zone-days.ts';
+import { usageQuery } from './usage-query.ts';
 
 const WINDOW_MS = { '5h': 5 * 3600_000, '1d': 86_400_000, '7d': 7 * 86_400_000 } as const;
 const LIMIT_FIELD = { '5h': 'usd_5h', '1d': 'usd_1d', '7d': 'usd_7d' } as const;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
 
 function totalsView(t: UsageTotals) {
@@ -80,20 +79,9 @@ export const usage: Plugin<Record<string, never>> = {
     return async (ctx) => {
       const key = ctx.key;
       if (!key) throw new GatewayError(500, 'stage_order', 'usage needs auth before it');
-      const q = ctx.search ? ctx.url.searchParams : new URLSearchParams();
-      const days = q.has('days') ? Number(q.get('days')) : 30;
-      if (!Number.isInteger(days) || days < 1 || days > 90) throw new GatewayError(400, 'invalid_days', 'Invalid days, allowed range is 1-90', { param: 'days' });
-      const from = q.get('start_date') ?? undefined;
-      const to = q.get('end_date') ?? undefined;
-      for (const [name, v] of [['start_date', from], ['end_date', to]] as const) {
-        if (v !== undefined && !DATE.test(v)) throw new GatewayError(400, 'invalid_date', `${name} must be YYYY-MM-DD`, { param: name });
-      }
-      const timezone = q.get('timezone') || undefined;
-      if (timezone !== undefined && !isTimeZone(timezone)) {
-        throw new GatewayError(400, 'invalid_timezone', `Invalid timezone "${timezone.slice(0, 64)}": use an IANA time zone name such as Asia/Shanghai or America/New_York`, { param: 'timezone' });
-      }
+      const query = usageQuery(ctx.search ? ctx.url.searchParams : new URLSearchParams());
       const now = Date.now();
-      const data = await env.store.keyUsage(key.id, { days, from, to, now, timezone });
+      const data = await env.store.keyUsage(key.id, { ...query, now });
       const body = JSON.stringify(usageView(key, key.group, data, now));
       ctx.outcome = 'completed';
       ctx.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);

@@ -11,8 +11,11 @@ commands:
   revoke ID                                            disable an issued key
   enable ID                                            enable it again
   delete ID                                            delete an issued key
-  usage [ID] [--limit N] [--group G] [--model M] [--from T] [--to T]
-                                                       a key's totals, or the latest usage records
+  usage ID [--days N] [--start-date D] [--end-date D] [--timezone TZ]
+                                                       a key's totals: days 1..90, per-model dates
+                                                       YYYY-MM-DD, days in an IANA zone (as /v1/usage)
+  usage [--limit N] [--group G] [--model M] [--from T] [--to T]
+                                                       the latest usage records
 
 options:
   --url URL   gateway address (default: $GATEWAY_URL or http://127.0.0.1:8080)
@@ -26,6 +29,7 @@ const { values: opt, positionals } = parseArgs({
     group: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, concurrency: { type: 'string' },
     'quota-usd': { type: 'string' }, pools: { type: 'string' }, models: { type: 'string' }, expires: { type: 'string' },
     limit: { type: 'string' }, model: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+    days: { type: 'string' }, 'start-date': { type: 'string' }, 'end-date': { type: 'string' }, timezone: { type: 'string' },
   },
 });
 
@@ -89,10 +93,14 @@ const COMMANDS: Record<string, () => Promise<void>> = {
   },
   async usage() {
     const id = positionals[1];
+    // The gateway checks the values and answers the same errors as GET /v1/usage.
+    const view = new URLSearchParams();
+    for (const name of ['days', 'start-date', 'end-date', 'timezone'] as const) if (opt[name] !== undefined) view.set(name.replace('-', '_'), opt[name]!);
     if (id) {
-      const out = await api('GET', `/admin/keys/${encodeURIComponent(id)}/usage`);
+      const out = await api('GET', `/admin/keys/${encodeURIComponent(id)}/usage${view.size ? `?${view}` : ''}`);
       return print(out, () => keyUsageText(out.key, out.usage));
     }
+    if (view.size) throw new CliError('--days, --start-date, --end-date and --timezone need a key id');
     const q = new URLSearchParams();
     for (const name of ['limit', 'group', 'model', 'from', 'to'] as const) if (opt[name]) q.set(name, opt[name]!);
     const out = await api('GET', `/admin/usage${q.size ? `?${q}` : ''}`);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { withGateway } from '../helpers/gateway.ts';
-import { ADMIN, adminConfig, chat, eventually } from './helpers.ts';
+import { ADMIN, admin, adminConfig, chat, eventually } from './helpers.ts';
 
 const gw = await withGateway(t, adminConfig());
 const SCRIPT = fileURLToPath(new URL('../../scripts/keys.ts', import.meta.url));
@@ -62,6 +62,28 @@ t.test('list, revoke, enable, usage, delete', async (t) => {
   const del = await keys(['delete', record.id]);
   t.equal(del.stdout.trim(), `key ${record.id} deleted`);
   t.equal(await chat(gw, key), 401);
+});
+
+t.test('usage ID passes --days, --start-date, --end-date and --timezone to the key usage API', async (t) => {
+  const query = 'days=2&start_date=2020-01-01&end_date=2020-01-02&timezone=Pacific%2FKiritimati';
+  const run = await keys(['usage', 'alice', '--days', '2', '--start-date', '2020-01-01', '--end-date', '2020-01-02', '--timezone', 'Pacific/Kiritimati', '--json']);
+  t.equal(run.code, 0, run.stderr);
+  t.same(JSON.parse(run.stdout), (await admin(gw, 'GET', `/admin/keys/alice/usage?${query}`)).body);
+  const zone = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Pago_Pago' }).format(Date.now());
+  t.equal(await chat(gw, 'sk-alice-0001'), 200);
+  // Settlement lands just after the response.
+  const zoned = await eventually(() => keys(['usage', 'alice', '--timezone', 'Pacific/Pago_Pago', '--json']).then((r) => JSON.parse(r.stdout)),
+    (u) => u.usage.daily_usage.length > 0);
+  t.equal(zoned.usage.daily_usage.at(-1).date, zone, 'days in the asked zone');
+
+  const bad = await keys(['usage', 'alice', '--timezone', 'Mars/Olympus_Mons']);
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /^error: Invalid timezone "Mars\/Olympus_Mons": use an IANA time zone name .* \(HTTP 400\)$/m);
+  const days = await keys(['usage', 'alice', '--days', '91']);
+  t.match(days.stderr, /^error: Invalid days, allowed range is 1-90 \(HTTP 400\)$/m);
+  const noId = await keys(['usage', '--timezone', 'UTC']);
+  t.equal(noId.code, 1);
+  t.match(noId.stderr, /need a key id/);
 });
 
 t.test('failures exit 1 with the server\'s message', async (t) => {

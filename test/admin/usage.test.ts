@@ -108,3 +108,32 @@ t.test('per-key usage: the /v1/usage view of that key, with its record', async (
   t.equal((await admin(gw, 'GET', '/admin/keys/nope/usage')).status, 404);
   t.equal((await admin(gw, 'GET', '/admin/keys/alice/usage?days=91')).status, 400);
 });
+
+t.test('per-key usage takes the query of /v1/usage: days, start_date, end_date and timezone, with its errors', async (t) => {
+  const zone = 'Pacific/Kiritimati'; // UTC+14: its date is a day ahead of UTC for ten hours of every day
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(Date.now());
+  for (const query of [`timezone=${zone}`, `days=3&timezone=${encodeURIComponent(zone)}`, `days=2&start_date=2020-01-01&end_date=2020-01-02&timezone=${zone}`]) {
+    const res = await admin(gw, 'GET', `/admin/keys/alice/usage?${query}`);
+    t.equal(res.status, 200, query);
+    const own = await (await fetch(gw.url + `/v1/usage?${query}`, { headers: bearer('sk-alice-0001') })).json() as any;
+    t.same(res.body.usage, own, `${query}: the same view the key's holder sees`);
+  }
+  const zoned = (await admin(gw, 'GET', `/admin/keys/alice/usage?days=3&timezone=${zone}`)).body.usage;
+  t.equal(zoned.daily_usage.at(-1).date, today, 'the last day with usage is today in the asked zone');
+  t.equal(zoned.usage.today.requests, 2, 'today holds alice\'s two requests');
+  // UTC+14 and UTC-11 are 25 hours apart: their dates differ at every instant, so the zone cannot have been ignored.
+  const behind = (await admin(gw, 'GET', '/admin/keys/alice/usage?days=3&timezone=Pacific/Pago_Pago')).body.usage;
+  t.not(behind.daily_usage.at(-1).date, zoned.daily_usage.at(-1).date, 'the day of the requests depends on the zone');
+  const dated = (await admin(gw, 'GET', '/admin/keys/alice/usage?start_date=2020-01-01&end_date=2020-01-02')).body.usage;
+  t.same(dated.model_stats, [], 'no model had requests in those days');
+
+  for (const [query, code] of [['days=0', 'invalid_days'], ['days=91', 'invalid_days'], ['days=ten', 'invalid_days'], ['start_date=2025/01/01', 'invalid_date'],
+    ['end_date=tomorrow', 'invalid_date'], ['timezone=Mars%2FOlympus_Mons', 'invalid_timezone']]) {
+    const res = await admin(gw, 'GET', `/admin/keys/alice/usage?${query}`);
+    const own = await (await fetch(gw.url + `/v1/usage?${query}`, { headers: bearer('sk-alice-0001') })).json() as any;
+    t.equal(res.status, 400, query);
+    t.equal(own.error.code, code, query);
+    // The same error, each in its route's envelope (the admin one has no `param`).
+    t.match(res.body.error, { code: own.error.code, message: own.error.message }, `${query}: the /v1/usage error`);
+  }
+});

@@ -1,7 +1,10 @@
-// Operations endpoints and the core's own answers: /healthz, /readyz, /metrics, unknown paths, wrong methods, request ids.
+// Operations endpoints and the core's own answers: /healthz, /readyz, /metrics, unknown paths, wrong methods, request ids;
+// the SIGTERM drain of a real process.
+import { connect } from 'node:net';
 import t from 'tap';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, metricsText, metricValue, post } from '../helpers/http.ts';
+import { gatewayProcess } from '../helpers/process.ts';
 
 const gw = await withGateway(t, demoConfig());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -74,4 +77,47 @@ t.test('x-request-id: a well-formed client id is echoed, anything else is replac
   const a = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
   const b = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
   t.not(a, b, 'a fresh id per request');
+});
+
+/** SIGTERM the process and resolve with its exit code and the milliseconds it took. */
+function terminate(child: import('node:child_process').ChildProcess): Promise<{ code: number | null; ms: number }> {
+  const start = performance.now();
+  const exited = new Promise<{ code: number | null; ms: number }>((resolve) => child.once('exit', (code) => resolve({ code, ms: performance.now() - start })));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+const demoKey = bearer('sk-demo-key');
+
+t.test('SIGTERM: an idle gateway exits at once, kept-alive and never-used connections included', async (t) => {
+  const { url, child } = await gatewayProcess(t, 'gateway.yaml');
+  for (const stream of [false, false, true]) {
+    const res = await post(url + '/v1/chat/completions', chatBody('gpt-4o-mini', 'hi', { stream }), demoKey);
+    t.equal(res.status, 200);
+    await res.text();
+  }
+  // A connection opened ahead and never used (a client pool, a browser, a balancer): it held the drain for 10 s.
+  const unused = connect(Number(new URL(url).port), '127.0.0.1');
+  unused.on('error', () => {});
+  await new Promise((resolve) => unused.once('connect', resolve));
+  const { code, ms } = await terminate(child);
+  t.equal(code, 0);
+  t.ok(ms < 1000, `exited ${Math.round(ms)} ms after SIGTERM`);
+  unused.destroy();
+});
+
+t.test('SIGTERM with a stream in flight: the stream ends whole, then the process exits', async (t) => {
+  const { url, child } = await gatewayProcess(t, 'gateway.yaml');
+  const res = await post(url + '/v1/chat/completions', chatBody('gpt-4o-mini', 'hi', { stream: true }), { ...demoKey, 'x-simulator-chunk-delay-ms': '60' });
+  t.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let text = new TextDecoder().decode((await reader.read()).value);
+  const exit = terminate(child);
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+  const ended = performance.now();
+  t.match(text, /data: \[DONE\]\n\n$/, 'the stream reached its end');
+  const { code } = await exit;
+  t.equal(code, 0);
+  const after = performance.now() - ended;
+  t.ok(after < 1000, `exited ${Math.round(after)} ms after the stream ended`);
 });

@@ -1,0 +1,48 @@
+// Graceful drain of the HTTP server: stop accepting, close every connection with no response in progress at once, close
+// each other one as soon as its response is flushed, and cut whatever is left when the drain timeout passes.
+import type { Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
+
+/** `_httpMessage` is Node's own (http-terminator reads it too): the response being written, cleared once it is flushed. */
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+export interface Drain {
+  /** True from the start of `drain`: responses begun from then on close their connection. */
+  readonly draining: boolean;
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** Attach before the server accepts: it must see every connection. */
+export function drainable(server: Server): Drain {
+  // Node's closeIdleConnections is not enough: a connection that has not sent a byte yet (opened ahead by a client pool, a
+  // browser or a balancer) is not idle to it and held the drain to its timeout; and it cuts a connection whose last
+  // response is ended but not yet flushed, so a slow reader lost the tail of its stream.
+  const sockets = new Set<HttpSocket>();
+  server.on('connection', (socket: HttpSocket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const state = {
+    draining: false,
+    drain(timeoutMs: number): Promise<void> {
+      state.draining = true;
+      return new Promise<void>((resolve) => {
+        const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        // net's close, not http's: http's would first cut connections whose response is not flushed yet.
+        NetServer.prototype.close.call(server, () => { clearTimeout(cut); resolve(); });
+        for (const socket of sockets) closeWhenDone(socket);
+      });
+    },
+  };
+  return state;
+}
+
+function closeWhenDone(socket: HttpSocket): void {
+  if (socket.destroyed) return;
+  const res = socket._httpMessage;
+  if (!res) socket.destroy();
+  // Node closes the connection itself once this response is flushed.
+  else if (!res.headersSent) res.setHeader('connection', 'close');
+  // 'close' follows the flush, when the socket has moved on to its next (pipelined) response, if any.
+  else res.once('close', () => closeWhenDone(socket));
+}
