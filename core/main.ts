@@ -2,6 +2,7 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { serveClusterMetrics } from './cluster-metrics.ts';
 import { loadConfig, ConfigError } from './config.ts';
 import { formats, plugins, upstreamAuth } from './registry.ts';
 import { startGateway } from './server.ts';
@@ -59,6 +60,7 @@ if (values.check) {
   else {
     // Workers share the listening socket; the primary only forwards signals and replaces crashed workers.
     log.info({ workers }, 'starting workers');
+    serveClusterMetrics();
     let stopping = false;
     for (let i = 0; i < workers; i++) cluster.fork();
     cluster.on('exit', (worker, code) => {

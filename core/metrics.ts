@@ -1,5 +1,6 @@
 // Prometheus metrics the core records for every request; plugins register their own on the same registry.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
 import type { Ctx } from './types.ts';
 
@@ -21,6 +22,8 @@ export function createMetrics() {
 
   return {
     registry,
+    /** The text a scrape gets (under `workers: N`, the whole cluster's). */
+    text: metricsText(registry),
     inFlight,
     /** Record a finished request; model is labelled only once it passed the allow-list (bounded by config). */
     observe(ctx: Ctx, status: number): void {

@@ -130,8 +130,9 @@ const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, d
   '/healthz': (_rt, res) => json(res, 200, { status: 'ok' }),
   '/readyz': (_rt, res, _m, draining) => json(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready' }),
   '/metrics': async (_rt, res, metrics) => {
-    const body = await metrics.registry.metrics();
-    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body);
+    const body = await metrics.text().catch((err: Error) => err);
+    if (body instanceof Error) res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${body.message}\n`);
+    else res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body);
   },
 };
 

@@ -15,6 +15,7 @@ export function poolMetrics(registry: Registry, config: GatewayConfig, store: St
     state: gauge(registry, {
       name: 'gateway_account_state', help: 'Upstream account state: 1 for the state it is in (available, cooling, needs_attention), else 0.',
       labelNames: ['group', 'account', 'state'],
+      aggregator: 'max', // every worker reads the same shared state: summing would count it once per worker
       async collect() {
         const source = sources.get(registry);
         if (!source) return;
