@@ -47,6 +47,7 @@ class RequestTimings implements Timings {
   start: number;
   upstreamStart: number | undefined = undefined;
   firstByte: number | undefined = undefined;
+  upstreamEnd: number | undefined = undefined;
   end: number | undefined = undefined;
   constructor(start: number) { this.start = start; }
 }

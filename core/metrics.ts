@@ -18,6 +18,10 @@ export function createMetrics() {
     name: 'gateway_upstream_ttfb_seconds', help: 'Time from sending upstream to the first response byte.',
     labelNames: ['route', 'platform', 'group'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
   });
+  const overhead = new Histogram({
+    name: 'gateway_overhead_seconds', help: 'Time the gateway added to a request: its duration less the upstream\'s own (from the last attempt sent to its answer complete).',
+    labelNames: ['route', 'format'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [registry],
+  });
   const inFlight = new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being handled now.', registers: [registry] });
 
   return {
@@ -34,9 +38,12 @@ export function createMetrics() {
       };
       requests.inc(labels);
       duration.observe(labels, (end - ctx.timings.start) / 1000);
-      const { upstreamStart, firstByte } = ctx.timings;
+      const { upstreamStart, firstByte, upstreamEnd } = ctx.timings;
       if (upstreamStart !== undefined && firstByte !== undefined) {
         upstreamTtfb.observe({ route: labels.route, platform: labels.platform, group: labels.group }, (firstByte - upstreamStart) / 1000);
+      }
+      if (upstreamStart !== undefined && upstreamEnd !== undefined) {
+        overhead.observe({ route: labels.route, format: labels.format }, Math.max(0, end - ctx.timings.start - (upstreamEnd - upstreamStart)) / 1000);
       }
     },
   };

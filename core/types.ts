@@ -70,7 +70,8 @@ export interface GatewayConfig {
 
 // ---- request context ----
 
-export interface Timings { start: number; upstreamStart?: number; firstByte?: number; end?: number }
+/** performance.now() marks: arrival, the (last) upstream attempt sent, first byte relayed, the upstream's answer complete, response end. */
+export interface Timings { start: number; upstreamStart?: number; firstByte?: number; upstreamEnd?: number; end?: number }
 
 export interface Ctx {
   id: string;

@@ -16,7 +16,17 @@ function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders
   const upstreamId = upstream.headers['x-request-id'] ?? upstream.headers['request-id'];
   if (typeof upstreamId === 'string') headers['x-upstream-request-id'] = upstreamId;
   headers['x-request-id'] = ctx.id;
+  headers['x-gateway-overhead-ms'] = overheadMs(ctx);
   return headers;
+}
+
+/**
+ * The gateway's own time so far, in ms: everything before the (last) upstream attempt was sent, plus the time since
+ * `since` (a whole answer: since the upstream finished it). The upstream's own time is not in it.
+ */
+function overheadMs(ctx: Ctx, since?: number): string {
+  const { start, upstreamStart = start } = ctx.timings;
+  return (upstreamStart - start + (since === undefined ? 0 : performance.now() - since)).toFixed(1);
 }
 
 /** Relay one upstream response; resolves when the client response has ended or the client went away. */
@@ -33,6 +43,7 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
     if (!res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
   });
+  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
 
   if (status >= 400 || encoded) {
     // Upstream errors pass through in their own native shape and status.
@@ -88,6 +99,7 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
   }
   ctx.outcome = outcome;
   headers['content-length'] = body.length;
+  headers['x-gateway-overhead-ms'] = overheadMs(ctx, ctx.timings.upstreamEnd);
   ctx.res.writeHead(status, headers).end(body);
 }
 

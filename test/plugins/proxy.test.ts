@@ -290,3 +290,26 @@ t.test('a silent stream gets the format\'s keepalive comment', async (t) => {
   t.same(sseData(text).slice(0, 3).map((f) => JSON.parse(f).choices[0].delta.content), ['w0 ', 'w1 ', 'w2 ']);
   t.equal(sseData(text).at(-1), '[DONE]');
 });
+
+t.test('x-gateway-overhead-ms and gateway_overhead_seconds: the time the gateway added, without the upstream\'s', async (t) => {
+  const series = 'gateway_overhead_seconds_count{route="/v1/chat/completions",format="openai-chat"}';
+  const count = async () => Number(/^gateway_overhead_seconds_count\{route="\/v1\/chat\/completions",format="openai-chat"\} (\d+)/m.exec(await metricsText(gw.url))?.[1] ?? 0);
+  const before = await count();
+  // A slow stream: the upstream's 10 × 200 ms are the upstream's, not the gateway's.
+  for (const [body, headers, label] of [
+    [chatBody(), {}, 'whole answer'],
+    [streamBody, { 'x-simulator-chunk-delay-ms': '200' }, 'slow stream'],
+  ] as const) {
+    const started = performance.now();
+    const res = await post(CHAT, body, { ...ALICE, ...headers });
+    await res.text();
+    const total = performance.now() - started;
+    const overhead = Number(res.headers.get('x-gateway-overhead-ms'));
+    t.ok(res.headers.has('x-gateway-overhead-ms') && overhead >= 0, `${label}: x-gateway-overhead-ms ${overhead}`);
+    t.ok(overhead < total, `${label}: less than the ${total.toFixed(1)} ms the client waited`);
+    if (label === 'slow stream') t.ok(total > 1000 && overhead < 200, 'the upstream\'s pauses are not counted');
+  }
+  let after = before;
+  for (let i = 0; i < 20 && after < before + 2; i++, await sleep(25)) after = await count();
+  t.equal(after, before + 2, `${series}: one observation per relayed request`);
+});
