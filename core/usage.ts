@@ -4,6 +4,8 @@ export interface Usage {
   input: number;
   cacheRead: number;
   cacheWrite: number;
+  /** Of cacheWrite, the tokens cached for an hour (Anthropic `ttl: "1h"`), which cost more than the 5-minute ones. */
+  cacheWrite1h?: number;
   /** All output tokens, reasoning included. */
   output: number;
   reasoning: number;

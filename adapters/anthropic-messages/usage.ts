@@ -6,10 +6,13 @@ export function anthropicUsage(u: unknown): Usage | undefined {
   const usage = u as Record<string, any>;
   const cacheRead = num(usage.cache_read_input_tokens);
   const cacheWrite = num(usage.cache_creation_input_tokens);
+  // The split of cache writes by TTL: 1-hour writes are billed higher than 5-minute ones.
+  const cacheWrite1h = Math.min(cacheWrite, num(usage.cache_creation?.ephemeral_1h_input_tokens));
   return {
     input: num(usage.input_tokens) + cacheWrite + cacheRead,
     cacheRead,
     cacheWrite,
+    ...(cacheWrite1h > 0 ? { cacheWrite1h } : {}),
     output: num(usage.output_tokens),
     // Newer responses report thinking tokens; older ones leave them inside output_tokens only.
     reasoning: num(usage.output_tokens_details?.thinking_tokens),

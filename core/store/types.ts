@@ -67,6 +67,8 @@ export interface UsageRecord {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** Of cache_write_tokens, those cached for an hour (priced at cache_write_1h); absent when none. */
+  cache_write_1h_tokens?: number;
   reasoning_tokens: number;
   /** USD after the group's rate multiplier; the operator's upstream cost is never shown to key holders. */
   cost: number;

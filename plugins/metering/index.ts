@@ -110,6 +110,7 @@ export const metering: Plugin<Options> = {
         cache_write_tokens: b.cacheWrite, reasoning_tokens: usage.reasoning, cost: usd,
         duration_ms: Math.round((end ?? performance.now()) - start),
         ttft_ms: firstByte === undefined ? null : Math.round(firstByte - start),
+        ...(b.cacheWrite1h > 0 ? { cache_write_1h_tokens: b.cacheWrite1h } : {}),
         ...(estimated ? { estimated } : {}),
         ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
       };

@@ -29,6 +29,10 @@ t.test('usage from a non-stream body: input adds cache reads and writes back', a
   t.strictSame(format.usageFromBody({ usage: { input_tokens: 10, cache_creation_input_tokens: 300, cache_read_input_tokens: 700, output_tokens: 90, output_tokens_details: { thinking_tokens: 60 } } }),
     { input: 1010, cacheRead: 700, cacheWrite: 300, output: 90, reasoning: 60 }, 'cache writes and the newer thinking tokens');
   t.equal(format.usageFromBody({ input_tokens: 2095 }), undefined, 'a count_tokens answer is not usage');
+  t.strictSame(format.usageFromBody({ usage: {
+    input_tokens: 10, cache_creation_input_tokens: 500, cache_read_input_tokens: 0, output_tokens: 5,
+    cache_creation: { ephemeral_5m_input_tokens: 300, ephemeral_1h_input_tokens: 200 },
+  } }), { input: 510, cacheRead: 0, cacheWrite: 500, cacheWrite1h: 200, output: 5, reasoning: 0 }, 'cache writes split by TTL: the 1-hour part');
 });
 
 t.test('the spec stream: message_delta output overwrites the provisional one, message_stop ends it', async (t) => {
@@ -49,6 +53,15 @@ t.test('every message_delta field overwrites, none adds, and null never erases',
   ]);
   const { scanner } = scan(format, fakeCtx(), upstream);
   t.strictSame(scanner.usage(), { input: 12 + 200 + 1000, cacheRead: 1000, cacheWrite: 200, output: 45, reasoning: 30 });
+});
+
+t.test('a stream\'s cache writes keep their TTL split from message_start', async (t) => {
+  const upstream = sse([
+    start({ input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 0, output_tokens: 1, cache_creation: { ephemeral_5m_input_tokens: 50, ephemeral_1h_input_tokens: 150 } }),
+    ...body, delta({ output_tokens: 7 }), stop,
+  ]);
+  const { scanner } = scan(format, fakeCtx(), upstream);
+  t.strictSame(scanner.usage(), { input: 210, cacheRead: 0, cacheWrite: 200, cacheWrite1h: 150, output: 7, reasoning: 0 });
 });
 
 t.test('before message_stop the stream is not terminal; usage so far is still known', async (t) => {

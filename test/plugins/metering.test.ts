@@ -67,6 +67,28 @@ t.test('on_disconnect none bills nothing; other endings never estimate', async (
   t.match(cut, { ending: 'incomplete', input_tokens: 18, output_tokens: 3 });
 });
 
+t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_write, falling back in turn', async (t) => {
+  const usage: Usage = { input: 1000 + 300 + 200, cacheRead: 0, cacheWrite: 500, cacheWrite1h: 200, output: 10, reasoning: 0 };
+  const priced = async (price: Record<string, number>) => {
+    const store = new MemoryStore();
+    const env = { store, config: { pricing: { m: price } }, metrics: new Registry(), log: silent } as unknown as Env;
+    const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { admissionSentLater: false });
+    const ctx = {
+      id: 'req-1h', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, route: { path: '/v1/messages' },
+      model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, flags: {},
+    } as unknown as Ctx;
+    await stage(ctx, async () => { ctx.outcome = 'completed'; ctx.usage = usage; });
+    return (await store.records({ limit: 1 })).records[0];
+  };
+  const full = await priced({ input: 3, output: 15, cache_write: 3.75, cache_write_1h: 6 });
+  t.match(full, { input_tokens: 1000, cache_write_tokens: 500, cache_write_1h_tokens: 200, output_tokens: 10 });
+  t.ok(Math.abs(full.cost - (1000 * 3 + 300 * 3.75 + 200 * 6 + 10 * 15) / 1e6) < 1e-12, `cost ${full.cost}`);
+  const no1h = await priced({ input: 3, output: 15, cache_write: 3.75 });
+  t.ok(Math.abs(no1h.cost - (1000 * 3 + 500 * 3.75 + 10 * 15) / 1e6) < 1e-12, 'no cache_write_1h: all writes at cache_write');
+  const plain = await priced({ input: 3, output: 15 });
+  t.ok(Math.abs(plain.cost - (1500 * 3 + 10 * 15) / 1e6) < 1e-12, 'no cache prices: writes at the input price');
+});
+
 // ---- through a gateway: the client leaves mid-stream in every streaming format ----
 
 const config = writeConfig(`
