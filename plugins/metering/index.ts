@@ -20,6 +20,11 @@ function metrics(env: Env) {
   return {
     tokens: counter(env.metrics, { name: 'gateway_tokens_total', help: 'Tokens metered, by direction.', labelNames: ['direction', ...labels] }),
     cost: counter(env.metrics, { name: 'gateway_cost_usd_total', help: 'Cost metered in USD (after the group multiplier).', labelNames: labels }),
+    // Per upstream account (bounded by config): its prompt-cache hit ratio is read / (read + write + uncached).
+    prompt: counter(env.metrics, {
+      name: 'gateway_prompt_tokens_total', help: 'Prompt tokens by upstream account and how the provider\'s prompt cache took them (read: a hit, write, uncached).',
+      labelNames: ['group', 'account', 'cache'],
+    }),
     settled: counter(env.metrics, { name: 'gateway_settlements_total', help: 'Requests settled into the ledger, by how they ended.', labelNames: ['ending'] }),
     unpriced: counter(env.metrics, { name: 'gateway_unpriced_requests_total', help: 'Requests for a model with no price (billed 0).', labelNames: ['model'] }),
     // The store is opened once per process, so the first stage's reference stays right across reloads.
@@ -121,6 +126,10 @@ export const metering: Plugin<Options> = {
         if (n > 0) m.tokens.inc({ direction, ...labels }, n);
       }
       if (usd > 0) m.cost.inc(labels, usd);
+      const account = ctx.account?.id ?? '-';
+      for (const [cache, n] of [['read', b.cacheRead], ['write', b.cacheWrite], ['uncached', b.input]] as const) {
+        if (n > 0) m.prompt.inc({ group: group.name, account, cache }, n);
+      }
       m.settled.inc({ ending });
     }
   },

@@ -17,12 +17,12 @@ import { admin, ADMIN, eventually } from '../admin/helpers.ts';
 import { deletePrefix, testRedis } from '../store/redis-server.ts';
 
 // ---- the shipped prices (USD per 1M tokens), checked against gateway.yaml below ----
-const PRICES: Record<string, { input: number; output: number; cache_read?: number; cache_write?: number }> = {
+const PRICES: Record<string, { input: number; output: number; cache_read?: number; cache_write?: number; cache_write_1h?: number }> = {
   'gpt-4o-mini': { input: 0.15, output: 0.60, cache_read: 0.075 },
   'gpt-5*': { input: 1.25, output: 10.0, cache_read: 0.125 },
   'gpt-image-1': { input: 5.0, output: 40.0 },
-  'claude-haiku-4-5*': { input: 1.0, output: 5.0, cache_read: 0.10, cache_write: 1.25 },
-  'claude-sonnet-4-5*': { input: 3.0, output: 15.0, cache_read: 0.30, cache_write: 3.75 },
+  'claude-haiku-4-5*': { input: 1.0, output: 5.0, cache_read: 0.10, cache_write: 1.25, cache_write_1h: 2.0 },
+  'claude-sonnet-4-5*': { input: 3.0, output: 15.0, cache_read: 0.30, cache_write: 3.75, cache_write_1h: 6.0 },
   'gemini-2.5-flash*': { input: 0.30, output: 2.50, cache_read: 0.075 },
   'gemini-2.5-pro*': { input: 1.25, output: 10.0, cache_read: 0.31 },
 };
@@ -365,6 +365,9 @@ async function exactness(t: Test, store: string, env: Record<string, string>) {
     const all = CASES.reduce(addTo, zero());
     t.equal(sum('gateway_tokens_total{direction="input"'), all.input_tokens);
     t.equal(sum('gateway_tokens_total{direction="output"'), all.output_tokens);
+    const uncached = text.split('\n').filter((l) => l.startsWith('gateway_prompt_tokens_total{') && l.includes('cache="uncached"'));
+    t.equal(uncached.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0), all.input_tokens, 'prompt tokens by account: the uncached ones add up');
+    t.ok(uncached.every((l) => /account="demo-[123]"/.test(l)), 'labelled with the serving account');
     t.comment(`${store.includes('redis: ""') ? 'MemoryStore' : 'RedisStore'}: ${N} requests (${CASES.filter((c) => c.stream).length} streamed), `
       + `endings ${JSON.stringify(Object.fromEntries(['completed', 'incomplete', 'failed', 'missing-terminal', 'disconnected'].map((e) => [e, CASES.filter((c) => c.ending === e).length])))}, `
       + `${all.input_tokens} input + ${all.output_tokens} output tokens (${CASES.filter((c) => c.estimated).reduce((s, c) => s + c.output, 0)} estimated), cost ${(all.cost_nano / 1e9).toFixed(9)} USD`);
