@@ -8,7 +8,7 @@ if (!target) {
   process.exit(2);
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256 }); // no socket limit, as the gateway's default
 const proxy = createProxyServer({ target, agent });
 proxy.on('error', (err, _req, res) => {
   // Count failures as 502s in the load report instead of hanging the client until its timeout.

@@ -6,6 +6,8 @@ export interface LoadOptions {
   connections: number;
   duration: number;
   warmup: number;
+  /** Streamed answers of about a second each (the upstream's), so `connections` streams are in flight at once. */
+  stream: boolean;
 }
 
 export interface LoadFigures {
@@ -20,26 +22,31 @@ export interface LoadFigures {
 
 const PATH = '/v1/chat/completions';
 const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench-0123456789' };
-const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] });
+const bodies = {
+  whole: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] }),
+  stream: JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say hello' }] }),
+};
 
 /** A target that answers every request with 401 would post a flattering figure; refuse to measure it. */
-export async function check(url: string): Promise<void> {
-  const res = await fetch(url + PATH, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
+export async function check(url: string, stream: boolean): Promise<void> {
+  const res = await fetch(url + PATH, { method: 'POST', headers, body: bodies[stream ? 'stream' : 'whole'], signal: AbortSignal.timeout(5000) });
   const text = await res.text();
-  if (res.status !== 200 || !text.includes('"chat.completion"')) {
-    throw new Error(`${url}${PATH} answered ${res.status}, not a chat completion: ${text.slice(0, 300)}`);
+  const whole = stream ? text.includes('"chat.completion.chunk"') && text.includes('data: [DONE]') : text.includes('"chat.completion"');
+  if (res.status !== 200 || !whole) {
+    throw new Error(`${url}${PATH} answered ${res.status}, not a ${stream ? 'whole stream' : 'chat completion'}: ${text.slice(0, 300)}`);
   }
 }
 
-function fire(url: string, connections: number, duration: number) {
-  return autocannon({ url: url + PATH, method: 'POST', headers, body, connections, duration, timeout: 10 });
+function fire(url: string, opts: LoadOptions, duration: number) {
+  const body = bodies[opts.stream ? 'stream' : 'whole'];
+  return autocannon({ url: url + PATH, method: 'POST', headers, body, connections: opts.connections, duration, timeout: 10 });
 }
 
 export async function measure(url: string, opts: LoadOptions): Promise<LoadFigures> {
-  if (opts.warmup > 0) await fire(url, opts.connections, opts.warmup);
+  if (opts.warmup > 0) await fire(url, opts, opts.warmup);
   // autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond medians; record microseconds.
   const latency = createHistogram();
-  const run = fire(url, opts.connections, opts.duration);
+  const run = fire(url, opts, opts.duration);
   run.on('response', (_client, status, _bytes, ms) => {
     if (status >= 200 && status < 300) latency.record(Math.max(1, Math.round(ms * 1000)));
   });

@@ -35,7 +35,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
 
   const widths = [26, 10, 9, 9, 7, 8, 12];
   const out = [
-    `connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
+    `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
     '',
     row(['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS MB'], widths),
     ...figures.map((f) => row([`${f.id}  ${f.label}`, f.rps.toFixed(1), f.p50Ms.toFixed(3), f.p99Ms.toFixed(3), f.errors, f.non2xx, mb(f.rssBytes)], widths)),
@@ -56,6 +56,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
     connections: opts.connections,
     duration_s: opts.duration,
     warmup_s: opts.warmup,
+    stream: opts.stream,
     targets: Object.fromEntries(figures.map((f) => [f.id, {
       label: f.label,
       rps: round(f.rps, 1),

@@ -5,8 +5,9 @@ import { check, measure, type LoadOptions } from './load.ts';
 import { report, type TargetFigures } from './report.ts';
 import { startUpstream, targets, type TargetId } from './targets.ts';
 
-const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c]
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain)
+  --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once
   defaults: --connections 50 --duration 10 --warmup 2 --only a,b,c`;
 
 function number(value: string, name: string, min: number, max: number): number {
@@ -30,6 +31,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
       only: { type: 'string', default: 'a,b,c' },
+      stream: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -46,6 +48,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
       connections: Math.round(number(values.connections, 'connections', 1, 1000)),
       duration: number(values.duration, 'duration', 1, 600),
       warmup: number(values.warmup, 'warmup', 0, 60),
+      stream: values.stream,
     },
     only: only as Set<TargetId>,
   };
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
     process.stderr.write(`bench: ${target.id} ${target.label}: ${opts.warmup} s warm-up + ${opts.duration} s at ${opts.connections} connections\n`);
     const running = await target.start(upstream.child, upstream.url);
     try {
-      await check(running.url);
+      await check(running.url, opts.stream);
       const load = await measure(running.url, opts);
       const rss = await running.rss();
       figures.push({ id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source });

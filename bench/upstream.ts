@@ -31,12 +31,36 @@ const completion = Buffer.from(JSON.stringify({
 const headers = { 'content-type': 'application/json', 'content-length': String(completion.length) };
 const notFound = Buffer.from('{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":null}}');
 
+// A streamed answer (`"stream":true` in the request): STREAM_CHUNKS content chunks STREAM_DELAY_MS apart (about a
+// second in all, as a model would), then the usage chunk and [DONE], so many streams are in flight at once.
+const STREAM_CHUNKS = 20;
+const STREAM_DELAY_MS = 50;
+const sseHeaders = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage: unknown = undefined) => frame({
+  id: 'chatcmpl-bench0123456789abcdefghijklmn', object: 'chat.completion.chunk', created: 1735689600, model: 'bench-model-2025-01-01',
+  choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(usage ? { usage } : {}),
+});
+
+function stream(res: http.ServerResponse): void {
+  res.writeHead(200, sseHeaders).write(chunk({ role: 'assistant', content: '' }));
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (++sent <= STREAM_CHUNKS) { res.write(chunk({ content: ' word' })); return; }
+    clearInterval(timer);
+    res.end(chunk({}, 'stop') + chunk({}, null, { prompt_tokens: 9, completion_tokens: STREAM_CHUNKS, total_tokens: 9 + STREAM_CHUNKS }) + 'data: [DONE]\n\n');
+  }, STREAM_DELAY_MS);
+  res.once('close', () => clearInterval(timer));
+}
+
 const server = http.createServer((req, res) => {
-  // Drain the body first, as a real upstream must, so proxies pay for sending it.
-  req.resume();
+  // Read the body first, as a real upstream must, so proxies pay for sending it.
+  let streamed = false;
+  req.on('data', (c: Buffer) => { if (c.includes('"stream":true')) streamed = true; });
   req.on('end', () => {
-    if (req.method === 'POST' && req.url === '/v1/chat/completions') res.writeHead(200, headers).end(completion);
-    else res.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') res.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
+    else if (streamed) stream(res);
+    else res.writeHead(200, headers).end(completion);
   });
 });
 // Longer than any pause between targets, so pooled proxy sockets are not closed under them.

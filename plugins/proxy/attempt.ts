@@ -87,7 +87,7 @@ export class Upstreams {
   #agentFor(url: URL): HttpAgent {
     let agent = this.#agents.get(url.origin);
     if (!agent) {
-      const opts = { keepAlive: true, maxSockets: this.#o.max_sockets, maxFreeSockets: 64 };
+      const opts = { keepAlive: true, maxSockets: this.#o.max_sockets > 0 ? this.#o.max_sockets : Infinity, maxFreeSockets: 256 };
       this.#agents.set(url.origin, agent = url.protocol === 'https:' ? new HttpsAgent(opts) : new HttpAgent(opts));
     }
     return agent;

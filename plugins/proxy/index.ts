@@ -17,7 +17,7 @@ export const proxy: Plugin<PoolOptions> = {
       header_timeout_ms: int('Longest wait for an upstream\'s response headers; past it the attempt fails (and moves to the next account).', 300_000, 1),
       connect_timeout_ms: int('Longest wait for the upstream TCP/TLS connection.', 10_000, 1),
       keepalive_ms: int('Send the format\'s keepalive frame when a stream is silent this long, also while it waits for an account (0 = never).', 10_000),
-      max_sockets: int('Keep-alive connections per upstream origin.', 256, 1),
+      max_sockets: int('Connections to one upstream origin at once, beyond which requests wait for one (0 = no limit: account concurrency bounds them; long streams each hold one).', 0),
       usage: { type: 'boolean', default: true, description: 'Read usage from answers; false where an answer repeats usage already counted (reading a stored response).' },
       max_switches: int('Accounts a request may move to after a failure before the first byte (401, 403, 429, 529, 5xx, connect failure, header timeout, an error in a 200 stream before its content).', 3),
       first_content_ms: int('A 200 stream\'s opening frames are held until its first content for at most this long, so an error before any content can still move to another account (0 = relay at once).', 10_000),
