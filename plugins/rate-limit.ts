@@ -63,12 +63,12 @@ export const rateLimit: Plugin<Options> = {
       const limits = key.limits;
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
       const request = {
-        keyId: key.id, requestId: ctx.id, now: Date.now(), limits,
+        keyId: key.id, requestId: ctx.id, limits,
         estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
       };
       let beat: NodeJS.Timeout | undefined;
       const admit = async (): Promise<void> => {
-        const result = await env.store.admit({ ...request, now: Date.now() });
+        const result = await env.store.admit({ ...request, now: Date.now() }); // the clock when it is sent
         if (!result.ok) {
           ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
           throw refusal(result);
