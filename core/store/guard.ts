@@ -46,14 +46,26 @@ export function guardStore(inner: Store, log: Logger): Store {
     throw storeUnavailable();
   };
 
+  /** Any call that succeeds says the store is back: held settlements go at once rather than at the next retry. */
+  const answered = <T>(value: T): T => {
+    if (outbox.length && timer && !flushing) {
+      clearTimeout(timer);
+      timer = undefined;
+      delay = 0;
+      schedule();
+    }
+    return value;
+  };
+
   /** Tries the held settlements in order; true when none is left. */
   async function flush(): Promise<boolean> {
     while (outbox.length) {
       const batch = outbox.slice(0, 100);
       const results = await Promise.allSettled(batch.map((p) => inner.settle(p.record, p.admission, p.limits)));
-      const landed = results.findIndex((r) => r.status === 'rejected');
-      outbox.splice(0, landed === -1 ? batch.length : landed);
-      if (landed !== -1) { report((results[landed] as PromiseRejectedResult).reason, 'settle retry'); return false; }
+      // Up to the first failure they are written; any after it are tried again (a repeat is recognised, never counted).
+      const failed = results.findIndex((r) => r.status === 'rejected');
+      outbox.splice(0, failed === -1 ? batch.length : failed);
+      if (failed !== -1) { report((results[failed] as PromiseRejectedResult).reason, 'settle retry'); return false; }
     }
     return true;
   }
@@ -68,7 +80,7 @@ export function guardStore(inner: Store, log: Logger): Store {
           log.info('store reachable again: every held settlement recorded');
           delay = FIRST_RETRY_MS;
         } else {
-          delay = Math.min(MAX_RETRY_MS, delay * 2);
+          delay = Math.min(MAX_RETRY_MS, Math.max(FIRST_RETRY_MS, delay * 2));
           schedule();
         }
       }, () => {});
@@ -119,7 +131,7 @@ export function guardStore(inner: Store, log: Logger): Store {
         const onError = fail(String(name));
         fn = (...args: unknown[]) => {
           const result: unknown = value.apply(target, args);
-          return result instanceof Promise ? result.catch(onError) : result;
+          return result instanceof Promise ? result.then(answered, onError) : result;
         };
         wrapped.set(name, fn);
       }
