@@ -27,7 +27,7 @@ export const storeUnavailable = () =>
 interface Pending { record: UsageRecord; admission: Admission | undefined; limits: KeyLimits }
 
 /** The store with failures turned into 503s and settlements kept until they land (counted by pendingSettlements). */
-export function guardStore(inner: Store, log: Logger): Store {
+export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
   const outbox: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   let delay = FIRST_RETRY_MS;
@@ -96,7 +96,7 @@ export function guardStore(inner: Store, log: Logger): Store {
         report(err, 'settle');
       }
     }
-    if (outbox.length >= OUTBOX_LIMIT) {
+    if (outbox.length >= limit) {
       const lost = outbox.shift()!;
       log.error({ req_id: lost.record.request_id, key_id: lost.record.key_id }, 'settlement outbox full: the oldest held settlement is dropped');
     }
