@@ -48,7 +48,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const w of warnings) log.warn(w);
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
-      simulators[platform.name] ??= await startSimulator({ host: '127.0.0.1', port: 0 });
+      // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
+      simulators[platform.name] ??= await startSimulator({ host: '127.0.0.1', port: 0, maxRecorded: 1000 });
       platform.base_url = simulators[platform.name].url;
     }
     // The store is opened once; a reload that changes store settings needs a restart (logged).
