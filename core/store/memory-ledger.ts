@@ -2,7 +2,7 @@
 import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
-  CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, WINDOWS, minuteOf,
+  CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
   msToNextMinute, dateStart, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
@@ -129,6 +129,7 @@ export class KeyLedger {
   ): void {
     const clock = Math.floor(r.time);
     this.done.set(r.request_id, clock + Math.min(opts.retentionMs, SETTLE_MARKER_MS));
+    if (this.done.size > SETTLE_MARKERS_PER_KEY) this.done.delete(this.done.keys().next().value!);
     if (admission) {
       this.leases.delete(admission.requestId);
       const bucket = this.tpm.get(admission.minute);

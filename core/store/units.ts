@@ -35,10 +35,12 @@ export const HOUR_ROLLUP_DAYS = 92;
 export const CONCURRENCY_RETRY_MS = 1000;
 /**
  * A settlement's idempotency marker lives this long (at most the retention): a repeated settlement comes within
- * seconds, and later ones are still caught while the request's record is kept. One key per request for the whole
- * retention would cost memory at volume for nothing.
+ * seconds (a retry, an outbox flush), and later ones are still caught while the request's record is kept. The markers
+ * of every request of the window are kept (at 1 000 req/s, 600 000), so the window stays short.
  */
-export const SETTLE_MARKER_MS = 3_600_000;
+export const SETTLE_MARKER_MS = 600_000;
+/** The embedded store also caps one key's markers at this many (the oldest go first). */
+export const SETTLE_MARKERS_PER_KEY = 100_000;
 
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 /** The current rate (GET /v1/usage rpm, tpm) counts what was settled in this many whole seconds, the current one included. */
