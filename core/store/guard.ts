@@ -3,6 +3,7 @@
 // waits in an outbox, retried until the store takes it (settle is idempotent by request id): an outage loses no usage.
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
+import { checkSettleArgs } from './settle-args.ts';
 import type { Admission, KeyLimits, Store, UsageRecord } from './types.ts';
 
 /** Settlements held at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
@@ -88,6 +89,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
   }
 
   async function settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }> {
+    checkSettleArgs(record, admission); // a malformed record is an error now, not a held one that blocks the rest
     // Behind held ones, so a key's settlements land in the order they were made.
     if (!outbox.length) {
       try {

@@ -47,6 +47,9 @@ t.test('a failed call is the gateway\'s own 503, a failed settlement is held and
   t.strictSame(settled, ['a', 'b'], 'written in the order they were made');
   t.equal((await guarded.keyUsage('k', { days: 1, now: T0 })).total.input_tokens, 12, 'counted once each');
   t.strictSame(await guarded.settle(record({ request_id: 'c', key_id: 'k' }), undefined, {}), { recorded: true }, 'straight through again');
+  down.value = true;
+  await t.rejects(guarded.settle(record({ request_id: '', key_id: 'k' }), undefined, {}), /request_id is required/, 'a malformed record is refused, not held');
+  t.equal(guarded.pendingSettlements?.(), 0);
 });
 
 t.test('the outbox is bounded: the oldest held settlement gives way', async (t) => {
