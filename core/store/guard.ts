@@ -17,6 +17,15 @@ const LOG_EVERY_MS = 10_000;
 
 const CODE = 'STORE_UNAVAILABLE';
 
+/**
+ * What of a store error may be logged: ioredis puts the failed command's arguments on its errors (`err.command.args`),
+ * and those of AUTH or HELLO hold the Redis password.
+ */
+export function redisError(err: unknown): { name?: string; message: string; code?: string } {
+  const e = err as { name?: string; message?: string; code?: string };
+  return { name: e?.name, message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
+}
+
 /** True for the error a failed store call becomes: the request was refused before any upstream was asked. */
 export const isStoreUnavailable = (err: unknown): boolean => err instanceof GatewayError && err.code === CODE;
 
@@ -39,7 +48,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
     const now = Date.now();
     if (now - loggedAt < LOG_EVERY_MS) return;
     loggedAt = now;
-    log.error({ err, pending_settlements: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements`);
+    log.error({ err: redisError(err), pending_settlements: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements`);
   };
   const fail = (name: string) => (err: unknown): never => {
     if (err instanceof GatewayError) throw err;

@@ -1,7 +1,7 @@
 // createStore: the embedded MemoryStore when no Redis is configured, else a RedisStore (single node or Cluster).
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
-import { guardStore } from './guard.ts';
+import { guardStore, redisError } from './guard.ts';
 import { MemoryStore } from './memory.ts';
 import type { StoreOptions } from './options.ts';
 import { RedisStore } from './redis.ts';
@@ -25,7 +25,7 @@ function connectionErrors(log: Logger): (err: Error) => void {
     const now = Date.now();
     if (now - loggedAt < 10_000) return;
     loggedAt = now;
-    log.warn({ err }, 'Redis connection error (reconnecting)');
+    log.warn({ err: redisError(err) }, 'Redis connection error (reconnecting)');
   };
 }
 

@@ -63,3 +63,20 @@ t.test('the outbox is bounded: the oldest held settlement gives way', async (t) 
   const { records } = await store.records({ limit: 10 });
   t.strictSame(records.map((r) => r.request_id).sort(), ['3', '4', '5']);
 });
+
+t.test('logged store errors carry no command arguments (an AUTH error\'s would hold the Redis password)', async (t) => {
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => { lines.push(line); } });
+  const inner = new MemoryStore();
+  const failing = new Proxy(inner, {
+    get(target, name) {
+      if (name !== 'admit') return Reflect.get(target, name);
+      return () => Promise.reject(Object.assign(new Error('WRONGPASS invalid username-password pair'), { command: { name: 'auth', args: ['user', 'redis-secret-password'] } }));
+    },
+  });
+  const guarded = guardStore(failing, log);
+  await t.rejects(guarded.admit({ keyId: 'k', requestId: 'r', now: T0, limits: {}, estimatedTokens: 0, leaseMs: 1000 }), { code: 'STORE_UNAVAILABLE' });
+  t.equal(lines.length, 1, 'logged once');
+  t.match(lines[0], /WRONGPASS/, 'with what went wrong');
+  t.notMatch(lines[0], /redis-secret-password/, 'without the password');
+});
