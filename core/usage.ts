@@ -4,7 +4,7 @@ export interface Usage {
   input: number;
   cacheRead: number;
   cacheWrite: number;
-  /** Of cacheWrite, the tokens cached for an hour (Anthropic `ttl: "1h"`), which cost more than the 5-minute ones. */
+  /** Of cacheWrite, the tokens cached for an hour (where a format reports them apart), which cost more than shorter-lived ones. */
   cacheWrite1h?: number;
   /** All output tokens, reasoning included. */
   output: number;

@@ -118,10 +118,10 @@ export class AccountBook {
     a.probing = true;
   }
 
-  succeeded(group: string, id: string, now?: number): void {
+  /** A success at `at` ends probing, unless the account is still cooling down then (account-release.lua). */
+  private succeeded(group: string, id: string, at: number): void {
     const a = this.account(group, id);
-    if (!a) return;
-    if (now !== undefined && a.coolUntil !== undefined && a.coolUntil > now) return;
+    if (!a || (a.coolUntil !== undefined && a.coolUntil > at)) return;
     a.probing = false;
   }
 

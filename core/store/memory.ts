@@ -143,10 +143,6 @@ export class MemoryStore implements Store {
     this.accounts.cooldown(group, account, until, reason);
   }
 
-  async accountSucceeded(group: string, account: string, now?: number): Promise<void> {
-    this.accounts.succeeded(group, account, now);
-  }
-
   async accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]> {
     return this.accounts.states(group, accounts, now);
   }

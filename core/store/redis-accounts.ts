@@ -67,11 +67,6 @@ export class RedisAccounts {
     await scripts.accountCooldown.run(this.client, [this.layout.group(group).state(account)], [Math.floor(until), reason, keep]);
   }
 
-  async succeeded(group: string, account: string, now?: number): Promise<void> {
-    await scripts.accountSucceeded.run(this.client, [this.layout.group(group).state(account)],
-      [now === undefined ? '' : Math.floor(now)]);
-  }
-
   async states(group: string, accounts: string[], now: number): Promise<AccountState[]> {
     if (!accounts.length) return [];
     const g = this.layout.group(group);

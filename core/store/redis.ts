@@ -144,9 +144,6 @@ export class RedisStore implements Store {
   cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
     return this.accounts.cooldown(group, account, until, reason);
   }
-  accountSucceeded(group: string, account: string, now?: number): Promise<void> {
-    return this.accounts.succeeded(group, account, now);
-  }
   accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]> {
     return this.accounts.states(group, accounts, now);
   }

@@ -155,7 +155,10 @@ export type AcquireAccountResult =
 
 /** What the end of an attempt tells the store along with giving its slot back, all in the same call. */
 export interface LeaseEnding {
-  /** The exchange succeeded, at this time: ends probing, as accountSucceeded(group, account, at) would. */
+  /**
+   * The exchange succeeded, at this time: ends the account's probing state, unless the account is still cooling down
+   * at that time (a request that began before the cool-down proves nothing).
+   */
   succeededAt?: number;
   /** Bind these names to the lease's account, restarting their TTL (a session, a response pin), as bind would. */
   bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
@@ -230,11 +233,6 @@ export interface Store {
    * A later `until` (with its reason) wins over an earlier one. The cool-down ends by itself: no timer, no manual step.
    */
   cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void>;
-  /**
-   * A successful exchange: ends the account's probing state. With `now`, a success while the account is still
-   * cooling down at `now` (a request that began before the cool-down) proves nothing and leaves probing on.
-   */
-  accountSucceeded(group: string, account: string, now?: number): Promise<void>;
   accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]>;
   /**
    * Session stickiness and response pinning: a name (session hash, response id) bound to an account for a while.

@@ -120,6 +120,9 @@ export class Upstreams {
 
 export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
 
+/** The upstream response's ways of ending before the first content (each a failure of the attempt). */
+const ENDINGS = ['end', 'aborted', 'error', 'close'] as const;
+
 /**
  * Read a 200 SSE stream's opening frames through a throwaway scanner until it says content started, the stream ended
  * its answer, or `waitMs` passed: then put the bytes back for the relay (commit). An error event (or the end of the
@@ -137,10 +140,7 @@ export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: nu
       decided = true;
       clearTimeout(timer);
       upstream.off('data', onData);
-      upstream.off('end', onEnd);
-      upstream.off('aborted', onEnd);
-      upstream.off('error', onEnd);
-      upstream.off('close', onEnd);
+      for (const event of ENDINGS) upstream.off(event, onEnd);
       ctx.res.off('close', onClose);
       if (result.kind === 'commit') {
         upstream.pause();
@@ -161,10 +161,7 @@ export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: nu
     const onClose = () => decide({ kind: 'disconnected' });
     const timer = setTimeout(() => decide({ kind: 'commit' }), waitMs);
     upstream.on('data', onData);
-    upstream.once('end', onEnd);
-    upstream.once('aborted', onEnd);
-    upstream.once('error', onEnd);
-    upstream.once('close', onEnd);
+    for (const event of ENDINGS) upstream.once(event, onEnd);
     ctx.res.once('close', onClose);
   });
 }

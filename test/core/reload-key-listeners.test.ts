@@ -1,6 +1,5 @@
 // Reloads and issued-key change notices: the store keeps one listener however often the config is reloaded, and a key
 // change still clears the auth cache of the running config (memory store and Redis).
-import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { MemoryStore } from '../../core/store/memory.ts';
 import { RedisStore } from '../../core/store/redis.ts';
@@ -8,7 +7,7 @@ import type { Gateway } from '../../core/server.ts';
 import { KeyChanges } from '../../core/key-changes.ts';
 import { withGateway } from '../helpers/gateway.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
-import { deletePrefix, testRedis } from '../store/redis-server.ts';
+import { redisForTest } from '../store/redis-server.ts';
 
 const RELOADS = 25;
 
@@ -76,13 +75,7 @@ t.test('memory store: reloads add no listener; a change clears the live cache', 
 });
 
 t.test('redis store: reloads add no listener; a change clears the live cache', async (t) => {
-  const redis = await testRedis();
-  const url = redis.url;
-  const prefix = `gwtest:${randomUUID()}:`;
-  t.teardown(async () => {
-    await deletePrefix(url, prefix);
-    await redis.stop();
-  });
+  const { url, prefix } = await redisForTest(t, 'reload');
   const subscriptions = countSubscriptions(t, RedisStore.prototype);
   const gw = await withGateway(t, adminConfig({ store: `store: { redis: "${url}", prefix: "${prefix}" }`, authCacheMs: 600_000 }));
   await revokeAfterReloads(t, gw, subscriptions, 1000);

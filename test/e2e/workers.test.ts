@@ -3,7 +3,7 @@
 // without that, each scrape showed one worker's half), while gauges read from shared state are not doubled.
 import { request } from 'node:http';
 import t from 'tap';
-import { writeConfig } from '../helpers/gateway.ts';
+import { chatConfig, writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
 
 const REQUESTS = 20;
@@ -27,23 +27,9 @@ const total = (text: string, name: string): number => text.split('\n')
   .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 
 t.test('two workers: /metrics counts every worker\'s requests', async (t) => {
-  const config = writeConfig(`
-server: { host: 127.0.0.1, port: 0, workers: 2 }
-platforms:
-  sim: { simulator: true }
-groups:
-  main:
-    platform: sim
-    models: [gpt-4o-mini]
-    accounts:
-      - { id: sim-1, credential: upstream-credential-1 }
-keys:
-  - { id: workers, key: sk-workers-0001, group: main }
-pipelines:
-  relay: [auth, group-check, model-allowlist, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-`);
+  const config = writeConfig(chatConfig({
+    keyId: 'workers', key: 'sk-workers-0001', server: 'workers: 2', chain: 'auth, group-check, model-allowlist, proxy',
+  }));
   const { url } = await gatewayProcess(t, config);
   const statuses = [];
   for (let i = 0; i < REQUESTS; i++) statuses.push(await chat(url));

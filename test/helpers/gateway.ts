@@ -65,3 +65,34 @@ export async function withLoggedGateway(t: Teardown, configFile: string, env: No
   t.teardown(() => gateway.close());
   return { gateway, requests };
 }
+
+/**
+ * A gateway.yaml around one group `main` serving gpt-4o-mini (priced as shipped) through the metered relay chain on
+ * POST /v1/chat/completions, the simulator its upstream unless `platform` says otherwise: the shape most end-to-end
+ * tests need, with their own parts given as YAML flow-map bodies.
+ */
+export function chatConfig(o: {
+  keyId: string; key: string; limits?: string; accounts?: number; server?: string; store?: string; platform?: string; chain?: string; routes?: string;
+}): string {
+  const accounts = Array.from({ length: o.accounts ?? 1 }, (_, i) => `      - { id: acct-${i + 1}, credential: upstream-credential-${i + 1} }`);
+  return `
+server: { host: 127.0.0.1, port: 0${o.server ? `, ${o.server}` : ''} }
+${o.store ? `store: { ${o.store} }` : ''}
+platforms:
+  upstream: ${o.platform ?? '{ simulator: true }'}
+groups:
+  main:
+    platform: upstream
+    models: [gpt-4o-mini]
+    accounts:
+${accounts.join('\n')}
+keys:
+  - { id: ${o.keyId}, key: ${o.key}, group: main${o.limits ? `, limits: { ${o.limits} }` : ''} }
+pricing:
+  gpt-4o-mini: { input: 0.15, output: 0.60 }
+pipelines:
+  relay: [${o.chain ?? 'auth, group-check, model-allowlist, rate-limit, metering, proxy'}]
+routes:
+  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
+${o.routes ?? ''}`;
+}

@@ -4,7 +4,7 @@
 import { request } from 'node:http';
 import { pino } from 'pino';
 import { startGateway } from '../../core/server.ts';
-import { writeConfig } from './gateway.ts';
+import { chatConfig, writeConfig } from './gateway.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 4);
 const PER_ROUND = Number(process.argv[3] ?? 800);
@@ -12,27 +12,10 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 
 const gateway = await startGateway({
-  configFile: writeConfig(`
-server: { host: 127.0.0.1, port: 0 }
-store: { records_per_key: 100, records_total: 200 }
-platforms:
-  sim: { simulator: true }
-groups:
-  main:
-    platform: sim
-    models: [gpt-4o-mini]
-    accounts:
-      - { id: sim-1, credential: c-1 }
-      - { id: sim-2, credential: c-2 }
-keys:
-  - { id: leak, key: sk-leak-0001, group: main, limits: { concurrency: 50, rpm: 1000000, tpm: 100000000 } }
-pricing:
-  gpt-4o-mini: { input: 0.15, output: 0.60 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-`),
+  configFile: writeConfig(chatConfig({
+    keyId: 'leak', key: 'sk-leak-0001', accounts: 2, limits: 'concurrency: 50, rpm: 1000000, tpm: 100000000',
+    store: 'records_per_key: 100, records_total: 200',
+  })),
   host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }),
 });
 

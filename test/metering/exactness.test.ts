@@ -14,7 +14,7 @@ import { withGateway } from '../helpers/gateway.ts';
 import { SHIPPED_CONFIG } from '../helpers/e2e.ts';
 import { bearer, metricsText } from '../helpers/http.ts';
 import { admin, ADMIN, eventually } from '../admin/helpers.ts';
-import { deletePrefix, testRedis } from '../store/redis-server.ts';
+import { redisForTest } from '../store/redis-server.ts';
 
 // ---- the shipped prices (USD per 1M tokens), checked against gateway.yaml below ----
 const PRICES: Record<string, { input: number; output: number; cache_read?: number; cache_write?: number; cache_write_1h?: number }> = {
@@ -377,11 +377,6 @@ async function exactness(t: Test, store: string, env: Record<string, string>) {
 t.test('MemoryStore', (t) => exactness(t, 'store: { redis: "" }', {}));
 
 t.test('RedisStore', async (t) => {
-  const redis = await testRedis();
-  const prefix = `gwtest:exact:${randomUUID()}:`;
-  t.teardown(async () => {
-    await deletePrefix(redis.url, prefix);
-    await redis.stop();
-  });
-  await exactness(t, `store: { redis: "${redis.url}", prefix: "${prefix}" }`, {});
+  const { url: redisUrl, prefix } = await redisForTest(t, 'exact');
+  await exactness(t, `store: { redis: "${redisUrl}", prefix: "${prefix}" }`, {});
 });

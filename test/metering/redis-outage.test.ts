@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisStore } from '../../core/store/redis.ts';
-import { withGateway } from '../helpers/gateway.ts';
+import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { metricsText, metricValue } from '../helpers/http.ts';
 import { freePort } from '../helpers/process.ts';
 
@@ -37,26 +37,9 @@ t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when
   let redis = await redisServer(port);
   t.teardown(() => stop(redis));
   const prefix = `gwtest:outage:${randomUUID()}:`;
-  const gw = await withGateway(t, `
-server: { host: 127.0.0.1, port: 0 }
-store: { redis: "redis://127.0.0.1:${port}", prefix: "${prefix}", timeout_ms: 300 }
-platforms:
-  sim: { simulator: true }
-groups:
-  main:
-    platform: sim
-    models: [gpt-4o-mini]
-    accounts:
-      - { id: sim-1, credential: upstream-credential-1 }
-keys:
-  - { id: outage, key: ${KEY}, group: main, limits: { concurrency: 5 } }
-pricing:
-  gpt-4o-mini: { input: 0.15, output: 0.60 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-`);
+  const gw = await withGateway(t, chatConfig({
+    keyId: 'outage', key: KEY, limits: 'concurrency: 5', store: `redis: "redis://127.0.0.1:${port}", prefix: "${prefix}", timeout_ms: 300`,
+  }));
   const chat = (id: string, stream: boolean, headers: Record<string, string> = {}) => fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-request-id': id, ...headers },

@@ -8,25 +8,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
-import { withGateway } from '../helpers/gateway.ts';
+import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { frontProxy } from '../helpers/upstream.ts';
-import { deletePrefix, testRedis } from '../store/redis-server.ts';
+import { redisForTest } from '../store/redis-server.ts';
 
 const KEY = 'sk-round-trips-0001';
 
 t.test('one Redis round trip before the upstream call and one after', async (t) => {
-  const redis = await testRedis();
-  const prefix = `gwtest:rt:${randomUUID()}:`;
-  t.teardown(async () => {
-    await deletePrefix(redis.url, prefix);
-    await redis.stop();
-  });
+  const { url: redisUrl, prefix } = await redisForTest(t, 'rt');
 
   // ---- gateway → Redis: count round trips ----
   let trips = 0;
   const sockets = new Set<Socket>();
   const tcp = createServer((client) => {
-    const target = new URL(redis.url);
+    const target = new URL(redisUrl);
     const server = connect(Number(target.port || 6379), target.hostname);
     sockets.add(client).add(server);
     let answered = true; // a connection's first bytes start a round trip
@@ -46,29 +41,13 @@ t.test('one Redis round trip before the upstream call and one after', async (t) 
   const atUpstream: number[] = [];
   const upstreamUrl = await frontProxy(t, () => sim.url, () => { atUpstream.push(trips); });
 
-  const gateway = await withGateway(t, `
-server: { host: 127.0.0.1, port: 0 }
-store: { redis: "${viaProxy}", prefix: "${prefix}" }
-platforms:
-  upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, openai-responses] }
-groups:
-  main:
-    platform: upstream
-    models: [gpt-4o-mini]
-    accounts:
-      - { id: up-1, credential: upstream-credential-1 }
-      - { id: up-2, credential: upstream-credential-2 }
-keys:
-  - { id: limited, key: ${KEY}, group: main, limits: { rpm: 1000, tpm: 1000000, concurrency: 10, quota_usd: 100, usd_1d: 50 } }
-pricing:
-  gpt-4o-mini: { input: 0.15, output: 0.60 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: POST, path: /v1/responses, format: openai-responses, pipeline: relay }
-`);
-  const direct = new Redis(redis.url);
+  const gateway = await withGateway(t, chatConfig({
+    keyId: 'limited', key: KEY, accounts: 2, limits: 'rpm: 1000, tpm: 1000000, concurrency: 10, quota_usd: 100, usd_1d: 50',
+    store: `redis: "${viaProxy}", prefix: "${prefix}"`,
+    platform: `{ base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, openai-responses] }`,
+    routes: '  - { method: POST, path: /v1/responses, format: openai-responses, pipeline: relay }',
+  }));
+  const direct = new Redis(redisUrl);
   t.teardown(() => direct.quit());
 
   /** Sends one request and counts the round trips before the upstream saw it and after, until the ledger has it. */

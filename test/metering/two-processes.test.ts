@@ -9,7 +9,7 @@ import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
 import { frontProxy } from '../helpers/upstream.ts';
 import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
-import { deletePrefix, testRedis } from '../store/redis-server.ts';
+import { redisForTest } from '../store/redis-server.ts';
 
 const KEY = 'sk-capped-two-0001';
 const CONCURRENCY = 2;
@@ -27,13 +27,7 @@ const costOf = (model: keyof typeof PRICE) => (INPUT * PRICE[model].input + OUTP
 
 // Everything lives in one test: its teardowns (processes, upstream, Redis keys) run once its subtests are done.
 t.test('two gateway processes on one Redis', async (t) => {
-  const redis = await testRedis();
-  const prefix = `gwtest:two:${randomUUID()}:`;
-  // Teardowns run last-registered first: this one runs after both processes are gone.
-  t.teardown(async () => {
-    await deletePrefix(redis.url, prefix);
-    await redis.stop();
-  });
+  const { url: redisUrl, prefix } = await redisForTest(t, 'two');
 
   // ---- the upstream: the simulator behind a proxy that counts requests in flight ----
   const sim = await startSimulator();
@@ -49,7 +43,7 @@ t.test('two gateway processes on one Redis', async (t) => {
 
   const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }
-store: { redis: "${redis.url}", prefix: "${prefix}" }
+store: { redis: "${redisUrl}", prefix: "${prefix}" }
 admin: { token: admin-secret-token }
 platforms:
   upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, anthropic-messages] }

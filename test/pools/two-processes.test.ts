@@ -1,25 +1,19 @@
 // Two gateway processes (`node core/main.ts`) on one Redis share the pool's account slots: accounts of concurrency 2 and 3
 // never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
 // (12 per process) all complete by waiting their turn in the queue.
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
 import { frontProxy } from '../helpers/upstream.ts';
-import { deletePrefix, testRedis } from '../store/redis-server.ts';
+import { redisForTest } from '../store/redis-server.ts';
 
 const KEY = 'sk-two-pool-0001';
 const SLOTS: Record<string, number> = { 'credential-a': 2, 'credential-b': 3 };
 const REQUESTS = 24;
 
 t.test('two gateway processes on one Redis', async (t) => {
-  const redis = await testRedis();
-  const prefix = `gwtest:pool:${randomUUID()}:`;
-  t.teardown(async () => {
-    await deletePrefix(redis.url, prefix);
-    await redis.stop();
-  });
+  const { url: redisUrl, prefix } = await redisForTest(t, 'pool');
 
   // ---- the upstream: the simulator behind a proxy that counts requests in flight per account credential ----
   const sim = await startSimulator();
@@ -39,7 +33,7 @@ t.test('two gateway processes on one Redis', async (t) => {
 
   const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }
-store: { redis: "${redis.url}", prefix: "${prefix}" }
+store: { redis: "${redisUrl}", prefix: "${prefix}" }
 platforms:
   upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat] }
 groups:

@@ -1,5 +1,6 @@
 // A real Redis for the store tests: REDIS_URL, else a local server answering PING, else a child redis-server.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -62,4 +63,18 @@ export async function deletePrefix(url: string, prefix: string): Promise<number>
     await c.quit();
   }
   return n;
+}
+
+/**
+ * A Redis for one test and a key prefix of its own: the keys under it are deleted (and a Redis started for the test
+ * stopped) when the test ends. Registered first, so it runs after the test's later teardowns (its gateways) are done.
+ */
+export async function redisForTest(t: { teardown(fn: () => unknown): void }, label: string): Promise<{ url: string; prefix: string }> {
+  const redis = await testRedis();
+  const prefix = `gwtest:${label}:${randomUUID()}:`;
+  t.teardown(async () => {
+    await deletePrefix(redis.url, prefix);
+    await redis.stop();
+  });
+  return { url: redis.url, prefix };
 }

@@ -1,6 +1,6 @@
 -- Gives an account slot back with what the attempt's ending tells, in one call (LeaseEnding):
 -- a success ends probing (unless the account is cooling down at that time: a request that began before the
--- cool-down proves nothing, as account-succeeded.lua), and names are bound to the account (sessions, pins).
+-- cool-down proves nothing), and names are bound to the account (sessions, pins).
 -- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no), 3 account,
 --       then per binding key j: 3 + j ttl ms
 redis.call('ZREM', KEYS[1], ARGV[1])

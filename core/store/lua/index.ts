@@ -37,7 +37,6 @@ export const scripts = {
   keyDelete: new LuaScript('key-delete.lua'),
   accountAcquire: new LuaScript('account-acquire.lua'),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountSucceeded: new LuaScript('account-succeeded.lua'),
   accountRelease: new LuaScript('account-release.lua'),
   accountStates: new LuaScript('account-states.lua'),
 };
