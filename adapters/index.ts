@@ -5,8 +5,9 @@ import { openaiResponses } from './openai-responses/index.ts';
 import { anthropicMessages } from './anthropic-messages/index.ts';
 import { gemini } from './gemini/index.ts';
 import { openaiImages } from './openai-images/index.ts';
+import { openaiEmbeddings } from './openai-embeddings/index.ts';
 import { gatewayFormat } from './gateway/index.ts';
 
 export { upstreamAuth } from './shared/upstream-auth.ts';
 
-export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages, gatewayFormat];
+export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages, openaiEmbeddings, gatewayFormat];

@@ -1,4 +1,6 @@
 // The three things the benchmark compares, each started in front of the same static upstream.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstLine, freePort, peakRssBytes, startNode, stop, waitReady, type Child } from './children.ts';
 
@@ -69,14 +71,20 @@ const gateway: Target = {
   async start(_upstream, upstreamUrl) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    // An empty store each run, so a run neither loads nor adds to the last one's usage.
+    const store = mkdtempSync(join(tmpdir(), 'gw-bench-'));
     const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root,
-      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent' },
+      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: join(store, 'gateway.db'), LOG_LEVEL: 'silent' },
     });
+    const stopAll = async () => {
+      await stop(child);
+      rmSync(store, { recursive: true, force: true });
+    };
     try {
       await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);
     } catch (err) {
-      await stop(child);
+      await stopAll();
       throw err;
     }
     return {
@@ -86,7 +94,7 @@ const gateway: Target = {
         if (peak !== null) return { bytes: peak, source: 'VmHWM' };
         return { bytes: await metricsRss(url), source: 'metrics' };
       },
-      stop: () => stop(child),
+      stop: stopAll,
     };
   },
 };

@@ -43,14 +43,29 @@ export const rootSchema: JSONSchema = {
       properties: {
         host: str('Address to listen on.', { default: '0.0.0.0' }),
         port: int('Port to listen on (0 = any free port).', { minimum: 0, maximum: 65535, default: 8080 }),
-        workers: { description: 'Worker processes; "auto" = one per core.', anyOf: [{ type: 'integer', minimum: 1 }, { const: 'auto' }], default: 1 },
+        workers: { description: 'Worker processes; "auto" = one per core. More than one needs store.redis (the embedded store\'s file belongs to one process) or store.path ":memory:".', anyOf: [{ type: 'integer', minimum: 1 }, { const: 'auto' }], default: 1 },
         body_limit: { description: 'Largest request body accepted, e.g. 32mb, 512kb or a byte count.', anyOf: [{ type: 'string' }, { type: 'integer', minimum: 1 }], default: '32mb' },
+        max_connections: int('Client connections held open at once (per process); past it new connections are refused (0 = no cap).', { minimum: 0, default: 10_000 }),
+        headers_timeout_ms: int('Longest wait for a request\'s headers, from the connection\'s first byte (or its opening); past it the connection closes (slow or idle clients).', { minimum: 1000, default: 20_000 }),
+        request_timeout_ms: int('Longest wait for a whole request, headers and body; past it 408 and the connection closes (streamed answers are not bounded by it).', { minimum: 1000, default: 300_000 }),
+        keepalive_timeout_ms: int('How long an idle keep-alive connection is held for its next request.', { minimum: 1000, default: 65_000 }),
+        cors: {
+          type: 'object', additionalProperties: false,
+          description: 'Browser apps on other origins that call the model routes directly (never /admin/*): preflights answered, CORS headers set.',
+          properties: {
+            origins: {
+              type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+              description: 'Origins allowed, exactly as browsers send them (https://app.example.com, no path), or "*" for any. Empty: none.',
+            },
+          },
+        },
       },
     },
     store: {
       type: 'object', additionalProperties: false, description: 'Where counters, limits and usage live.',
       properties: {
-        redis: str('Redis URL; empty = embedded in-memory store (single process).', { default: '' }),
+        redis: str('Redis URL (every gateway process shares it); empty = the embedded store of one process, kept in path.', { default: '' }),
+        path: str('Embedded store (no redis): its SQLite file, relative to this file\'s folder. Issued keys, quotas, spend windows, rate counters, usage and account bindings survive a restart; a kill -9 loses at most the last second of usage and account state (key changes are written before they are answered). Needs workers: 1. ":memory:" keeps nothing.', { default: './data/gateway.db', minLength: 1 }),
         prefix: str('Prefix of every Redis key, so several gateways can share one Redis.', { default: 'gw:' }),
         retention_days: int('Days usage records are kept (daily rollups are kept 400 days, hourly ones 92).', { minimum: 1, default: 30 }),
         records_per_key: int('Usage records kept per key (newest).', { minimum: 1, default: 10_000 }),
@@ -74,6 +89,10 @@ export const rootSchema: JSONSchema = {
             anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
           },
           simulator: { type: 'boolean', description: 'Serve this platform from the built-in simulator on a loopback port.', default: false },
+          forward_headers: {
+            type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$' },
+            description: 'Request headers a client may send to this platform besides those its format passes (names; a trailing * matches a prefix). Every other client header is dropped.',
+          },
         },
       },
     },
@@ -143,7 +162,12 @@ export const rootSchema: JSONSchema = {
           format: str('Wire format adapter of this entry point.'),
           pipeline: { description: 'A pipeline name, or an inline list of stages.', anyOf: [{ type: 'string' }, stageList] },
           pool: str('Dedicated group that alone serves this route.'),
-          upstream_path: str('Path sent upstream; {name} (or {name*}) and *name are filled from the route; {model} is the upstream model. Default: the request path.'),
+          upstream_path: str('Path sent upstream; {name} (or {name*}) and *name are filled from the route, each segment percent-encoded; {model} is the upstream model. Default: the route\'s own path pattern.'),
+          params: {
+            type: 'object', additionalProperties: { type: 'string', minLength: 1 },
+            description: 'What a capture may be: a regular expression per parameter name, matched against the whole decoded value (e.g. subpath: "resp_\\w+(/cancel)?"); a request breaking it is a 404.',
+          },
+          billed: { type: 'boolean', default: true, description: 'false: answers of this route are not billed requests (e.g. token counting): metering records no usage, request or spend for them; rate limits still apply.' },
         },
       },
     },

@@ -1,7 +1,7 @@
 // Loads gateway.yaml: parse with positions, interpolate ${VAR}, validate (root + each stage's schema), normalise.
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { LineCounter, parseDocument, visit, isMap, isSeq, isScalar, isPair, type Document, type Node } from 'yaml';
 import { rootSchema } from './config-schema.ts';
@@ -135,6 +135,10 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
   const server = raw.server ?? {};
   const bodyLimit = parseBytes(server.body_limit ?? '32mb');
   if (bodyLimit === undefined || bodyLimit < 1) problem(['server', 'body_limit'], 'must be a size such as 32mb, 512kb or a byte count');
+  const origins: string[] = server.cors?.origins ?? [];
+  origins.forEach((o, i) => {
+    if (o !== '*' && !isOrigin(o)) problem(['server', 'cors', 'origins', i], `"${o}" is not an origin: scheme://host[:port] as browsers send it (lower case, no path or trailing slash), or "*"`);
+  });
 
   const platforms: Record<string, PlatformConfig> = {};
   for (const [name, p] of Object.entries<any>(raw.platforms ?? {})) {
@@ -145,7 +149,9 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     if (p.auth !== undefined && !deps.upstreamAuth[p.auth]) problem(['platforms', name, 'auth'], `unknown auth style "${p.auth}" (known: ${Object.keys(deps.upstreamAuth).join(', ')})`);
     if (!p.simulator && !p.base_url) problem(['platforms', name], 'missing base_url (or simulator: true)');
     if (p.base_url && !isHttpUrl(p.base_url)) problem(['platforms', name, 'base_url'], `"${p.base_url}" is not an http(s) URL`);
-    platforms[name] = { name, base_url: p.base_url?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator === true };
+    // The built-in simulator takes its fault and pacing headers from the client request (tests and demos).
+    const forward = [...(p.forward_headers ?? []), ...(p.simulator ? ['x-simulator-*'] : [])].map((h: string) => h.toLowerCase());
+    platforms[name] = { name, base_url: p.base_url?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator === true, forward_headers: forward };
   }
 
   const groups: Record<string, GroupConfig> = {};
@@ -194,12 +200,15 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
   // Each named pipeline is checked once (used or not), so a bad stage is reported once.
   const pipelines = new Map<string, StageRef[]>();
   for (const [name, list] of Object.entries<unknown[]>(raw.pipelines ?? {})) {
-    pipelines.set(name, (Array.isArray(list) ? list : []).map((item, j) => stageRef(item, ['pipelines', name, j], deps, problem)));
+    const stages = (Array.isArray(list) ? list : []).map((item, j) => stageRef(item, ['pipelines', name, j], deps, problem));
+    checkChain(stages, deps, problem);
+    pipelines.set(name, stages);
   }
 
   const routes: RouteConfig[] = (raw.routes ?? []).map((r: any, i: number) => {
     const path = ['routes', i];
-    try { compilePattern(r.path); } catch (err) { problem([...path, 'path'], (err as Error).message); }
+    let compiled: ReturnType<typeof compilePattern> = null;
+    try { compiled = compilePattern(r.path); } catch (err) { problem([...path, 'path'], (err as Error).message); }
     if (!deps.formats[r.format]) problem([...path, 'format'], `unknown format "${r.format}" (known: ${Object.keys(deps.formats).join(', ')})`);
     if (r.pool !== undefined && !groups[r.pool]?.dedicated) problem([...path, 'pool'], `"${r.pool}" is not a dedicated group`);
     let stages: StageRef[];
@@ -208,25 +217,68 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
       if (!pipelines.has(r.pipeline)) problem([...path, 'pipeline'], `unknown pipeline "${r.pipeline}"`);
     } else {
       stages = (Array.isArray(r.pipeline) ? r.pipeline : []).map((item: unknown, j: number) => stageRef(item, [...path, 'pipeline', j], deps, problem));
+      checkChain(stages, deps, problem);
     }
-    return { method: r.method, path: r.path, format: r.format, stages, pool: r.pool, upstream_path: r.upstream_path };
+    for (const [name, source] of Object.entries<string>(r.params ?? {})) {
+      try { new RegExp(source); } catch (err) { problem([...path, 'params', name], `not a regular expression: ${(err as Error).message}`); }
+      if (!compiled?.names.includes(name)) problem([...path, 'params', name], `the path pattern captures no "${name}"`, true);
+    }
+    return { method: r.method, path: r.path, format: r.format, stages, pool: r.pool, upstream_path: r.upstream_path, params: r.params, billed: r.billed !== false };
   });
+
+  const store = normaliseStore(raw.store ?? {}, file);
+  if (store.path !== ':memory:' && !store.redis && (server.workers ?? 1) !== 1) {
+    problem(['server', 'workers'], 'several workers cannot share the embedded store (store.path belongs to one process): set store.redis to share keys, limits and usage between processes, or use workers: 1');
+  }
 
   return {
     file,
-    server: { host: server.host ?? '0.0.0.0', port: server.port ?? 8080, workers: server.workers ?? 1, body_limit: bodyLimit ?? 0 },
-    store: {
-      redis: raw.store?.redis ?? '', prefix: raw.store?.prefix ?? 'gw:', retention_days: raw.store?.retention_days ?? 30,
-      records_per_key: raw.store?.records_per_key ?? 10_000, records_total: raw.store?.records_total ?? 100_000,
-      timeout_ms: raw.store?.timeout_ms ?? 2000,
+    server: {
+      host: server.host ?? '0.0.0.0', port: server.port ?? 8080, workers: server.workers ?? 1, body_limit: bodyLimit ?? 0,
+      max_connections: server.max_connections ?? 10_000, headers_timeout_ms: server.headers_timeout_ms ?? 20_000,
+      request_timeout_ms: server.request_timeout_ms ?? 300_000, keepalive_timeout_ms: server.keepalive_timeout_ms ?? 65_000,
+      cors: { origins },
     },
+    store,
     admin: { token: raw.admin?.token ?? '' },
     platforms, groups, keys, pricing: raw.pricing ?? {}, routes,
   };
 }
 
+/**
+ * Each stage's contract with its chain: what it requires must be provided by a stage before it (auth before
+ * group-check, admin-auth before any admin stage, …). A chain that breaks it is refused here, not by a request.
+ */
+function checkChain(stages: StageRef[], deps: ConfigDeps, problem: Problem): void {
+  // A chain with an unknown or malformed stage is reported as such; its order means nothing yet.
+  if (stages.some((s) => !deps.plugins[s.name] || s.malformed)) return;
+  const provided = new Set<string>();
+  for (const stage of stages) {
+    const plugin = deps.plugins[stage.name];
+    if (!plugin) continue;
+    for (const field of plugin.requires ?? []) {
+      if (provided.has(field)) continue;
+      const by = Object.values(deps.plugins).filter((p) => p.provides?.includes(field)).map((p) => p.name);
+      problem(stage.path, `stage "${stage.name}" requires "${field}", which no earlier stage of this chain provides${by.length ? ` (put ${by.join(' or ')} before it)` : ''}`);
+    }
+    for (const field of plugin.provides ?? []) provided.add(field);
+  }
+}
+
+/** Store settings with defaults; the embedded store's path is resolved against the config file's folder. */
+function normaliseStore(s: Record<string, any>, file: string): GatewayConfig['store'] {
+  const path = String(s.path ?? './data/gateway.db');
+  return {
+    redis: s.redis ?? '', path: path === ':memory:' ? path : resolve(dirname(file), path), prefix: s.prefix ?? 'gw:',
+    retention_days: s.retention_days ?? 30, records_per_key: s.records_per_key ?? 10_000, records_total: s.records_total ?? 100_000,
+    timeout_ms: s.timeout_ms ?? 2000,
+  };
+}
+
 function stageRef(item: unknown, path: Path, deps: ConfigDeps, problem: Problem): StageRef {
   const [name, given] = typeof item === 'string' ? [item, {}] : Object.entries(item as object)[0];
+  // Not a name or a one-key map: the shape check says so; kept only to report its options too.
+  const malformed = typeof item !== 'string' && Object.keys(item as object).length !== 1;
   const plugin = deps.plugins[name];
   if (!plugin) {
     problem(path, `unknown stage "${name}" (known: ${Object.keys(deps.plugins).join(', ')})`);
@@ -237,7 +289,12 @@ function stageRef(item: unknown, path: Path, deps: ConfigDeps, problem: Problem)
   const options = structuredClone(given ?? {});
   const optionsPath = typeof item === 'string' ? path : [...path, name];
   if (!validate(options)) for (const e of validate.errors ?? []) reportAjv(e, optionsPath, (p, m, k) => problem(p, `${m} (stage ${name})`, k));
-  return { name, options, path };
+  return { name, options, path, ...(malformed ? { malformed } : {}) };
+}
+
+/** An origin exactly as a browser sends it in its Origin header. */
+function isOrigin(s: string): boolean {
+  try { const url = new URL(s); return /^https?:$/.test(url.protocol) && url.origin === s; } catch { return false; }
 }
 
 function isHttpUrl(s: string): boolean {

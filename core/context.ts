@@ -4,7 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
-import type { AccountConfig, Ctx, FormatAdapter, GroupConfig, KeyConfig, PlatformConfig, RouteConfig, Timings } from './types.ts';
+import type { AccountConfig, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -17,7 +17,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     let size = 0;
     // Once the body is in (or refused), the listeners go: later stages add their own and need none of these.
     const done = () => { req.off('data', onData).off('end', onEnd).off('aborted', onAborted).off('error', onAborted); };
-    const fail = (err: GatewayError) => { done(); req.resume(); reject(err); };
+    // What is left unread is the server's to drain or cut (server.ts leaveBody), never read here to no end.
+    const fail = (err: GatewayError) => { done(); req.pause(); reject(err); };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) return fail(coreErrors.bodyTooLarge(limit));
@@ -30,13 +31,26 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-export function requestId(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
-  return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+/**
+ * The gateway's own request id: random and made per request. It is the identity of the usage record, the settlement
+ * marker and every lease, so a client can neither repeat nor collide with one.
+ */
+export const newRequestId = (): string => randomUUID();
+
+/** Headers a client names its own request id in, first present wins. */
+const CLIENT_ID_HEADERS = ['x-request-id', 'x-client-request-id'];
+
+/** The client's own request id when well formed: logged, recorded (client_request_id) and echoed, never trusted. */
+export function clientRequestId(req: IncomingMessage): string | undefined {
+  for (const name of CLIENT_ID_HEADERS) {
+    const given = req.headers[name];
+    if (typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given)) return given;
+  }
+  return undefined;
 }
 
 interface CtxInit {
-  id: string; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
+  id: string; clientRequestId: string | undefined; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
   path: string; search: string; params: Record<string, string>; log: Logger; bodyLimit: number; start: number;
 }
 
@@ -54,7 +68,7 @@ class RequestTimings implements Timings {
 
 /** One request's context; the methods live on the prototype, so a request costs no closures here. */
 class RequestCtx implements Ctx {
-  id: string; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
+  id: string; clientRequestId: string | undefined; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
   path: string; search: string; params: Record<string, string>; log: Logger; timings: Timings;
   key: KeyConfig | undefined = undefined;
   group: GroupConfig | undefined = undefined;
@@ -64,8 +78,11 @@ class RequestCtx implements Ctx {
   upstreamModel: string | undefined = undefined;
   stream = false;
   usage: Usage | undefined = undefined;
-  outcome: string | undefined = undefined;
+  outcome: Outcome | undefined = undefined;
+  endedBy: EndedBy | undefined = undefined;
+  cost: number | undefined = undefined;
   flags: Record<string, unknown> = {};
+  #vars: Map<string, unknown> | undefined = undefined;
   #bodyLimit: number;
   #body: Promise<Buffer> | undefined = undefined;
   #parsed: Promise<Record<string, unknown>> | undefined = undefined;
@@ -73,12 +90,14 @@ class RequestCtx implements Ctx {
   #url: URL | undefined = undefined;
 
   constructor(init: CtxInit) {
-    this.id = init.id; this.req = init.req; this.res = init.res; this.route = init.route; this.format = init.format;
+    this.id = init.id; this.clientRequestId = init.clientRequestId; this.req = init.req; this.res = init.res; this.route = init.route; this.format = init.format;
     this.path = init.path; this.search = init.search; this.params = init.params; this.log = init.log;
     this.timings = new RequestTimings(init.start);
     this.#bodyLimit = init.bodyLimit;
   }
 
+  get<T>(variable: ContextVar<T>): T | undefined { return this.#vars?.get(variable.name) as T | undefined; }
+  set<T>(variable: ContextVar<T>, value: T | undefined): void { (this.#vars ??= new Map()).set(variable.name, value); }
   get url(): URL { return (this.#url ??= new URL(this.path + this.search, 'http://gateway')); }
   body(): Promise<Buffer> { return (this.#body ??= readBody(this.req, this.#bodyLimit)); }
   json(): Promise<Record<string, unknown>> { return (this.#parsed ??= this.#parse()); }
@@ -92,7 +111,34 @@ export function createCtx(init: CtxInit): Ctx {
   return new RequestCtx(init);
 }
 
+/**
+ * Deepest nesting of objects and arrays a request body may have. Far beyond any real request (a deep tool schema
+ * nests a few dozen levels), and low enough that every later walk of the body (hashing, re-serialising, translating)
+ * stays well inside the stack.
+ */
+export const MAX_JSON_DEPTH = 400;
+
+/** True when the JSON text nests objects and arrays deeper than `max` (strings skipped; one pass over the bytes). */
+export function nestsDeeperThan(buf: Buffer, max: number): boolean {
+  let depth = 0;
+  const n = buf.length;
+  for (let i = 0; i < n; i++) {
+    const c = buf[i];
+    if (c === 34 /* " */) {
+      for (i++; i < n; i++) {
+        const d = buf[i];
+        if (d === 92 /* \ */) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
 function parseObject(buf: Buffer): Record<string, unknown> {
+  if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw coreErrors.tooDeep(MAX_JSON_DEPTH);
   let value: unknown;
   try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalidJson((err as Error).message); }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.notAnObject();

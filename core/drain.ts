@@ -9,6 +9,8 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 export interface Drain {
   /** True from the start of `drain`: responses begun from then on close their connection. */
   readonly draining: boolean;
+  /** True once the drain timeout passed and the connections still open were cut (their requests did not end by themselves). */
+  readonly cut: boolean;
   drain(timeoutMs: number): Promise<void>;
 }
 
@@ -24,12 +26,13 @@ export function drainable(server: Server): Drain {
   });
   const state = {
     draining: false,
+    cut: false,
     drain(timeoutMs: number): Promise<void> {
       state.draining = true;
       return new Promise<void>((resolve) => {
-        const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        const timer = setTimeout(() => { state.cut = true; server.closeAllConnections(); }, timeoutMs);
         // net's close, not http's: http's would first cut connections whose response is not flushed yet.
-        NetServer.prototype.close.call(server, () => { clearTimeout(cut); resolve(); });
+        NetServer.prototype.close.call(server, () => { clearTimeout(timer); resolve(); });
         for (const socket of sockets) closeWhenDone(socket);
       });
     },

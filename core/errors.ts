@@ -27,8 +27,11 @@ export const coreErrors = {
   methodNotAllowed: (method: string, allowed: string[]) =>
     new GatewayError(405, 'method_not_allowed', `Method ${method} is not allowed here; use ${allowed.join(', ')}`,
       { headers: { allow: allowed.join(', ') } }),
+  badPathParam: (name: string) =>
+    new GatewayError(400, 'invalid_path', `The path segment "${name}" holds a character or segment that is not allowed (an encoded "/", "?", "#" or "\\", a control character, an empty, "." or ".." segment)`),
   bodyTooLarge: (limit: number) => new GatewayError(413, 'request_too_large', `Request body exceeds the limit of ${limit} bytes`),
   invalidJson: (detail: string) => new GatewayError(400, 'invalid_json', `Request body is not valid JSON: ${detail}`),
+  tooDeep: (max: number) => new GatewayError(400, 'invalid_body', `Request body nests objects and arrays more than ${max} levels deep`),
   notAnObject: () => new GatewayError(400, 'invalid_body', 'Request body must be a JSON object'),
   bodyAborted: () => new GatewayError(400, 'request_aborted', 'The request body was not fully received'),
   internal: () => new GatewayError(500, 'internal_error', 'The gateway failed to handle this request'),
@@ -38,6 +41,9 @@ export const coreErrors = {
 function neutralBody(err: GatewayError, id: string) {
   return { error: { message: err.message, type: err.status === 404 ? 'not_found_error' : 'invalid_request_error', code: err.code, request_id: id } };
 }
+
+/** The client stopped sending its request body: it never made a whole request. */
+export const isBodyAborted = (err: unknown): boolean => err instanceof GatewayError && err.code === 'request_aborted';
 
 export function asGatewayError(err: unknown): GatewayError {
   return err instanceof GatewayError ? err : coreErrors.internal();

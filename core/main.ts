@@ -19,23 +19,28 @@ const { values } = parseArgs({
 const configFile = values.config!;
 const log = createLogger();
 
-/** Validate the config; returns the number of workers to run, 0 when invalid. */
-function check(announce: boolean): number {
+/** Validate the config: its warnings and the number of workers to run, or undefined once its problems are printed. */
+function check(): { warnings: string[]; workers: number } | undefined {
   try {
     const { config, warnings } = loadConfig(configFile, { plugins, formats, upstreamAuth });
-    for (const w of warnings) console.error(`warning: ${w}`);
-    if (announce) console.log(`${configFile}: ok`);
     const w = config.server.workers;
-    return w === 'auto' ? availableParallelism() : w;
+    return { warnings, workers: w === 'auto' ? availableParallelism() : w };
   } catch (err) {
     console.error(err instanceof ConfigError ? err.problems.join('\n') : String(err));
-    return 0;
+    return undefined;
   }
 }
 
-async function serve(): Promise<void> {
+/** A cluster's workers do not log the config's warnings: the primary does, once per start or reload. */
+function warnOnce(): void {
   try {
-    const gateway = await startGateway({ configFile, log, port: values.port ? Number(values.port) : undefined, host: values.host });
+    for (const w of loadConfig(configFile, { plugins, formats, upstreamAuth }).warnings) log.warn(w);
+  } catch { /* a file that does not load: every worker logs its problems as it keeps its running config */ }
+}
+
+async function serve(configWarnings: boolean): Promise<void> {
+  try {
+    const gateway = await startGateway({ configFile, log, configWarnings, port: values.port ? Number(values.port) : undefined, host: values.host });
     const stop = async (signal: string) => {
       log.info({ signal }, 'draining');
       await gateway.close();
@@ -52,17 +57,22 @@ async function serve(): Promise<void> {
 }
 
 if (values.check) {
-  process.exit(check(true) > 0 ? 0 : 1);
+  // Quiet when the file is good: only warnings and problems are printed.
+  const checked = check();
+  for (const w of checked?.warnings ?? []) console.error(`warning: ${w}`);
+  process.exit(checked ? 0 : 1);
 } else if (cluster.isPrimary) {
-  const workers = check(false);
-  if (workers === 0) process.exit(1);
-  if (workers === 1) await serve();
+  const checked = check();
+  if (!checked) process.exit(1);
+  // One process: the server logs the config's warnings as it loads it.
+  if (checked.workers === 1) await serve(true);
   else {
     // Workers share the listening socket; the primary only forwards signals and replaces crashed workers.
-    log.info({ workers }, 'starting workers');
+    log.info({ workers: checked.workers }, 'starting workers');
+    for (const w of checked.warnings) log.warn(w);
     serveClusterMetrics();
     let stopping = false;
-    for (let i = 0; i < workers; i++) cluster.fork();
+    for (let i = 0; i < checked.workers; i++) cluster.fork();
     cluster.on('exit', (worker, code) => {
       if (stopping) { if (!Object.keys(cluster.workers ?? {}).length) process.exit(0); return; }
       log.warn({ pid: worker.process.pid, code }, 'worker exited; replacing');
@@ -70,10 +80,11 @@ if (values.check) {
     });
     const forward = (signal: NodeJS.Signals) => () => {
       if (signal !== 'SIGHUP') stopping = true;
+      else warnOnce();
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(signal);
     };
     for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(s, forward(s));
   }
 } else {
-  await serve();
+  await serve(false);
 }

@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
+import type { Store } from './store/types.ts';
 import type { Ctx } from './types.ts';
 
 const LABELS = ['route', 'format', 'platform', 'group', 'model', 'status_class'] as const;
@@ -22,6 +23,10 @@ export function createMetrics() {
     name: 'gateway_overhead_seconds', help: 'Time the gateway added to a request: its duration less the upstream\'s own (from the last attempt sent to its answer complete).',
     labelNames: ['route', 'format'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [registry],
   });
+  const ttft = new Histogram({
+    name: 'gateway_ttft_seconds', help: 'Streams: time from request arrival to the first byte of the answer relayed (queue waits and failovers included).',
+    labelNames: ['route', 'group', 'model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], registers: [registry],
+  });
   const inFlight = new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being handled now.', registers: [registry] });
 
   return {
@@ -29,6 +34,15 @@ export function createMetrics() {
     /** The text a scrape gets (under `workers: N`, the whole cluster's). */
     text: metricsText(registry),
     inFlight,
+    /** Report the store's availability (a shared store's; an embedded one is always available). */
+    watchStore(store: Store): void {
+      new Gauge({
+        name: 'gateway_store_available', help: '1 while the store answers; 0 from a store call that failed until one succeeds.',
+        aggregator: 'min', // under workers: 0 when any worker cannot reach it
+        registers: [registry],
+        collect() { this.set(store.available?.() === false ? 0 : 1); },
+      });
+    },
     /** Record a finished request; model is labelled only once it passed the allow-list (bounded by config). */
     observe(ctx: Ctx, status: number): void {
       const end = ctx.timings.end ?? performance.now();
@@ -39,6 +53,7 @@ export function createMetrics() {
       requests.inc(labels);
       duration.observe(labels, (end - ctx.timings.start) / 1000);
       const { upstreamStart, firstByte, upstreamEnd } = ctx.timings;
+      if (ctx.stream && firstByte !== undefined) ttft.observe({ route: labels.route, group: labels.group, model: labels.model }, (firstByte - ctx.timings.start) / 1000);
       if (upstreamStart !== undefined && firstByte !== undefined) {
         upstreamTtfb.observe({ route: labels.route, platform: labels.platform, group: labels.group }, (firstByte - upstreamStart) / 1000);
       }

@@ -1,10 +1,24 @@
 // Method + path patterns compiled once per config load: literal segments, {name} (one segment, stops at ':'),
-// {name*} (one whole segment, ':' included), *name (the rest).
-import { coreErrors } from './errors.ts';
+// {name*} (one whole segment, ':' included), *name (the rest). Captures are decoded and checked: none can carry a
+// separator or a dot segment, so a filled-in upstream path keeps the shape of its template.
+import { coreErrors, GatewayError } from './errors.ts';
 
 export interface Match<R> { route: R; params: Record<string, string> }
 
-interface Entry<R> { route: R; names: string[] }
+/** A request no route takes (404, 405) or whose captures are refused (400), with the route nearest to it, if any. */
+export class RouteMiss<R> extends GatewayError {
+  /** The route the path matched, or the one sharing its longest literal prefix: its format renders the error. */
+  near: R | undefined;
+  constructor(err: GatewayError, near: R | undefined) {
+    super(err.status, err.code, err.message, { headers: err.headers });
+    this.near = near;
+  }
+}
+
+/** What a capture may be: anchored patterns per parameter name (a route's `params`). */
+export type ParamRules = Record<string, RegExp>;
+
+interface Entry<R> { route: R; names: string[]; rules: ParamRules | undefined }
 interface Dynamic<R> { regex: RegExp; wholeSegment: boolean; byMethod: Map<string, Entry<R>> }
 
 const escape = (s: string) => s.replace(/[.+?^$()[\]\\|]/g, '\\$&');
@@ -50,14 +64,17 @@ function forMethod<T>(byMethod: Map<string, T>, method: string): T | undefined {
 export class Router<R> {
   #literal = new Map<string, Map<string, R>>();
   #dynamic: Dynamic<R>[] = [];
+  /** Every route with the literal part of its pattern before the first capture, for naming the route nearest a miss. */
+  #prefixes: { prefix: string; route: R }[] = [];
 
   /**
    * Add a route; the first route declared for a method and path shape wins. Dynamic patterns are tried in
    * declaration order, except that patterns with a {name*} capture come after all others and take only paths no
    * other route matches: a literal such as `{model}:generateContent` wins over `{model*}` whatever the order.
    */
-  add(method: string, pattern: string, route: R): void {
+  add(method: string, pattern: string, route: R, rules?: ParamRules): void {
     const compiled = compilePattern(pattern);
+    this.#prefixes.push({ prefix: pattern.split(/[{*]/, 1)[0], route });
     if (!compiled) {
       const byMethod = this.#literal.get(pattern) ?? new Map<string, R>();
       this.#literal.set(pattern, byMethod);
@@ -71,15 +88,19 @@ export class Router<R> {
       if (compiled.wholeSegment || firstWhole === -1) this.#dynamic.push(entry);
       else this.#dynamic.splice(firstWhole, 0, entry);
     }
-    if (!entry.byMethod.has(method)) entry.byMethod.set(method, { route, names: compiled.names });
+    if (!entry.byMethod.has(method)) entry.byMethod.set(method, { route, names: compiled.names, rules });
   }
 
-  /** Find the route for method + path; throws a 404 or 405 GatewayError when there is none. */
+  /**
+   * Find the route for method + path; throws a RouteMiss: 404 or 405 when there is none, 400 when a capture carries a
+   * separator, a dot segment or a control character, 404 when it breaks the route's own rule for it.
+   */
   match(method: string, path: string): Match<R> {
     const literal = this.#literal.get(path);
     const literalRoute = literal && forMethod(literal, method);
     if (literalRoute) return { route: literalRoute, params: {} };
     const allowed = new Set<string>(literal?.keys());
+    let other: R | undefined = literal?.values().next().value;
     for (const d of this.#dynamic) {
       // {name*} patterns come last and take only what nothing else matched, for any method: a GET on a
       // POST-only `{model}:generateContent` path is a 405, not a model named "x:generateContent".
@@ -87,16 +108,46 @@ export class Router<R> {
       const m = d.regex.exec(path);
       if (!m) continue;
       const entry = forMethod(d.byMethod, method);
-      if (!entry) { for (const k of d.byMethod.keys()) allowed.add(k); continue; }
+      if (!entry) {
+        for (const [k, e] of d.byMethod) { allowed.add(k); other ??= e.route; }
+        continue;
+      }
       const params: Record<string, string> = {};
-      for (let i = 0; i < entry.names.length; i++) params[entry.names[i]] = safeDecode(m[i + 1]);
+      for (let i = 0; i < entry.names.length; i++) {
+        const name = entry.names[i];
+        const value = decodeCapture(m[i + 1]);
+        if (value === undefined) throw new RouteMiss(coreErrors.badPathParam(name), entry.route);
+        if (entry.rules?.[name] && !entry.rules[name].test(value)) throw new RouteMiss(coreErrors.notFound(path), entry.route);
+        params[name] = value;
+      }
       return { route: entry.route, params };
     }
-    if (allowed.size) throw coreErrors.methodNotAllowed(method, [...allowed]);
-    throw coreErrors.notFound(path);
+    if (allowed.size) throw new RouteMiss(coreErrors.methodNotAllowed(method, [...allowed]), other);
+    throw new RouteMiss(coreErrors.notFound(path), this.near(path));
+  }
+
+  /** The route whose pattern shares the longest literal prefix with the path (first declared among equals). */
+  near(path: string): R | undefined {
+    let best: { prefix: string; route: R } | undefined;
+    for (const p of this.#prefixes) {
+      if (path.startsWith(p.prefix) && p.prefix.length > (best?.prefix.length ?? 0)) best = p;
+    }
+    return best?.route;
   }
 }
 
-function safeDecode(s: string): string {
-  try { return decodeURIComponent(s); } catch { return s; }
+// A decoded segment must not be empty or a dot segment, nor hold a separator, a query or fragment mark, a backslash
+// (some servers read it as a slash) or a control character: filled into an upstream path, it must stay one segment.
+const BAD_SEGMENT = /^\.{0,2}$|[/?#\\\x00-\x1f\x7f]/;
+
+/** The capture percent-decoded segment by segment (a *rest capture keeps its slashes), or undefined when refused. */
+function decodeCapture(raw: string): string | undefined {
+  const segments = raw.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    let s: string;
+    try { s = decodeURIComponent(segments[i]); } catch { return undefined; }
+    if (BAD_SEGMENT.test(s)) return undefined;
+    segments[i] = s;
+  }
+  return segments.join('/');
 }

@@ -4,20 +4,28 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { loadConfig, type ConfigDeps } from './config.ts';
-import { createCtx, requestId } from './context.ts';
-import { drainable } from './drain.ts';
+import { clientErrorHandler } from './client-errors.ts';
+import { clientRequestId, createCtx, newRequestId } from './context.ts';
+import { createCors, type Cors } from './cors.ts';
+import { drainable, type Drain } from './drain.ts';
 import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
+import { lingerOnClose } from './lingering-close.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { compose } from './pipeline.ts';
 import { formats, plugins, startSimulator, upstreamAuth } from './registry.ts';
-import { Router } from './router.ts';
+import { callerOf, requestRecord } from './request-log.ts';
+import { RouteMiss, Router } from './router.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
 
-export interface GatewayOptions { configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger }
+export interface GatewayOptions {
+  configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger;
+  /** Log the config's warnings at each load (default); a cluster's workers leave them to the primary, so each shows once. */
+  configWarnings?: boolean;
+}
 
 export interface Gateway {
   url: string;
@@ -31,7 +39,7 @@ export interface Gateway {
 }
 
 interface Compiled { route: RouteConfig; format: FormatAdapter; run: (ctx: Ctx) => Promise<void> }
-interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env; keys: KeyListeners }
+interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env; keys: KeyListeners; cors?: Cors }
 
 /** How long requests in flight may take to finish after a SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -45,7 +53,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   let opened: { store: Store; keyChanges: KeyChanges } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
-    for (const w of warnings) log.warn(w);
+    if (opts.configWarnings !== false) for (const w of warnings) log.warn(w);
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
       // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
@@ -55,13 +63,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // The store is opened once; a reload that changes store settings needs a restart (logged).
     if (!opened) {
       const s = config.store;
-      const store = createStore({
-        redis: s.redis, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key,
+      const store = await createStore({
+        redis: s.redis, path: s.path, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key,
         recordsTotal: s.records_total, timeoutMs: s.timeout_ms,
       }, log);
       opened = { store, keyChanges: new KeyChanges(store, log) };
+      metrics.watchStore(store);
     }
-    else if (config.store.redis !== (runtimeConfig?.store.redis ?? config.store.redis)) log.warn('store settings changed: restart to apply');
+    else if (storeMoved(config, runtimeConfig)) log.warn('store settings changed: restart to apply');
     return buildRuntime(config, log, metrics, opened.store, opened.keyChanges);
   };
   let runtimeConfig: GatewayConfig | undefined;
@@ -73,24 +82,35 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
   let runtime = live(await load());
 
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  // Connection limits are read once, at start: a reload does not re-listen.
+  const limits = runtime.config.server;
+  const server = createServer({
+    keepAliveTimeout: limits.keepalive_timeout_ms, headersTimeout: limits.headers_timeout_ms,
+    requestTimeout: limits.request_timeout_ms,
+    // How often Node looks for connections past those timeouts (its default, 30 s, let an idle one stay 50% longer).
+    connectionsCheckingInterval: Math.min(1000, limits.headers_timeout_ms),
+  }, (req, res) => {
     if (drain.draining) res.setHeader('connection', 'close');
-    handle(runtime, req, res, metrics, drain.draining).catch((err) => {
+    handle(runtime, req, res, metrics, drain).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
       if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
       else res.destroy();
     });
   });
-  server.headersTimeout = 60_000;
+  if (limits.max_connections > 0) server.maxConnections = limits.max_connections;
+  server.on('clientError', clientErrorHandler((err, method, path) => renderMiss(runtime, err, method, path)));
   const drain = drainable(server);
   const host = opts.host ?? runtime.config.server.host;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? runtime.config.server.port, host, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  const bound = server.address() as AddressInfo;
+  const port = bound.port;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
-  log.info({ url, routes: runtime.config.routes.length }, 'gateway listening');
+  // The address actually bound (a wildcard stays a wildcard, a port 0 becomes the one given), not a URL to call it on.
+  const address = bound.family === 'IPv6' ? `[${bound.address}]:${port}` : `${bound.address}:${port}`;
+  log.info({ address, routes: runtime.config.routes.length }, `gateway listening on ${address}`);
 
   return {
     url, port, simulators,
@@ -110,6 +130,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 }
 
+/** The store a reload names is another one (it is opened once, at start). */
+const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): boolean =>
+  !!running && (next.store.redis !== running.store.redis || next.store.path !== running.store.path);
+
 function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges): Runtime {
   const keys = keyChanges.listeners();
   const env: Env = {
@@ -120,11 +144,13 @@ function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, stor
   const router = new Router<Compiled>();
   for (const route of config.routes) {
     const stages = route.stages.map((s, i) => plugins[s.name].create(s.options, env, {
-      admissionSentLater: route.stages.slice(i + 1).some((later) => plugins[later.name].sendsAdmission === true),
+      laterTakes: (name) => route.stages.slice(i + 1).some((later) => plugins[later.name].takes?.includes(name) === true),
     }));
-    router.add(route.method, route.path, { route, format: formats[route.format], run: compose(stages) });
+    const rules = route.params && Object.fromEntries(Object.entries(route.params).map(([name, re]) => [name, new RegExp(`^(?:${re})$`)]));
+    router.add(route.method, route.path, { route, format: formats[route.format], run: compose(stages) }, rules);
   }
-  return { config, router, env, keys };
+  const cors = createCors(config.server.cors.origins, (method, path) => { try { router.match(method, path); return true; } catch { return false; } });
+  return { config, router, env, keys, cors };
 }
 
 const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, draining: boolean) => Promise<void> | void> = {
@@ -137,54 +163,91 @@ const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, d
   },
 };
 
+/**
+ * The error body for a request no route could take (or that Node could not parse): in the format of the route it
+ * names or comes nearest to, so each client reads its own error shape.
+ */
+function renderMiss(rt: Runtime, err: GatewayError, method: string | undefined, path: string | undefined): string {
+  let format: FormatAdapter | undefined;
+  if (method !== undefined && path !== undefined) {
+    try { format = rt.router.match(method, path).route.format; } catch (miss) { format = (miss as RouteMiss<Compiled>).near?.format; }
+  }
+  const id = newRequestId();
+  return JSON.stringify(format ? format.errorBody(err, { id }) : { error: { message: err.message, type: 'invalid_request_error', code: err.code, request_id: id } });
+}
+
+/** Declared body bytes an early answer still reads and discards, so that the connection can serve its next request. */
+const DRAIN_LIMIT = 64 * 1024;
+
+/**
+ * A request answered before its body was read: a small body is drained (the connection stays reusable); a large one,
+ * or one of unknown length, is not read at all: the answer closes the connection.
+ */
+function leaveBody(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  if (Number(req.headers['content-length']) <= DRAIN_LIMIT) { req.resume(); return; }
+  lingerOnClose(req.socket);
+  if (!res.headersSent) res.setHeader('connection', 'close');
+  else if (res.writableFinished) req.socket.destroySoon();
+  else res.once('finish', () => req.socket.destroySoon());
+}
+
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, draining: boolean): Promise<void> {
+async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, drain: Drain): Promise<void> {
   const start = performance.now();
-  const id = requestId(req);
+  const id = newRequestId();
+  const clientId = clientRequestId(req);
   res.setHeader('x-request-id', id);
+  if (clientId !== undefined) res.setHeader('x-client-request-id', clientId);
   const raw = req.url ?? '/';
-  if (raw.charCodeAt(0) !== 47 /* / */) return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id);
+  if (raw.charCodeAt(0) !== 47 /* / */) {
+    leaveBody(req, res);
+    return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id);
+  }
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
   const search = q === -1 ? '' : raw.slice(q);
   const method = req.method ?? 'GET';
+  if (rt.cors?.(req, res, path)) return; // a preflight, answered
   const ops = method === 'GET' ? OPS[path] : undefined;
-  if (ops) return ops(rt, res, metrics, draining);
+  if (ops) return ops(rt, res, metrics, drain.draining);
 
   let compiled: Compiled;
   let params: Record<string, string>;
   try {
     ({ route: compiled, params } = rt.router.match(method, path));
   } catch (err) {
-    req.resume();
-    return sendError(res, asGatewayError(err), id);
+    leaveBody(req, res);
+    const format = (err as RouteMiss<Compiled>).near?.format;
+    if (format?.idHeader) res.setHeader(format.idHeader, id);
+    return sendError(res, asGatewayError(err), id, format);
   }
+  if (compiled.format.idHeader) res.setHeader(compiled.format.idHeader, id);
+  const caller = callerOf(req);
   const ctx = createCtx({
-    id, req, res, path, search, params, route: compiled.route, format: compiled.format,
+    id, clientRequestId: clientId, req, res, path, search, params, route: compiled.route, format: compiled.format,
     log: rt.env.log, bodyLimit: rt.config.server.body_limit, start,
   });
   metrics.inFlight.inc();
+  let thrown: GatewayError | undefined;
   try {
     await compiled.run(ctx);
     if (!res.headersSent) throw new GatewayError(500, 'no_response', 'The route finished without answering');
+    leaveBody(req, res);
   } catch (err) {
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
     ctx.outcome ??= 'rejected';
-    req.resume();
-    sendError(res, asGatewayError(err), id, ctx.format, ctx.flags);
+    leaveBody(req, res);
+    sendError(res, thrown = asGatewayError(err), id, ctx.format, ctx.flags);
   } finally {
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();
     metrics.observe(ctx, res.statusCode);
     // Build the log line only when it is written (LOG_LEVEL above info skips it).
-    if (ctx.log.isLevelEnabled('info')) ctx.log.info({
-      req_id: id, method, route: ctx.route.path, key_id: ctx.key?.id, group: ctx.group?.name, account: ctx.account?.id, attempts: ctx.attempts,
-      model: ctx.model, upstream_model: ctx.upstreamModel, stream: ctx.stream, status: res.statusCode,
-      outcome: ctx.outcome, usage: ctx.usage, duration_ms: Math.round(ctx.timings.end - start),
-    }, 'request');
+    if (ctx.log.isLevelEnabled('info')) ctx.log.info(requestRecord(ctx, caller, res.statusCode, thrown, drain.cut), 'request');
   }
 }

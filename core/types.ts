@@ -4,13 +4,18 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GatewayError } from './errors.ts';
 import type { Usage } from './usage.ts';
-import type { Admission, IssuedKey, Store } from './store/types.ts';
+import type { IssuedKey, Store } from './store/types.ts';
 
 export type JSONSchema = Record<string, unknown>;
 
 // ---- config (after interpolation and validation) ----
 
-export interface ServerConfig { host: string; port: number; workers: number | 'auto'; body_limit: number }
+export interface ServerConfig {
+  host: string; port: number; workers: number | 'auto'; body_limit: number;
+  max_connections: number; headers_timeout_ms: number; request_timeout_ms: number; keepalive_timeout_ms: number;
+  /** Origins whose browser apps may call the model routes (exact, or "*"). */
+  cors: { origins: string[] };
+}
 
 export interface PlatformConfig {
   name: string;
@@ -18,6 +23,8 @@ export interface PlatformConfig {
   auth?: string;
   formats?: string[];
   simulator?: boolean;
+  /** Client request headers passed upstream besides the format's own allow list (a simulator's adds its fault headers). */
+  forward_headers: string[];
 }
 
 export interface AccountConfig {
@@ -45,7 +52,7 @@ export interface GroupConfig {
 /** A client key as auth sees it: from gateway.yaml, or issued at runtime (an IssuedKey, which adds its own bookkeeping). */
 export type KeyConfig = Omit<IssuedKey, 'created_at' | 'name'>;
 
-export interface StageRef { name: string; options: unknown; path: (string | number)[] }
+export interface StageRef { name: string; options: unknown; path: (string | number)[]; malformed?: boolean }
 
 export interface RouteConfig {
   method: string;
@@ -54,12 +61,17 @@ export interface RouteConfig {
   stages: StageRef[];
   pool?: string;
   upstream_path?: string;
+  /** Per capture, the regular expression (source) its whole decoded value must match. */
+  params?: Record<string, string>;
+  /** False where an answer is not a billed request (token counting): metering records nothing, limits still apply. */
+  billed: boolean;
 }
 
 export interface GatewayConfig {
   file: string;
   server: ServerConfig;
-  store: { redis: string; prefix: string; retention_days: number; records_per_key: number; records_total: number; timeout_ms: number };
+  /** path: absolute (resolved against the config file's folder), or ":memory:". */
+  store: { redis: string; path: string; prefix: string; retention_days: number; records_per_key: number; records_total: number; timeout_ms: number };
   admin: { token: string };
   platforms: Record<string, PlatformConfig>;
   groups: Record<string, GroupConfig>;
@@ -74,7 +86,10 @@ export interface GatewayConfig {
 export interface Timings { start: number; upstreamStart?: number; firstByte?: number; upstreamEnd?: number; end?: number }
 
 export interface Ctx {
+  /** The gateway's own request id (random, per request): the identity of usage records, settlements and leases. */
   id: string;
+  /** The client's own request id, when it sent a well-formed one: logged, recorded and echoed, never trusted. */
+  clientRequestId?: string;
   req: IncomingMessage;
   res: ServerResponse;
   route: RouteConfig;
@@ -98,22 +113,22 @@ export interface Ctx {
   usage?: Usage;
   /** What a stream relayed of the answer's text, for billing a stream the client left before its final usage. */
   streamed?: StreamedText;
-  /** What rate-limit reserved for this request; metering hands it back when it settles. */
-  admission?: Admission;
-  /**
-   * Left by rate-limit when a later stage of the route sends admissions (Plugin.sendsAdmission): that stage calls it
-   * just before its own first store call, so both travel in one round trip. It resolves once the request is admitted
-   * (`admission` set) and rejects with the refusal.
-   */
-  sendAdmission?: () => Promise<void>;
-  /** Set once the request's usage was settled in the store (so nothing settles twice). */
-  settled?: boolean;
   /** The upstream attempts of a request that needed more than one or failed (account, HTTP status or 0, how it ended). */
   attempts?: Attempt[];
-  /** How the exchange ended: completed, incomplete (cut by the output cap), failed, disconnected, missing-terminal, timeout, rejected. */
-  outcome?: string;
+  /** How the exchange ended (also the usage record's ending). */
+  outcome?: Outcome;
+  /**
+   * Who ended an exchange that failed, when the stage that saw it knows better than the core, which otherwise reads it
+   * from the outcome and the error (e.g. an upstream that cut a whole answer short, which the gateway answers with a 502).
+   */
+  endedBy?: EndedBy;
+  /** What the request cost in USD as metered (after the group's multiplier); the request log line carries it. */
+  cost?: number;
   /** Scratch space for adapters between request preparation and response scanning. */
   flags: Record<string, unknown>;
+  /** A variable an earlier stage set (declared by the stages as `provides` / `requires`). */
+  get<T>(variable: ContextVar<T>): T | undefined;
+  set<T>(variable: ContextVar<T>, value: T | undefined): void;
   body(): Promise<Buffer>;
   json(): Promise<Record<string, unknown>>;
   /** Replace the parsed body (a stage changed it); the proxy then forwards the re-serialized JSON. */
@@ -124,6 +139,21 @@ export interface Ctx {
 }
 
 export interface Attempt { account: string; status: number; reason: string }
+
+/**
+ * How an exchange ended: completed, incomplete (cut by the output cap), failed, disconnected (the client left),
+ * missing-terminal (a stream cut before its end), timeout, rejected (refused by the gateway before any upstream: not
+ * billed). The store records the same word as the usage record's ending.
+ */
+export type Outcome = 'completed' | 'incomplete' | 'failed' | 'disconnected' | 'missing-terminal' | 'rejected' | 'timeout';
+
+/**
+ * A variable one stage sets on the context for later ones, the way Hono middleware declares its variables: a typed
+ * token, made once in the module the stages share, whose `name` is what chains are checked by (Plugin.provides).
+ */
+export interface ContextVar<T> { readonly name: string; readonly __type?: T }
+
+export type EndedBy = 'client' | 'upstream' | 'gateway';
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: Ctx, next: Next) => Promise<void>;
@@ -146,19 +176,26 @@ export interface Env {
   onKeysChanged(listener: () => void): void;
 }
 
+/**
+ * A stage factory. Its contract with the rest of its chain is declared, and checked when the config loads (a chain
+ * whose stage lacks what it requires is refused with FILE:LINE:COL): the context fields and variables it `requires`
+ * from earlier stages and `provides` to later ones. `takes` names hand-offs an earlier stage may leave undone for it
+ * (the admission: sent with this stage's own first store call).
+ */
 export interface Plugin<O = any> {
   name: string;
   description: string;
   schema: JSONSchema;
-  /** Sends ctx.sendAdmission with its own first store call, before any upstream call (see Ctx.sendAdmission). */
-  sendsAdmission?: boolean;
+  requires?: readonly string[];
+  provides?: readonly string[];
+  takes?: readonly string[];
   create(options: O, env: Env, place: StagePlace): Stage;
 }
 
 /** Where a stage sits in its route's chain. */
 export interface StagePlace {
-  /** A later stage sends the admission (Plugin.sendsAdmission), so rate-limit may leave it to that stage. */
-  admissionSentLater: boolean;
+  /** True when a later stage of the chain takes this hand-off (Plugin.takes). */
+  laterTakes(name: string): boolean;
 }
 
 // ---- format adapters (implemented in adapters/) ----
@@ -191,6 +228,19 @@ export interface StreamedText { chars: number; outputFinal: boolean }
 
 export interface ModelListEntry { id: string; owner: string }
 
+/**
+ * Where a vendor lists the models an account may use, and how to read its answer: formats of one vendor share one
+ * (the same object), so a list's identity is its vendor's catalogue.
+ */
+export interface ModelListUpstream {
+  /** Path and query of the first page. */
+  path: string;
+  /** Headers the vendor requires besides the credential (e.g. a version header). */
+  headers?: Record<string, string>;
+  /** The model ids on one page of the answer, and the path of the next page when there is one. */
+  page(body: unknown): { ids: string[]; next?: string };
+}
+
 export interface FormatAdapter {
   name: string;
   /** Platforms that serve this format natively (simulator platforms serve every format). */
@@ -199,8 +249,25 @@ export interface FormatAdapter {
   upstreamAuth: string;
   /** Where the model is named: a JSON body field, a path parameter, or read by the adapter (e.g. a multipart field). */
   model: { body: string } | { param: string } | { read(ctx: Ctx): Promise<string | undefined>; write?(ctx: Ctx, model: string): Promise<void> };
+  /** The request body is JSON: parsed and checked (requestSchema, nesting depth) before any upstream sees it. */
+  jsonBody: boolean;
   /** Minimal shape a JSON request body must have; checked once, when the body is first parsed. */
   requestSchema?: JSONSchema;
+  /**
+   * What crosses the gateway besides the body, as allow lists: request headers a client may send upstream and
+   * upstream response headers that reach it (lower-case names; a trailing `*` matches a prefix), and query parameters
+   * passed upstream. Everything else is dropped.
+   */
+  forwardHeaders: string[];
+  returnHeaders: string[];
+  /** A response header this format's SDK reads the request id from, besides x-request-id: it carries the gateway's id. */
+  idHeader?: string;
+  forwardQuery: string[];
+  /**
+   * A request that exercises an account's credential alone, with nothing from any client (GET on this path, with these
+   * headers): when an upstream refuses a request with 401/403, it tells the credential's failure from the request's.
+   */
+  credentialCheck?: { path: string; headers?: Record<string, string> };
   isStream(body: Record<string, unknown> | undefined, ctx: Ctx): boolean;
   /** Adjust the request body for upstream (e.g. ask for usage in streams); return true when changed. */
   prepareUpstream?(body: Record<string, unknown>, ctx: Ctx): boolean;
@@ -217,8 +284,12 @@ export interface FormatAdapter {
   /** Upstream state kept on the account that created it (stored responses): requests naming it go to that account. */
   pins?: ResponsePins;
   modelList?(models: ModelListEntry[]): unknown;
+  /** The vendor's own model list upstream, for groups whose models are globs (what the upstream lists, they match). */
+  modelListUpstream?: ModelListUpstream;
   /** One model, for a model-detail route (GET .../models/{model}). */
   modelInfo?(model: ModelListEntry): unknown;
+  /** The smallest request of this format (a one-token answer), sent through one account by the admin API's account test. */
+  probe?: FormatProbe;
   /** The error for a group whose platform does not serve this format (default: 400 naming the platform). */
   unsupported?(platform: string): GatewayError;
 }
@@ -233,6 +304,14 @@ export interface ResponsePins {
   bodyField: string;
   /** Where a stream's scanner keeps the streamed object's id: a ctx.flags entry and its field. */
   streamFlag: { flag: string; field: string };
+}
+
+export interface FormatProbe {
+  /** Upstream path of the request (the model in it, where the format names the model in the path). */
+  path(model: string): string;
+  body(model: string): Record<string, unknown>;
+  /** Headers the upstream requires besides its credential (e.g. an API version). */
+  headers?: Record<string, string>;
 }
 
 export interface UpstreamAuthStyle { header: string; value(credential: string): string }

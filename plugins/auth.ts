@@ -47,6 +47,7 @@ export const auth: Plugin<Options> = {
       issued_cache_ms: { type: 'integer', minimum: 0, default: 10_000, description: 'How long a process remembers an issued key looked up in the store (changes clear it at once).' },
     },
   },
+  provides: ['key'],
   create(options, env) {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
     const issued = issuedKeys(env, options.issued_cache_ms);

@@ -2,7 +2,7 @@
 import type { Plugin } from '../core/types.ts';
 import { auth } from './auth.ts';
 import { groupCheck } from './group-check.ts';
-import { listModels } from './list-models.ts';
+import { listModels } from './list-models/index.ts';
 import { modelAllowlist } from './model-allowlist.ts';
 import { proxy } from './proxy/index.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -12,6 +12,9 @@ import { adminAuth } from './admin/auth.ts';
 import { adminKeys } from './admin/keys.ts';
 import { adminKeyUsage } from './admin/key-usage.ts';
 import { adminUsage } from './admin/records.ts';
+import { adminSummary } from './admin/summary.ts';
+import { adminGroups } from './admin/groups.ts';
+import { adminAccounts } from './admin/accounts.ts';
 import { page } from './page.ts';
 
-export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, page];
+export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, adminSummary, adminGroups, adminAccounts, page];

@@ -2,9 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GatewayError } from '../core/errors.ts';
 import type { Plugin } from '../core/types.ts';
 
-interface Options { file: string; content_type: string }
+interface Options { file: string; content_type: string; optional: boolean }
 
 // Relative files come from the gateway's own directory, where web/ ships: a config copied or mounted elsewhere still finds them.
 const HOME = fileURLToPath(new URL('..', import.meta.url));
@@ -26,13 +27,16 @@ export const page: Plugin<Options> = {
     properties: {
       file: { type: 'string', minLength: 1, description: 'Path of the file to serve: absolute, or relative to the gateway\'s directory (e.g. web/key-usage.html).' },
       content_type: { type: 'string', minLength: 1, description: 'Its content-type, e.g. text/html; charset=utf-8.' },
+      optional: { type: 'boolean', default: false, description: 'A missing file answers 404 (with one warning at load) instead of failing the config load: for files copied at install time.' },
     },
   },
-  create(options) {
+  create(options, env) {
     const path = resolve(HOME, options.file);
     let body: Buffer;
     try { body = readFileSync(path); } catch (err) {
-      throw new Error(`page: cannot read ${path}: ${(err as Error).message}`);
+      if (!options.optional || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`page: cannot read ${path}: ${(err as Error).message}`);
+      env.log.warn({ file: path }, 'page: optional file missing (answering 404); `npm install` copies it');
+      return async () => { throw new GatewayError(404, 'not_found', `${options.file} is not installed`); };
     }
     const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
     return async (ctx) => {

@@ -2,7 +2,8 @@
 // when there is one), holding a concurrency lease until settled.
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
-import type { AdmitResult } from '../core/store/types.ts';
+import type { Admission, AdmitResult } from '../core/store/types.ts';
+import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
 interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
 
@@ -30,7 +31,7 @@ const dig = (body: Record<string, unknown>, path: string): unknown =>
 async function estimate(ctx: Ctx, options: Options): Promise<number> {
   const bytes = (await ctx.body()).length;
   let output = 0;
-  if ('body' in ctx.format.model && bytes > 0) {
+  if (ctx.format.jsonBody && bytes > 0) {
     const body = await ctx.json();
     for (const field of options.output_fields) {
       const v = dig(body, field);
@@ -56,10 +57,13 @@ export const rateLimit: Plugin<Options> = {
       bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate.' },
     },
   },
+  requires: ['key'],
+  provides: ['admission'],
   create(options, env, place) {
+    // A later stage that takes the admission sends it with its own first store call: one round trip, not two.
+    const deferred = place.laterTakes('admission');
     return async (ctx, next) => {
-      const key = ctx.key;
-      if (!key) throw new GatewayError(500, 'stage_order', 'rate-limit needs auth before it');
+      const key = ctx.key!;
       const limits = key.limits;
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
       const request = {
@@ -67,30 +71,32 @@ export const rateLimit: Plugin<Options> = {
         estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
       };
       let beat: NodeJS.Timeout | undefined;
+      let admitted: Admission | undefined;
+      let sent: Promise<void> | undefined;
       const admit = async (): Promise<void> => {
         const result = await env.store.admit({ ...request, now: Date.now() }); // the clock when it is sent
         if (!result.ok) {
           ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
           throw refusal(result);
         }
-        const admission = result.admission;
-        ctx.admission = admission;
+        const admission = admitted = result.admission;
         if (admission.lease) {
           beat = setInterval(() => { env.store.heartbeat(admission, options.lease_ms, Date.now()).catch(() => {}); }, options.heartbeat_ms);
         }
       };
-      // The stage that calls the upstream sends the admission with its own first store call (one round trip); a
-      // chain without one is admitted here.
-      if (place.admissionSentLater) ctx.sendAdmission = admit;
-      else await admit();
+      const handle: AdmissionHandle = {
+        send: () => (sent ??= admit()),
+        get admission() { return admitted; },
+        settled: false,
+      };
+      ctx.set(ADMISSION, handle);
+      if (!deferred) await handle.send();
       try {
         await next();
       } finally {
-        ctx.sendAdmission = undefined;
         clearInterval(beat);
         // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
-        const admission = ctx.admission;
-        if (admission && !ctx.settled) await env.store.release(admission).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
+        if (admitted && !handle.settled) await env.store.release(admitted).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
       }
     };
   },

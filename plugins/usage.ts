@@ -75,10 +75,10 @@ export const usage: Plugin<Record<string, never>> = {
   name: 'usage',
   description: 'Answers the key\'s own usage (GET /v1/usage): status, quota, spend windows, today/total, average duration, current rpm/tpm (settled in the last 60 whole seconds), per day (?days=1..90) and per model (?start_date=&end_date=, YYYY-MM-DD), with days in ?timezone= (IANA, default UTC; in :30 and :45 zones a day starts 30 or 15 minutes before local midnight). Never the operator\'s upstream cost.',
   schema: { type: 'object', additionalProperties: false, properties: {} },
+  requires: ['key'],
   create(_options, env) {
     return async (ctx) => {
-      const key = ctx.key;
-      if (!key) throw new GatewayError(500, 'stage_order', 'usage needs auth before it');
+      const key = ctx.key!;
       const query = usageQuery(ctx.search ? ctx.url.searchParams : new URLSearchParams());
       const now = Date.now();
       const data = await env.store.keyUsage(key.id, { ...query, now });

@@ -1,27 +1,25 @@
 // Anthropic Messages upstream: POST /v1/messages whole and streamed, and count_tokens (wire-formats §5).
 //
 // Token rule: input_tokens = promptTokens() over the system prompt (when present) and each message, where a message
-// counts its text blocks and the text inside its tool_result blocks (tool_use input counts nothing): Σ(3 + tokens) + 3.
-// output_tokens is the reply's tokens; the cache counters are always 0.
+// counts its text blocks and the text inside its tool_result blocks (tool_use input and thinking blocks count nothing):
+// Σ(3 + tokens) + 3. output_tokens is the reply's tokens plus its thinking's tokens (thinking is billed as output, also
+// when display is omitted); the cache counters are always 0.
+//
+// Requests are checked against strict/anthropic.ts first; thinking (`enabled` or `adaptive`) answers with a thinking
+// block whose signature only this dialect's key verifies.
 import type { IncomingMessage } from 'node:http';
 import type { Route, SimContext } from './context.ts';
 import { type ErrorSpec, sendError } from './errors.ts';
 import { isObject } from './incoming.ts';
-import { planReply, type Reply, type ReplyInput } from './reply.ts';
-import { sendJson, sendStream, sseFrame, type StreamPlan } from './respond.ts';
-import { promptTokens, splitEvenly, splitTokens } from './tokens.ts';
+import { type AnthropicReply, streamPlan } from './anthropic-stream.ts';
+import { callId, outputTokens, planReply, type Reply, type ReplyInput } from './reply.ts';
+import { sendJson, sendStream } from './respond.ts';
+import { sign } from './signatures.ts';
+import { type AnthropicSubject, refuseAnthropic } from './strict/anthropic.ts';
+import { blocksOf, type Message } from './strict/anthropic-turns.ts';
+import { promptTokens } from './tokens.ts';
 
-type Message = Record<string, unknown>;
-
-interface MessagesRequest {
-  model: string;
-  messages: Message[];
-  system?: unknown;
-  max_tokens?: unknown;
-  stream?: unknown;
-  tools?: unknown;
-  tool_choice?: unknown;
-}
+type MessagesRequest = AnthropicSubject['body'];
 
 const stopReasons = { stop: 'end_turn', length: 'max_tokens', tool: 'tool_use' } as const;
 
@@ -38,50 +36,43 @@ export const anthropicMessagesRoutes: Route[] = [
 ];
 
 async function createMessage(ctx: SimContext): Promise<void> {
-  const request = validate(ctx, true);
-  if ('status' in request) return sendError(ctx.res, ctx.dialect, request);
-  const reply = planReply(replyInput(request));
+  const checked = read(ctx, 'create');
+  if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
+  const { request } = checked;
+  const answer = answerOf(ctx, request);
   const inputTokens = inputTokensOf(request);
-  if (request.stream === true) return sendStream(ctx, streamPlan(ctx, request.model, reply, inputTokens));
+  if (request.stream === true) return sendStream(ctx, streamPlan(ctx, request.model as string, answer, inputTokens));
   sendJson(ctx, 200, {
     id: `msg_sim_${ctx.seq}`,
     type: 'message',
     role: 'assistant',
     model: request.model,
-    content: [reply.kind === 'text'
-      ? { type: 'text', text: reply.text, citations: null }
-      : { type: 'tool_use', id: toolUseId(ctx), name: reply.name, input: JSON.parse(reply.arguments) }],
-    stop_reason: stopReasonOf(reply),
+    content: answer.blocks,
+    stop_reason: answer.stopReason,
     stop_sequence: null,
     usage: {
       input_tokens: inputTokens,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
       cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-      output_tokens: reply.tokens,
+      output_tokens: answer.outputTokens,
       service_tier: 'standard',
     },
   });
 }
 
 function countMessageTokens(ctx: SimContext): void {
-  const request = validate(ctx, false);
-  if ('status' in request) return sendError(ctx.res, ctx.dialect, request);
+  const checked = read(ctx, 'count_tokens');
+  if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
+  const { request } = checked;
   sendJson(ctx, 200, { input_tokens: inputTokensOf(request) });
 }
 
-function validate(ctx: SimContext, needMaxTokens: boolean): MessagesRequest | ErrorSpec {
-  const bad = (message: string): ErrorSpec => ({ status: 400, message });
-  if (!ctx.jsonOk || !isObject(ctx.json)) return bad('The request body is not valid JSON.');
-  const request = ctx.json;
-  if (typeof request.model !== 'string' || request.model === '') return bad('model: Field required');
-  if (!Array.isArray(request.messages)) return bad('messages: Field required');
-  if (!request.messages.every(isObject)) return bad('messages: Input should be a valid list of message objects');
-  if (needMaxTokens) {
-    if (request.max_tokens === undefined) return bad('max_tokens: Field required');
-    if (!(Number.isInteger(request.max_tokens) && (request.max_tokens as number) >= 1)) return bad('max_tokens: Input should be an integer of at least 1');
-  }
-  return request as unknown as MessagesRequest;
+function read(ctx: SimContext, endpoint: AnthropicSubject['endpoint']): { request: MessagesRequest } | { refusal: ErrorSpec } {
+  if (!ctx.jsonOk || !isObject(ctx.json)) return { refusal: { status: 400, message: 'The request body is not valid JSON.' } };
+  const body = ctx.json as MessagesRequest;
+  const refusal = refuseAnthropic({ body, endpoint });
+  return refusal ? { refusal } : { request: body };
 }
 
 /** Text of a content value (string or blocks); tool_result blocks contribute their own content's text when asked. */
@@ -100,64 +91,44 @@ function inputTokensOf(request: MessagesRequest): number {
   return promptTokens([...(system.length > 0 ? [system] : []), ...request.messages.map((m) => textsOf(m.content, true))]);
 }
 
+function thinkingOf(request: MessagesRequest): Record<string, unknown> | undefined {
+  const thinking = isObject(request.thinking) ? request.thinking : undefined;
+  return thinking?.type === 'enabled' || thinking?.type === 'adaptive' ? thinking : undefined;
+}
+
 function replyInput(request: MessagesRequest): ReplyInput {
-  const last = request.messages[request.messages.length - 1];
+  const last: Message | undefined = request.messages[request.messages.length - 1];
   const lastUser = request.messages.findLast((m) => m.role === 'user');
-  const results = last?.role === 'user' && Array.isArray(last.content)
-    ? last.content.filter((block) => isObject(block) && block.type === 'tool_result')
-    : [];
+  const results = last?.role === 'user' ? blocksOf(last).filter((block) => block.type === 'tool_result') : [];
+  const choice = isObject(request.tool_choice) ? request.tool_choice : {};
   return {
     lastUserText: lastUser ? textsOf(lastUser.content, false).join(' ') : '',
     toolResult: results.length > 0 ? results.flatMap((block) => textsOf(block.content, false)).join(' ') : undefined,
-    toolName: toolToCall(request),
+    toolNames: toolNames(request),
+    parallel: choice.disable_parallel_tool_use !== true,
     maxTokens: request.max_tokens as number,
+    reasoning: thinkingOf(request) !== undefined,
   };
 }
 
-/** The custom tool to call, or undefined for a text reply; typed server tools (web_search_…) are never called. */
-function toolToCall(request: MessagesRequest): string | undefined {
+/** The custom tools the model may call; typed server tools (web_search_…) are never called. */
+function toolNames(request: MessagesRequest): string[] {
   const tools = Array.isArray(request.tools) ? request.tools.filter(isObject) : [];
-  const choice = request.tool_choice;
-  if (tools.length === 0 || (isObject(choice) && choice.type === 'none')) return undefined;
-  if (isObject(choice) && choice.type === 'tool' && typeof choice.name === 'string') return choice.name;
-  const first = tools.find((tool) => (tool.type === undefined || tool.type === 'custom') && typeof tool.name === 'string');
-  return first?.name as string | undefined;
+  const choice = isObject(request.tool_choice) ? request.tool_choice : {};
+  if (tools.length === 0 || choice.type === 'none') return [];
+  if (choice.type === 'tool' && typeof choice.name === 'string') return [choice.name];
+  return tools.filter((tool) => (tool.type === undefined || tool.type === 'custom') && typeof tool.name === 'string').map((tool) => tool.name as string);
 }
 
-function stopReasonOf(reply: Reply): string {
-  return stopReasons[reply.kind === 'tool' ? 'tool' : reply.finish];
-}
-
-function toolUseId(ctx: SimContext): string {
-  return `toolu_sim_${ctx.seq}`;
-}
-
-function streamPlan(ctx: SimContext, model: string, reply: Reply, inputTokens: number): StreamPlan {
-  const frames: string[] = [];
-  const emit = (type: string, fields: object = {}) => frames.push(sseFrame(JSON.stringify({ type, ...fields }), type));
-  emit('message_start', {
-    message: {
-      id: `msg_sim_${ctx.seq}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
-      usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' },
-    },
-  });
-  emit('content_block_start', {
-    index: 0,
-    content_block: reply.kind === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: toolUseId(ctx), name: reply.name, input: {} },
-  });
-  // Written by hand because the real service spaces this one payload differently from the rest.
-  frames.push(sseFrame('{"type": "ping"}', 'ping'));
-  const firstContent = frames.length;
-  if (reply.kind === 'text') {
-    for (const text of splitTokens(reply.text)) emit('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
-  } else {
-    // The real service opens tool input with an empty fragment.
-    for (const partial_json of ['', ...splitEvenly(reply.arguments, 3)]) emit('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json } });
+/** The reply as Anthropic content blocks: thinking first (text hidden when display is omitted), then text or tool_use. */
+function answerOf(ctx: SimContext, request: MessagesRequest): AnthropicReply {
+  const reply: Reply = planReply(replyInput(request));
+  const blocks: Array<Record<string, unknown>> = [];
+  if (reply.reasoning) {
+    const shown = thinkingOf(request)?.display === 'omitted' ? '' : reply.reasoning.text;
+    blocks.push({ type: 'thinking', thinking: shown, signature: sign('anthropic', shown) });
   }
-  const endContent = frames.length;
-  emit('content_block_stop', { index: 0 });
-  emit('message_delta', { delta: { stop_reason: stopReasonOf(reply), stop_sequence: null }, usage: { output_tokens: reply.tokens } });
-  emit('message_stop');
-  const error = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
-  return { frames, firstContent, endContent, errorFrame: () => sseFrame(JSON.stringify(error), 'error') };
+  if (reply.kind === 'text') blocks.push({ type: 'text', text: reply.text, citations: null });
+  else reply.calls.forEach((call, i) => blocks.push({ type: 'tool_use', id: callId('toolu', ctx.seq, i), name: call.name, input: JSON.parse(call.arguments) }));
+  return { blocks, stopReason: stopReasons[reply.kind === 'tool' ? 'tool' : reply.finish], outputTokens: outputTokens(reply) };
 }

@@ -12,6 +12,8 @@ export interface ErrorSpec {
   code?: string | null;
   /** OpenAI only. */
   param?: string | null;
+  /** Gemini only: google.rpc details such as BadRequest field violations. */
+  details?: unknown[];
   headers?: Record<string, string>;
 }
 
@@ -74,7 +76,7 @@ const envelopes: Record<Dialect, (e: ErrorSpec) => unknown> = {
     error: { type: e.type ?? anthropicByStatus[e.status] ?? (e.status >= 500 ? 'api_error' : 'invalid_request_error'), message: e.message },
   }),
   gemini: (e) => ({
-    error: { code: e.status, message: e.message, status: e.type ?? geminiByStatus[e.status] ?? 'UNKNOWN' },
+    error: { code: e.status, message: e.message, status: e.type ?? geminiByStatus[e.status] ?? 'UNKNOWN', ...(e.details ? { details: e.details } : {}) },
   }),
 };
 

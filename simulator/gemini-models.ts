@@ -5,6 +5,7 @@ import { decodeSegment } from './models.ts';
 import { sendJson } from './respond.ts';
 
 const methods = ['generateContent', 'countTokens', 'createCachedContent', 'batchGenerateContent'];
+const embeddingMethods = ['embedContent', 'countTextTokens', 'countTokens', 'asyncBatchEmbedContent'];
 
 export const geminiModels = [
   {
@@ -24,6 +25,16 @@ export const geminiModels = [
     description: 'Gemini 2.0 Flash',
     inputTokenLimit: 1048576, outputTokenLimit: 8192, supportedGenerationMethods: methods,
     temperature: 1, topP: 0.95, topK: 40, maxTemperature: 2,
+  },
+  {
+    name: 'models/gemini-embedding-001', version: '001', displayName: 'Gemini Embedding 001',
+    description: 'Obtain a distributed representation of a text.',
+    inputTokenLimit: 2048, outputTokenLimit: 1, supportedGenerationMethods: embeddingMethods,
+  },
+  {
+    name: 'models/gemini-embedding-2', version: '2', displayName: 'Gemini Embedding 2',
+    description: 'Multimodal embeddings; reports usageMetadata.',
+    inputTokenLimit: 8192, outputTokenLimit: 1, supportedGenerationMethods: embeddingMethods,
   },
 ];
 

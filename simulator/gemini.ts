@@ -2,25 +2,26 @@
 //
 // Token rule: promptTokenCount = promptTokens() over systemInstruction (when present) and each content, where a
 // content counts its text parts and JSON.stringify(functionResponse.response) of its functionResponse parts
-// (functionCall args count nothing): Σ(3 + tokens) + 3. candidatesTokenCount is the reply's tokens;
-// totalTokenCount = prompt + candidates. countTokens answers {totalTokens} with the same prompt count.
+// (functionCall args and thought parts count nothing): Σ(3 + tokens) + 3. candidatesTokenCount is the reply's tokens;
+// thoughtsTokenCount, present only when thinking was asked for, the thoughts' tokens, kept apart from the candidates;
+// totalTokenCount = prompt + candidates + thoughts. countTokens answers {totalTokens} with the same prompt count.
+//
+// Requests are checked against strict/gemini.ts first. Thinking (thinkingConfig.includeThoughts, a non-zero
+// thinkingBudget or a thinkingLevel) answers with a `thought: true` part when includeThoughts is set, and puts a
+// thoughtSignature sealed with this dialect's key on the first answer part. Function calls carry no id (Gemini 2.5).
 import type { Route, SimContext } from './context.ts';
 import { errorBody, type ErrorSpec, sendError } from './errors.ts';
 import { isObject } from './incoming.ts';
 import { decodeSegment } from './models.ts';
 import { planReply, type Reply, type ReplyInput } from './reply.ts';
 import { sendJson, sendStream, type StreamPlan } from './respond.ts';
+import { seal } from './signatures.ts';
+import { field, type GeminiSubject, partsOf, refuseGemini } from './strict/gemini.ts';
 import { promptTokens, splitTokens } from './tokens.ts';
 
 type Content = Record<string, unknown>;
-
-interface GeminiRequest {
-  contents: Content[];
-  systemInstruction?: unknown;
-  tools?: unknown;
-  toolConfig?: unknown;
-  generationConfig?: unknown;
-}
+type Part = Record<string, unknown>;
+type GeminiRequest = Record<string, unknown> & { contents: Content[] };
 
 // The model is the last path segment up to the colon; the SDK's default API version v1 is served alike.
 const methodPath = (method: string) => new RegExp(`^/v1(?:beta)?/models/([^/:]+):${method}$`);
@@ -32,21 +33,29 @@ export const geminiRoutes: Route[] = [
 ];
 
 function generateContent(ctx: SimContext): void {
-  const request = validate(ctx.json);
-  if ('status' in request) return sendError(ctx.res, ctx.dialect, request);
+  const checked = read(ctx, 'generate');
+  if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
+  const { request } = checked;
   const reply = planReply(replyInput(request));
-  const prompt = inputTokensOf(request);
-  sendJson(ctx, 200, chunk(ctx, replyParts(reply), finishOf(reply), finalUsage(prompt, reply)));
+  const parts = [...thoughtParts(request, reply), ...answerParts(reply)];
+  sendJson(ctx, 200, chunk(ctx, parts, finishOf(reply), finalUsage(inputTokensOf(request), reply)));
 }
 
 async function streamGenerateContent(ctx: SimContext): Promise<void> {
-  const request = validate(ctx.json);
-  if ('status' in request) return sendError(ctx.res, ctx.dialect, request);
+  const checked = read(ctx, 'generate');
+  if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
+  const { request } = checked;
   const reply = planReply(replyInput(request));
   const prompt = inputTokensOf(request);
-  // Text arrives a token per chunk with provisional usage; the last chunk carries finishReason and the final usage.
-  const pieces = reply.kind === 'text' ? splitTokens(reply.text).map((text) => [{ text }]) : [replyParts(reply)];
-  const chunks = pieces.map((parts, i) => (i === pieces.length - 1
+  // Thoughts come first in a chunk of their own; text then arrives a token per chunk with provisional usage, function
+  // calls whole in one chunk; the last chunk carries finishReason and the final usage.
+  const answer = answerParts(reply);
+  const answerChunks: Part[][] = reply.kind === 'text'
+    ? splitTokens(reply.text).map((text, i) => [i === 0 ? { ...answer[0], text } : { text }])
+    : [answer];
+  const thoughts = thoughtParts(request, reply);
+  const groups = thoughts.length > 0 ? [thoughts, ...answerChunks] : answerChunks;
+  const chunks = groups.map((parts, i) => (i === groups.length - 1
     ? chunk(ctx, parts, finishOf(reply), finalUsage(prompt, reply))
     : chunk(ctx, parts, undefined, { promptTokenCount: prompt, totalTokenCount: prompt })));
   const error = errorBody('gemini', { status: 500, message: 'simulated mid-stream failure' });
@@ -54,11 +63,19 @@ async function streamGenerateContent(ctx: SimContext): Promise<void> {
 }
 
 function countTokens(ctx: SimContext): void {
-  const body = ctx.json;
-  // countTokens takes either bare contents or a whole generateContentRequest.
-  const request = validate(isObject(body) && isObject(body.generateContentRequest) ? body.generateContentRequest : body);
-  if ('status' in request) return sendError(ctx.res, ctx.dialect, request);
+  const checked = read(ctx, 'countTokens');
+  if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
+  const { request } = checked;
   sendJson(ctx, 200, { totalTokens: inputTokensOf(request) });
+}
+
+function read(ctx: SimContext, method: GeminiSubject['method']): { request: GeminiRequest } | { refusal: ErrorSpec } {
+  const body = ctx.json;
+  if (!ctx.jsonOk || !isObject(body)) return { refusal: { status: 400, message: 'Invalid JSON payload received. Expected an object.' } };
+  // countTokens takes either bare contents or a whole generateContentRequest.
+  const inner = method === 'countTokens' && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
+  const refusal = refuseGemini({ body, method, request: inner });
+  return refusal ? { refusal } : { request: inner as GeminiRequest };
 }
 
 /** Frames of `data: <one-line JSON>` and CRLF pairs only: Google's SDKs break on event:, comments and [DONE]. */
@@ -89,11 +106,39 @@ function chunk(ctx: SimContext, parts: unknown[], finishReason: string | undefin
 }
 
 function finalUsage(prompt: number, reply: Reply) {
-  return { promptTokenCount: prompt, candidatesTokenCount: reply.tokens, totalTokenCount: prompt + reply.tokens };
+  const thoughts = reply.reasoning?.tokens ?? 0;
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: reply.tokens,
+    ...(reply.reasoning ? { thoughtsTokenCount: thoughts } : {}),
+    totalTokenCount: prompt + reply.tokens + thoughts,
+  };
 }
 
-function replyParts(reply: Reply): unknown[] {
-  return reply.kind === 'text' ? [{ text: reply.text }] : [{ functionCall: { name: reply.name, args: JSON.parse(reply.arguments) } }];
+function thinkingConfigOf(request: GeminiRequest): Record<string, unknown> {
+  const config = field(request, 'generationConfig');
+  const thinking = isObject(config) ? field(config, 'thinkingConfig') : undefined;
+  return isObject(thinking) ? thinking : {};
+}
+
+function asksForThinking(request: GeminiRequest): boolean {
+  const thinking = thinkingConfigOf(request);
+  const budget = field(thinking, 'thinkingBudget');
+  return field(thinking, 'includeThoughts') === true || (typeof budget === 'number' && budget !== 0) || field(thinking, 'thinkingLevel') !== undefined;
+}
+
+/** The thought summary, shown only when includeThoughts asks for it. */
+function thoughtParts(request: GeminiRequest, reply: Reply): Part[] {
+  return reply.reasoning && field(thinkingConfigOf(request), 'includeThoughts') === true ? [{ text: reply.reasoning.text, thought: true }] : [];
+}
+
+/** The answer's parts; after thinking, the first carries the thought signature. */
+function answerParts(reply: Reply): Part[] {
+  const parts: Part[] = reply.kind === 'text'
+    ? [{ text: reply.text }]
+    : reply.calls.map((call) => ({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } }));
+  if (reply.reasoning) parts[0] = { ...parts[0], thoughtSignature: seal('gemini', reply.reasoning.text) };
+  return parts;
 }
 
 /** Function calls still finish with STOP on Gemini; only a cut reply says MAX_TOKENS. */
@@ -101,41 +146,16 @@ function finishOf(reply: Reply): string {
   return reply.kind === 'text' && reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP';
 }
 
-/** Proto-JSON accepts snake_case as well as camelCase field names; this reads either. */
-function field(object: Record<string, unknown>, camel: string): unknown {
-  return object[camel] ?? object[camel.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())];
-}
-
-function validate(body: unknown): GeminiRequest | ErrorSpec {
-  if (!isObject(body)) return { status: 400, message: 'Invalid JSON payload received. Expected an object.' };
-  const contents = body.contents;
-  if (!Array.isArray(contents) || contents.length === 0 || !contents.every(isObject)) {
-    return { status: 400, message: '* GenerateContentRequest.contents: contents is not specified\n' };
-  }
-  return {
-    contents,
-    systemInstruction: field(body, 'systemInstruction'),
-    tools: body.tools,
-    toolConfig: field(body, 'toolConfig'),
-    generationConfig: field(body, 'generationConfig'),
-  };
-}
-
-function partsOf(content: unknown): Record<string, unknown>[] {
-  if (typeof content === 'string') return [{ text: content }];
-  return isObject(content) && Array.isArray(content.parts) ? content.parts.filter(isObject) : [];
-}
-
 function textsOf(content: unknown, withResponses: boolean): string[] {
   return partsOf(content).flatMap((part): string[] => {
-    if (typeof part.text === 'string') return [part.text];
+    if (typeof part.text === 'string') return part.thought === true ? [] : [part.text];
     const response = field(part, 'functionResponse');
     return withResponses && isObject(response) ? [JSON.stringify(response.response ?? {})] : [];
   });
 }
 
 function inputTokensOf(request: GeminiRequest): number {
-  const system = textsOf(request.systemInstruction, false);
+  const system = textsOf(field(request, 'systemInstruction'), false);
   return promptTokens([...(system.length > 0 ? [system] : []), ...request.contents.map((c) => textsOf(c, true))]);
 }
 
@@ -143,28 +163,29 @@ function replyInput(request: GeminiRequest): ReplyInput {
   const last = request.contents[request.contents.length - 1];
   const lastUser = request.contents.findLast((c) => c.role === undefined || c.role === 'user');
   const responses = partsOf(last).map((part) => field(part, 'functionResponse')).filter(isObject);
-  const config = isObject(request.generationConfig) ? request.generationConfig : {};
-  const cap = field(config, 'maxOutputTokens');
+  const config = field(request, 'generationConfig');
+  const cap = isObject(config) ? field(config, 'maxOutputTokens') : undefined;
   return {
     lastUserText: lastUser ? textsOf(lastUser, false).join(' ') : '',
     toolResult: responses.length > 0 ? responses.map((r) => JSON.stringify(r.response ?? {})).join(' ') : undefined,
-    toolName: toolToCall(request),
+    toolNames: toolNames(request),
+    parallel: true,
     maxTokens: Number.isInteger(cap) && (cap as number) >= 1 ? (cap as number) : undefined,
+    reasoning: asksForThinking(request),
   };
 }
 
-/** The first declared function (or the first allowed one), unless function calling is off. */
-function toolToCall(request: GeminiRequest): string | undefined {
+/** The declared functions (or the allowed ones), unless function calling is off. */
+function toolNames(request: GeminiRequest): string[] {
   const tools = Array.isArray(request.tools) ? request.tools.filter(isObject) : [];
-  const declarations = tools.flatMap((tool) => {
+  const declared = tools.flatMap((tool) => {
     const list = field(tool, 'functionDeclarations');
-    return Array.isArray(list) ? list.filter((d) => isObject(d) && typeof d.name === 'string') : [];
+    return Array.isArray(list) ? list.filter((d) => isObject(d) && typeof d.name === 'string').map((d) => d.name as string) : [];
   });
-  const toolConfig = isObject(request.toolConfig) ? request.toolConfig : {};
-  const calling = field(toolConfig, 'functionCallingConfig');
+  const toolConfig = field(request, 'toolConfig');
+  const calling = isObject(toolConfig) ? field(toolConfig, 'functionCallingConfig') : undefined;
   const config = isObject(calling) ? calling : {};
-  if (declarations.length === 0 || config.mode === 'NONE') return undefined;
+  if (declared.length === 0 || config.mode === 'NONE') return [];
   const allowed = field(config, 'allowedFunctionNames');
-  if (Array.isArray(allowed) && typeof allowed[0] === 'string') return allowed[0];
-  return declarations[0].name as string;
+  return Array.isArray(allowed) && allowed.length > 0 ? allowed.filter((name): name is string => typeof name === 'string') : declared;
 }

@@ -11,6 +11,7 @@ export const openaiModels = [
   { id: 'gpt-5', object: 'model', created: 1754425777, owned_by: 'system' },
   { id: 'gpt-5-mini', object: 'model', created: 1754425928, owned_by: 'system' },
   { id: 'gpt-image-1', object: 'model', created: 1745517030, owned_by: 'system' },
+  { id: 'text-embedding-3-small', object: 'model', created: 1705948997, owned_by: 'system' },
 ] as const;
 
 export function listModels(ctx: SimContext): void {

@@ -1,34 +1,31 @@
 // OpenAI Chat Completions upstream: POST /v1/chat/completions, whole and streamed (wire-formats §1).
+//
+// Token rule: prompt_tokens = promptTokens() over each message's text (string content or text parts; tool_calls count
+// nothing): Σ(3 + tokens) + 3. completion_tokens is the reply's tokens plus, when reasoning_effort asked for reasoning
+// (any value but "none"), the hidden reasoning's tokens, which completion_tokens_details.reasoning_tokens repeats.
+//
+// Requests are checked against strict/openai-chat.ts first. Tool calls stream as OpenAI does: per call, a head fragment
+// with index, id, type and name, then argument pieces keyed by the same index.
 import type { SimContext } from './context.ts';
 import { sendError } from './errors.ts';
-import { planReply, type Reply, type ReplyInput } from './reply.ts';
-import { sendJson, sendStream, sseFrame, type StreamPlan } from './respond.ts';
 import { isObject } from './incoming.ts';
+import { callId, outputTokens, planReply, type Reply, type ReplyInput } from './reply.ts';
+import { sendJson, sendStream, sseFrame, type StreamPlan } from './respond.ts';
+import { type ChatBody, refuseChat } from './strict/openai-chat.ts';
 import { promptTokens, splitEvenly, splitTokens } from './tokens.ts';
-
-interface ChatRequest {
-  model: string;
-  messages: Array<Record<string, unknown>>;
-  stream?: unknown;
-  stream_options?: { include_usage?: unknown };
-  max_completion_tokens?: unknown;
-  max_tokens?: unknown;
-  tools?: unknown;
-  tool_choice?: unknown;
-}
-
-interface Problem { message: string; param: string | null; code: string | null }
 
 const finishReasons = { stop: 'stop', length: 'length', tool: 'tool_calls' } as const;
 
+const NOT_JSON = 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly.)';
+
 export async function chatCompletions(ctx: SimContext): Promise<void> {
-  const request = validate(ctx);
-  if ('message' in request) {
-    sendError(ctx.res, ctx.dialect, { status: 400, ...request });
-    return;
-  }
+  if (!ctx.jsonOk) return sendError(ctx.res, ctx.dialect, { status: 400, message: NOT_JSON });
+  if (!isObject(ctx.json)) return sendError(ctx.res, ctx.dialect, { status: 400, message: 'The request body must be a JSON object.', code: 'invalid_type' });
+  const refusal = refuseChat(ctx.json);
+  if (refusal) return sendError(ctx.res, ctx.dialect, refusal);
+  const request = ctx.json as ChatBody;
   const reply = planReply(replyInput(request));
-  const usage = usageOf(promptTokensOf(request.messages), reply.tokens);
+  const usage = usageOf(promptTokens(request.messages.map((m) => textOf(m.content))), reply);
   const base = {
     id: `chatcmpl-sim-${ctx.seq}`,
     object: 'chat.completion',
@@ -38,9 +35,8 @@ export async function chatCompletions(ctx: SimContext): Promise<void> {
     system_fingerprint: 'fp_simulator',
   };
   if (request.stream === true) {
-    const includeUsage = request.stream_options?.include_usage === true;
-    await sendStream(ctx, streamPlan(ctx, base, reply, usage, includeUsage));
-    return;
+    const includeUsage = isObject(request.stream_options) && request.stream_options.include_usage === true;
+    return sendStream(ctx, streamPlan(ctx, base, reply, usage, includeUsage));
   }
   sendJson(ctx, 200, {
     id: base.id,
@@ -54,34 +50,6 @@ export async function chatCompletions(ctx: SimContext): Promise<void> {
   });
 }
 
-function validate(ctx: SimContext): ChatRequest | Problem {
-  if (!ctx.jsonOk) {
-    return { message: 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly.)', param: null, code: null };
-  }
-  const body = ctx.json;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return { message: 'The request body must be a JSON object.', param: null, code: 'invalid_type' };
-  }
-  const request = body as Record<string, unknown>;
-  if (typeof request.model !== 'string' || request.model === '') {
-    return { message: 'you must provide a model parameter', param: 'model', code: null };
-  }
-  if (request.messages === undefined) {
-    return { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' };
-  }
-  const messages = request.messages;
-  if (!Array.isArray(messages) || messages.length === 0 || !messages.every(isObject)) {
-    return { message: "Invalid 'messages': expected a non-empty array of message objects.", param: 'messages', code: 'invalid_type' };
-  }
-  for (const name of ['max_completion_tokens', 'max_tokens']) {
-    const cap = request[name];
-    if (cap !== undefined && cap !== null && !(Number.isInteger(cap) && (cap as number) >= 1)) {
-      return { message: `Invalid '${name}': expected an integer of at least 1.`, param: name, code: 'invalid_value' };
-    }
-  }
-  return request as unknown as ChatRequest;
-}
-
 /** Text of a message's content: a string, or the text parts of an array. */
 function textOf(content: unknown): string[] {
   if (typeof content === 'string') return [content];
@@ -89,41 +57,39 @@ function textOf(content: unknown): string[] {
   return content.filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string').map((part) => part.text as string);
 }
 
-function promptTokensOf(messages: ChatRequest['messages']): number {
-  return promptTokens(messages.map((m) => textOf(m.content)));
-}
-
-function replyInput(request: ChatRequest): ReplyInput {
+function replyInput(request: ChatBody): ReplyInput {
   const last = request.messages[request.messages.length - 1];
   const lastUser = request.messages.findLast((m) => m.role === 'user');
   const cap = request.max_completion_tokens ?? request.max_tokens;
   return {
     lastUserText: lastUser ? textOf(lastUser.content).join(' ') : '',
     toolResult: last.role === 'tool' ? textOf(last.content).join(' ') : undefined,
-    toolName: toolToCall(request),
+    toolNames: toolNames(request),
+    parallel: request.parallel_tool_calls !== false,
     maxTokens: typeof cap === 'number' ? cap : undefined,
+    reasoning: typeof request.reasoning_effort === 'string' && request.reasoning_effort !== 'none',
   };
 }
 
-/** The function tool the model should call, or undefined for a text reply. */
-function toolToCall(request: ChatRequest): string | undefined {
+/** The function tools the model may call (just the named one when tool_choice names one). */
+function toolNames(request: ChatBody): string[] {
   const tools = Array.isArray(request.tools) ? request.tools.filter(isObject) : [];
   const choice = request.tool_choice;
-  if (tools.length === 0 || choice === 'none') return undefined;
-  if (isObject(choice) && choice.type === 'function' && isObject(choice.function) && typeof choice.function.name === 'string') {
-    return choice.function.name;
-  }
-  const first = tools.find((tool) => tool.type === 'function' && isObject(tool.function) && typeof tool.function.name === 'string');
-  return first ? ((first.function as Record<string, unknown>).name as string) : undefined;
+  if (tools.length === 0 || choice === 'none') return [];
+  if (isObject(choice) && choice.type === 'function' && isObject(choice.function) && typeof choice.function.name === 'string') return [choice.function.name];
+  return tools
+    .filter((tool) => tool.type === 'function' && isObject(tool.function) && typeof tool.function.name === 'string')
+    .map((tool) => (tool.function as Record<string, unknown>).name as string);
 }
 
-function usageOf(prompt: number, completion: number) {
+function usageOf(prompt: number, reply: Reply) {
+  const completion = outputTokens(reply);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: reply.reasoning?.tokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }
 
@@ -131,14 +97,13 @@ function finishOf(reply: Reply): string {
   return finishReasons[reply.kind === 'tool' ? 'tool' : reply.finish];
 }
 
-function toolCallId(ctx: SimContext): string {
-  return `call_sim_${ctx.seq}`;
+function toolCallsOf(ctx: SimContext, reply: Reply & { kind: 'tool' }) {
+  return reply.calls.map((call, i) => ({ id: callId('call', ctx.seq, i), type: 'function', function: { name: call.name, arguments: call.arguments } }));
 }
 
 function messageOf(ctx: SimContext, reply: Reply) {
   if (reply.kind === 'text') return { role: 'assistant', content: reply.text, refusal: null, annotations: [] };
-  const call = { id: toolCallId(ctx), type: 'function', function: { name: reply.name, arguments: reply.arguments } };
-  return { role: 'assistant', content: null, tool_calls: [call], refusal: null, annotations: [] };
+  return { role: 'assistant', content: null, tool_calls: toolCallsOf(ctx, reply), refusal: null, annotations: [] };
 }
 
 function streamPlan(ctx: SimContext, base: object, reply: Reply, usage: object, includeUsage: boolean): StreamPlan {
@@ -155,9 +120,11 @@ function streamPlan(ctx: SimContext, base: object, reply: Reply, usage: object, 
     frames.push(chunk({ role: 'assistant', content: '', refusal: null }, null));
     for (const piece of splitTokens(reply.text)) frames.push(chunk({ content: piece }, null));
   } else {
-    const head = { index: 0, id: toolCallId(ctx), type: 'function', function: { name: reply.name, arguments: '' } };
-    frames.push(chunk({ role: 'assistant', content: null, tool_calls: [head], refusal: null }, null));
-    for (const piece of splitEvenly(reply.arguments, 3)) frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
+    toolCallsOf(ctx, reply).forEach((call, index) => {
+      const head = { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } };
+      frames.push(chunk(index === 0 ? { role: 'assistant', content: null, tool_calls: [head], refusal: null } : { tool_calls: [head] }, null));
+      for (const arguments_ of splitEvenly(call.function.arguments, 3)) frames.push(chunk({ tool_calls: [{ index, function: { arguments: arguments_ } }] }, null));
+    });
   }
   const endContent = frames.length;
   frames.push(chunk({}, finishOf(reply)));

@@ -1,16 +1,22 @@
 // OpenAI Responses upstream: create (whole and streamed), retrieve, input_tokens, and previous_response_id chains (wire-formats §2).
 //
 // Token rule: a request's own input is promptTokens() over its turns (instructions, then each input item; message
-// items count their input_text/output_text parts, function_call_output items their output, function_call items
-// nothing), i.e. Σ(3 + tokens) + 3. A request chained with previous_response_id adds the previous response's
-// input_tokens + output_tokens, so a chain grows as the real context would.
+// items count their input_text/output_text parts, function_call_output items their output, function_call and reasoning
+// items nothing), i.e. Σ(3 + tokens) + 3. A request chained with previous_response_id adds the previous response's
+// input_tokens + output_tokens, so a chain grows as the real context would. output_tokens is the reply's tokens plus,
+// when `reasoning` asked for it (any effort but "none"), the reasoning's tokens, repeated in output_tokens_details.
+//
+// Requests are checked against strict/openai-responses.ts first. Reasoning answers with a reasoning item first: its
+// summary when reasoning.summary is set, its encrypted_content (sealed with this dialect's key) when include asks.
 import type { Route, SimContext } from './context.ts';
 import { sendError } from './errors.ts';
 import { isObject } from './incoming.ts';
-import { type ResponseItems, type ResponseState, streamPlan, usageOf } from './openai-responses-stream.ts';
-import { planReply, type Reply, type ReplyInput } from './reply.ts';
+import { type OutputItem, type ResponseState, streamPlan, usageOf } from './openai-responses-stream.ts';
+import { callId, outputTokens, planReply, type Reply, type ReplyInput } from './reply.ts';
 import { sendJson, sendStream } from './respond.ts';
 import type { StoredResponse } from './response-store.ts';
+import { seal } from './signatures.ts';
+import { refuseResponses } from './strict/openai-responses.ts';
 import { promptTokens } from './tokens.ts';
 
 type Item = Record<string, unknown>;
@@ -26,6 +32,8 @@ interface ResponsesRequest {
   store?: unknown;
   tools?: unknown;
   tool_choice?: unknown;
+  reasoning?: unknown;
+  include?: unknown;
   [field: string]: unknown;
 }
 
@@ -43,17 +51,17 @@ async function createResponse(ctx: SimContext): Promise<void> {
   const { request, items, previous } = checked;
   const reply = planReply(replyInput(request, items));
   const inputTokens = inputTokensOf(request, items, previous);
-  const usage = usageOf(inputTokens, reply.tokens);
+  const usage = usageOf(inputTokens, outputTokens(reply), reply.reasoning?.tokens ?? 0);
   const snapshot = snapshotMaker(ctx, request);
-  const output = outputItems(ctx, reply);
+  const output = outputItems(ctx, request, reply);
   const incomplete = reply.kind === 'text' && reply.finish === 'length';
-  const final = snapshot({ status: incomplete ? 'incomplete' : 'completed', error: null, output: [output.final], usage });
+  const final = snapshot({ status: incomplete ? 'incomplete' : 'completed', error: null, output: output.map((item) => item.final), usage });
   const stored = request.store !== false && !(request.stream === true && ctx.fault.midstream);
   // Stored before answering, so a client may chain onto it the moment it has read the reply.
   if (stored) ctx.state.responses.put(ctx.credential, { body: final, contextTokens: usage.total_tokens });
   if (request.stream !== true) return sendJson(ctx, 200, final);
   const options = isObject(request.stream_options) ? request.stream_options : {};
-  await sendStream(ctx, streamPlan({ reply, output, final, snapshot, inputTokens, obfuscate: options.include_obfuscation !== false }));
+  await sendStream(ctx, streamPlan({ items: output, final, snapshot, inputTokens, obfuscate: options.include_obfuscation !== false }));
 }
 
 function countInputTokens(ctx: SimContext): void {
@@ -69,26 +77,21 @@ function retrieveResponse(ctx: SimContext): void {
   sendError(ctx.res, ctx.dialect, { status: 404, message: `Response with id '${id}' not found.`, type: 'invalid_request_error', code: null });
 }
 
-function check(ctx: SimContext, needModel: boolean): { request: ResponsesRequest; items: Item[]; previous?: StoredResponse } | Problem {
-  const bad = (message: string, param: string | null, code: string | null = null): Problem => ({ status: 400, message, param, code });
-  if (!ctx.jsonOk || !isObject(ctx.json)) return bad('We could not parse the JSON body of your request. The body must be a JSON object.', null);
+function check(ctx: SimContext, needsModel: boolean): { request: ResponsesRequest; items: Item[]; previous?: StoredResponse } | Problem {
+  if (!ctx.jsonOk || !isObject(ctx.json)) {
+    return { status: 400, message: 'We could not parse the JSON body of your request. The body must be a JSON object.', param: null, code: null };
+  }
   const request: ResponsesRequest = ctx.json;
-  if (needModel && (typeof request.model !== 'string' || request.model === '')) {
-    return bad("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
-  }
-  if (request.input !== undefined && typeof request.input !== 'string' && !(Array.isArray(request.input) && request.input.every(isObject))) {
-    return bad("Invalid type for 'input': expected a string or an array of input items.", 'input', 'invalid_type');
-  }
-  const cap = request.max_output_tokens;
-  if (cap !== undefined && cap !== null && !(Number.isInteger(cap) && (cap as number) >= 1)) {
-    return bad("Invalid 'max_output_tokens': expected an integer of at least 1.", 'max_output_tokens', 'invalid_value');
-  }
+  const refusal = refuseResponses({ body: request, needsModel });
+  if (refusal) return { param: null, code: null, ...refusal };
   const items = itemsOf(request.input);
   const previousId = request.previous_response_id;
   if (previousId === undefined || previousId === null) return { request, items };
   // Ids are scoped to the credential that created them, as the real service scopes them to an account.
   const previous = typeof previousId === 'string' ? ctx.state.responses.get(ctx.credential, previousId) : undefined;
-  if (!previous) return bad(`Previous response with id '${String(previousId)}' not found.`, 'previous_response_id', 'previous_response_not_found');
+  if (!previous) {
+    return { status: 400, message: `Previous response with id '${String(previousId)}' not found.`, param: 'previous_response_id', code: 'previous_response_not_found' };
+  }
   return { request, items, previous };
 }
 
@@ -114,37 +117,64 @@ function inputTokensOf(request: ResponsesRequest, items: Item[], previous: Store
   return (previous?.contextTokens ?? 0) + promptTokens([...instructions, ...items.map(itemTexts)]);
 }
 
+/** Reasoning is asked for by a `reasoning` object whose effort is not "none". */
+function reasoningOf(request: ResponsesRequest): Record<string, unknown> | undefined {
+  return isObject(request.reasoning) && request.reasoning.effort !== 'none' ? request.reasoning : undefined;
+}
+
 function replyInput(request: ResponsesRequest, items: Item[]): ReplyInput {
   const last = items[items.length - 1];
   const lastUser = items.findLast((item) => item.role === 'user' && (item.type === undefined || item.type === 'message'));
   return {
     lastUserText: lastUser ? textsOf(lastUser.content).join(' ') : '',
     toolResult: last?.type === 'function_call_output' ? textsOf(last.output).join(' ') : undefined,
-    toolName: toolToCall(request),
+    toolNames: toolNames(request),
+    parallel: request.parallel_tool_calls !== false,
     maxTokens: typeof request.max_output_tokens === 'number' ? request.max_output_tokens : undefined,
+    reasoning: reasoningOf(request) !== undefined,
   };
 }
 
-/** The function tool to call (Responses tools are flat: {type:"function", name}), or undefined for text. */
-function toolToCall(request: ResponsesRequest): string | undefined {
+/** The function tools the model may call (Responses tools are flat: {type:"function", name}); just the named one when tool_choice names one. */
+function toolNames(request: ResponsesRequest): string[] {
   const tools = Array.isArray(request.tools) ? request.tools.filter(isObject) : [];
   const choice = request.tool_choice;
-  if (tools.length === 0 || choice === 'none') return undefined;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return choice.name;
-  const first = tools.find((tool) => tool.type === 'function' && typeof tool.name === 'string');
-  return first?.name as string | undefined;
+  if (tools.length === 0 || choice === 'none') return [];
+  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return [choice.name];
+  return tools.filter((tool) => tool.type === 'function' && typeof tool.name === 'string').map((tool) => tool.name as string);
 }
 
-function outputItems(ctx: SimContext, reply: Reply): ResponseItems {
+function outputItems(ctx: SimContext, request: ResponsesRequest, reply: Reply): OutputItem[] {
+  const items: OutputItem[] = [];
+  if (reply.reasoning) items.push(reasoningItem(ctx, request, reply.reasoning.text));
   if (reply.kind === 'tool') {
-    const head = { id: `fc_sim_${ctx.seq}`, type: 'function_call', status: 'in_progress', arguments: '', call_id: `call_sim_${ctx.seq}`, name: reply.name };
-    const final = { id: head.id, type: 'function_call', status: 'completed', call_id: head.call_id, name: reply.name, arguments: reply.arguments };
-    return { head, final };
+    reply.calls.forEach((call, i) => {
+      const ids = { id: callId('fc', ctx.seq, i), type: 'function_call' };
+      const head = { ...ids, status: 'in_progress', arguments: '', call_id: callId('call', ctx.seq, i), name: call.name };
+      const final = { ...ids, status: 'completed', call_id: head.call_id, name: call.name, arguments: call.arguments };
+      items.push({ kind: 'function_call', head, final, name: call.name, arguments: call.arguments });
+    });
+    return items;
   }
   const status = reply.finish === 'length' ? 'incomplete' : 'completed';
   const head = { id: `msg_sim_${ctx.seq}`, type: 'message', status: 'in_progress', role: 'assistant', content: [] };
   const final = { ...head, status, content: [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }] };
-  return { head, final };
+  items.push({ kind: 'message', head, final, text: reply.text });
+  return items;
+}
+
+/** The reasoning item: its summary only when reasoning.summary asks, its encrypted_content only when include asks. */
+function reasoningItem(ctx: SimContext, request: ResponsesRequest, text: string): OutputItem {
+  const asked = reasoningOf(request) ?? {};
+  const summary = typeof asked.summary === 'string' ? text : undefined;
+  const encrypted = Array.isArray(request.include) && request.include.includes('reasoning.encrypted_content');
+  const head = { id: `rs_sim_${ctx.seq}`, type: 'reasoning', summary: [] };
+  const final = {
+    ...head,
+    summary: summary === undefined ? [] : [{ type: 'summary_text', text: summary }],
+    ...(encrypted ? { encrypted_content: seal('openai', text) } : {}),
+  };
+  return { kind: 'reasoning', head, final, summary };
 }
 
 /** Builds the response object at any stage, echoing the request's settings as the real service does. */
@@ -164,7 +194,7 @@ function snapshotMaker(ctx: SimContext, request: ResponsesRequest): (state: Resp
     output: state.output,
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     previous_response_id: request.previous_response_id ?? null,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: reasoningOf(request)?.effort ?? null, summary: reasoningOf(request)?.summary ?? null },
     store: request.store ?? true,
     temperature: request.temperature ?? 1.0,
     text: request.text ?? { format: { type: 'text' }, verbosity: 'medium' },

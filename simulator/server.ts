@@ -8,9 +8,11 @@ import { type Dialect, sendError } from './errors.ts';
 import { activeFault, applyFaultsBeforeHandler, CHUNK_DELAY_HEADER, FAULT_HEADER, noFault, parseChunkDelay } from './faults.ts';
 import { geminiRoutes } from './gemini.ts';
 import { geminiModelRoutes } from './gemini-models.ts';
+import { geminiEmbeddingRoutes } from './gemini-embeddings.ts';
 import { BODY_LIMIT, parseJson, readBody, readCredential } from './incoming.ts';
 import { getModel, listModels } from './models.ts';
 import { chatCompletions } from './openai-chat.ts';
+import { embeddingsRoutes } from './openai-embeddings.ts';
 import { imagesRoutes } from './openai-images.ts';
 import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
@@ -49,6 +51,8 @@ const routes: Route[] = [
   ...imagesRoutes,
   ...geminiRoutes,
   ...geminiModelRoutes,
+  ...geminiEmbeddingRoutes,
+  ...embeddingsRoutes,
   { method: 'POST', path: '/v1/chat/completions', dialect: 'openai', auth: true, handler: chatCompletions },
   { method: 'GET', path: '/v1/models', dialect: 'openai', auth: true, handler: listModels },
   { method: 'GET', path: /^\/v1\/models\/([^/]+)$/, dialect: 'openai', auth: true, handler: getModel },

@@ -24,16 +24,32 @@ export const int = (v) => String(Math.round(Number(v ?? 0)));
 /** An ISO time as "YYYY-MM-DD HH:MM:SS UTC" (the same for every visitor, whatever their locale). */
 export const time = (v) => (v === null || v === undefined ? '—' : new Date(v).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
 
-/** A table with a header row; each row is a list of cells, a cell is text or { text, num, field }. */
-export function table(headers, rows, empty = 'Nothing yet.') {
-  const head = el('tr', {}, headers.map((h) => el('th', { class: h.num ? 'num' : undefined }, h.text ?? h)));
+/** The same to the minute, for tables ("YYYY-MM-DD HH:MM", UTC). */
+export const shortTime = (v) => (v === null || v === undefined ? '—' : new Date(v).toISOString().slice(0, 16).replace('T', ' '));
+
+/**
+ * A table with a header row; each row is a list of cells, a cell is text, a node or { text, num, field, class }.
+ * `stack`: on a narrow screen each row becomes a card, every cell labelled with its header (page.css).
+ */
+export function table(headers, rows, empty = 'Nothing yet.', { stack = false } = {}) {
+  const labels = headers.map((h) => h.text ?? h);
+  const head = el('tr', {}, headers.map((h, i) => el('th', { class: h.num ? 'num' : undefined }, labels[i])));
+  const cell = (c, i) => {
+    const label = stack ? labels[i] : undefined;
+    if (c instanceof Node) return el('td', { 'data-label': label }, c);
+    if (typeof c === 'object' && c !== null) {
+      return el('td', { class: [c.num ? 'num' : '', c.class ?? ''].join(' ').trim() || undefined, 'data-label': label, dataset: c.field ? { field: c.field } : undefined }, c.node ?? c.text);
+    }
+    return el('td', { 'data-label': label }, c);
+  };
   const body = rows.length
-    ? rows.map((cells) => el('tr', {}, cells.map((c) => (c instanceof Node ? el('td', {}, c)
-      : typeof c === 'object' && c !== null ? el('td', { class: c.num ? 'num' : undefined, dataset: c.field ? { field: c.field } : undefined }, c.text)
-        : el('td', {}, c)))))
+    ? rows.map((cells) => el('tr', {}, cells.map(cell)))
     : [el('tr', {}, el('td', { colspan: headers.length, class: 'muted' }, empty))];
-  return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, head), el('tbody', {}, body)));
+  return el('div', { class: 'scroll' }, el('table', { class: stack ? 'stack' : undefined }, el('thead', {}, head), el('tbody', {}, body)));
 }
+
+/** A share as a percentage with one decimal: 0.2 → 20.0%. */
+export const percent = (v) => `${(Number(v ?? 0) * 100).toFixed(1)}%`;
 
 /** The message of a gateway error body, whatever its envelope. */
 export async function errorMessage(res) {

@@ -1,5 +1,6 @@
 // The key-usage page: asks /v1/usage with the pasted key and renders it. The key lives only in the input and this call.
 import { el, errorMessage, int, table, time, usd } from './dom.js';
+import { timeChart } from './chart.js';
 
 const form = document.getElementById('lookup');
 const input = document.getElementById('key');
@@ -45,7 +46,7 @@ function windows(u) {
     { text: usd(w.remaining), num: true, field: `window.${w.window}.remaining` },
     { text: w.reset_at ? time(w.reset_at) : 'not started', field: `window.${w.window}.reset` },
   ]);
-  return [el('h2', {}, 'Spend windows'), table(['Window', { text: 'Used', num: true }, { text: 'Limit', num: true }, { text: 'Remaining', num: true }, 'Resets at'], rows)];
+  return [el('h2', {}, 'Spend windows'), table(['Window', { text: 'Used', num: true }, { text: 'Limit', num: true }, { text: 'Remaining', num: true }, 'Resets at'], rows, undefined, { stack: true })];
 }
 
 const TOTALS = [['Requests', 'requests', int], ['Input tokens', 'input_tokens', int], ['Output tokens', 'output_tokens', int],
@@ -65,19 +66,48 @@ function models(u) {
     { text: int(m.requests), num: true, field: `model.${m.model}.requests` }, { text: int(m.input_tokens), num: true }, { text: int(m.output_tokens), num: true },
     { text: int(m.cache_read_tokens), num: true }, { text: int(m.cache_creation_tokens), num: true },
     { text: int(m.total_tokens), num: true, field: `model.${m.model}.total_tokens` }, { text: usd(m.cost), num: true, field: `model.${m.model}.cost` }]);
-  return [el('h2', {}, 'By model'), table(['Model', ...TOKEN_HEADERS, { text: 'Total tokens', num: true }, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
+  return [el('h2', {}, 'By model'), table(['Model', ...TOKEN_HEADERS, { text: 'Total tokens', num: true }, { text: 'Cost', num: true }], rows, 'No requests in this period.', { stack: true })];
 }
 
 function daily(u) {
   const rows = [...u.daily_usage].reverse().map((d) => [d.date,
     { text: int(d.requests), num: true, field: `day.${d.date}.requests` }, { text: int(d.input_tokens), num: true }, { text: int(d.output_tokens), num: true },
     { text: int(d.cache_read_tokens), num: true }, { text: int(d.cache_write_tokens), num: true }, { text: usd(d.cost), num: true, field: `day.${d.date}.cost` }]);
-  return [el('h2', {}, 'By day'), table([`Date (${ZONE})`, ...TOKEN_HEADERS, { text: 'Cost', num: true }], rows, 'No requests in this period.')];
+  return [el('h2', {}, 'By day'), table([`Date (${ZONE})`, ...TOKEN_HEADERS, { text: 'Cost', num: true }], rows, 'No requests in this period.', { stack: true })];
 }
 
-function render(u) {
+/** The usage day holding now: the local date at the end of this UTC hour (in :30 and :45 zones a day starts before local midnight). */
+function usageToday() {
+  const now = Date.now();
+  return new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(now + 3_600_000 - (now % 3_600_000) - 1);
+}
+
+/** Every day of the period, oldest first: the API's days (it lists only days with traffic), zero on the others. */
+function everyDay(u, count) {
+  const last = [usageToday(), ...u.daily_usage.map((d) => d.date)].sort().at(-1);
+  const end = Date.parse(`${last}T00:00:00Z`);
+  const byDate = new Map(u.daily_usage.map((d) => [d.date, d]));
+  return Array.from({ length: count }, (_, i) => {
+    const date = new Date(end - (count - 1 - i) * 86_400_000).toISOString().slice(0, 10);
+    return byDate.get(date) ?? { date, requests: 0, cost: 0 };
+  });
+}
+
+function chart(u, count) {
+  const box = el('div', { id: 'daily-chart', class: 'chart' });
+  const panel = el('div', { class: 'panel' }, el('h3', {}, `Requests and cost per day (${ZONE})`), box);
+  const days = everyDay(u, count);
+  // Drawn once the panel is in the page, so the chart takes its width.
+  queueMicrotask(() => timeChart(box, {
+    x: days.map((d) => Date.parse(`${d.date}T00:00:00Z`)), format: int, format2: usd, daily: true,
+    series: [{ label: 'Requests', values: days.map((d) => d.requests), bars: true }, { label: 'Cost', values: days.map((d) => d.cost), scale: 'right' }],
+  }));
+  return panel;
+}
+
+function render(u, count) {
   errorBox.hidden = true;
-  result.replaceChildren(header(u), summary(u), ...windows(u), ...totals(u), ...models(u), ...daily(u));
+  result.replaceChildren(header(u), summary(u), chart(u, count), ...windows(u), ...totals(u), ...models(u), ...daily(u));
   result.hidden = false;
 }
 
@@ -103,7 +133,7 @@ form.addEventListener('submit', async (event) => {
       headers: { authorization: `Bearer ${key}` }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
     });
     if (!res.ok) showError(await errorMessage(res));
-    else render(await res.json());
+    else render(await res.json(), Number(days.value));
   } catch (err) {
     showError(`The gateway could not be reached: ${err.message}`);
   } finally {

@@ -1,32 +1,34 @@
 // Anthropic Messages: where the model and stream flag are, usage (body and stream), error envelopes, ping keepalive, model list shape.
 import type { GatewayError } from '../../core/errors.ts';
-import type { FormatAdapter, ModelListEntry } from '../../core/types.ts';
+import type { FormatAdapter } from '../../core/types.ts';
 import { formatFrame } from '../shared/sse.ts';
+import { anthropicModel, anthropicModelList, anthropicModelListUpstream } from './models.ts';
 import { scanMessagesStream } from './stream.ts';
 import { anthropicUsage } from './usage.ts';
-
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error',
-  404: 'not_found_error', 408: 'timeout_error', 413: 'request_too_large', 429: 'rate_limit_error',
-  500: 'api_error', 502: 'api_error', 503: 'overloaded_error', 504: 'timeout_error', 529: 'overloaded_error',
-};
+import { errorType } from './errors.ts';
+import { REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 
 // `code` is not part of Anthropic's envelope: the SDK ignores it, while tooling can still tell gateway refusals apart.
 const errorObject = (err: GatewayError) => ({
-  type: TYPE_BY_STATUS[err.status] ?? (err.status >= 500 ? 'api_error' : 'invalid_request_error'),
+  type: errorType(err.status),
   message: err.message,
   code: err.code,
 });
-
-// A fixed creation time: the gateway does not know when an upstream model was created, and clients only display it.
-const CREATED_AT = '2024-01-01T00:00:00Z';
-const anthropicModel = (m: ModelListEntry) => ({ type: 'model', id: m.id, display_name: m.id, created_at: CREATED_AT });
 
 export const anthropicMessages: FormatAdapter = {
   name: 'anthropic-messages',
   platforms: ['anthropic'],
   upstreamAuth: 'x-api-key',
   model: { body: 'model' },
+  jsonBody: true,
+  // The API version and betas, and Claude Code's own app and session headers.
+  forwardHeaders: [...REQUEST_HEADERS, 'anthropic-version', 'anthropic-beta', 'x-app', 'x-claude-code-session-id', 'x-client-request-id'],
+  returnHeaders: RESPONSE_HEADERS,
+  // The SDK reports `request-id` as the request's id (message._request_id, errors): the gateway's own.
+  idHeader: 'request-id',
+  // ?beta=true, which Claude Code sends.
+  forwardQuery: ['beta'],
+  credentialCheck: { path: '/v1/models', headers: { 'anthropic-version': '2023-06-01' } },
   // max_tokens is typed but not required: count_tokens shares this format and has none (§5.5); the upstream insists on it for /v1/messages.
   requestSchema: {
     type: 'object', required: ['messages'],
@@ -44,11 +46,12 @@ export const anthropicMessages: FormatAdapter = {
   errorBody: (err, ctx) => ({ type: 'error', error: errorObject(err), request_id: ctx.id }),
   streamError: (err) => formatFrame(JSON.stringify({ type: 'error', error: errorObject(err) }), 'error'),
   keepalive: 'event: ping\ndata: {"type": "ping"}\n\n',
-  modelList: (models) => ({
-    data: models.map(anthropicModel),
-    has_more: false,
-    first_id: models[0]?.id ?? null,
-    last_id: models.at(-1)?.id ?? null,
-  }),
+  probe: {
+    path: () => '/v1/messages',
+    body: (model) => ({ model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] }),
+    headers: { 'anthropic-version': '2023-06-01' },
+  },
+  modelList: anthropicModelList,
   modelInfo: anthropicModel,
+  modelListUpstream: anthropicModelListUpstream,
 };

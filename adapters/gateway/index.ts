@@ -1,6 +1,7 @@
 // The gateway's own format, for routes that are not a vendor API (admin API, pages): no model, no streams, a plain error envelope.
 import type { GatewayError } from '../../core/errors.ts';
-import type { FormatAdapter, StreamScanner } from '../../core/types.ts';
+import type { FormatAdapter } from '../../core/types.ts';
+import { noStream } from '../shared/no-stream.ts';
 
 const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
@@ -10,14 +11,16 @@ const TYPE_BY_STATUS: Record<number, string> = {
 
 const errorType = (status: number) => TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
 
-// Nothing on these routes is relayed, so a scanner only exists to satisfy the adapter contract.
-const noStream: StreamScanner = { frame: () => 'pass', usage: () => undefined, terminal: () => true, error: () => undefined };
-
 export const gatewayFormat: FormatAdapter = {
   name: 'gateway',
   platforms: [],
   upstreamAuth: 'bearer',
   model: { read: async () => undefined },
+  // Nothing on these routes reaches an upstream.
+  jsonBody: false,
+  forwardHeaders: [],
+  returnHeaders: [],
+  forwardQuery: [],
   isStream: () => false,
   usageFromBody: () => undefined,
   scanStream: () => noStream,

@@ -1,8 +1,10 @@
 // Gemini (generativelanguage v1beta/v1): model in the path, stream by method name, usageMetadata, Google error envelope, model list shape.
 import type { GatewayError } from '../../core/errors.ts';
-import type { FormatAdapter, ModelListEntry } from '../../core/types.ts';
+import type { FormatAdapter } from '../../core/types.ts';
+import { geminiModel, geminiModelList, geminiModelListUpstream } from './models.ts';
 import { cutByCap, geminiFrame, scanGeminiStream } from './stream.ts';
 import { usageOfBody } from './usage.ts';
+import { REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 
 // google.rpc.Code names by HTTP status, as Google's own front end maps them (wire-formats §6.7, §7.7).
 const STATUS_BY_HTTP: Record<number, string> = {
@@ -22,16 +24,25 @@ const errorObject = (err: GatewayError, requestId?: string) => ({
   }],
 });
 
-// The gateway knows names, not limits: these are the current Gemini models' published limits, which clients only display.
-const geminiModel = (m: ModelListEntry) => ({
-  name: `models/${m.id}`,
-  version: '001',
-  displayName: m.id,
-  description: `${m.id}, served through the gateway`,
-  inputTokenLimit: 1_048_576,
-  outputTokenLimit: 65_536,
-  supportedGenerationMethods: ['generateContent', 'countTokens'],
-});
+/**
+ * A batch (batchEmbedContents) also names the model in each of its requests, and a request may carry one too: each is
+ * sent for the model of the path, the one the gateway checked and bills (and an alias becomes the upstream model).
+ */
+function sameModelInBody(body: Record<string, unknown>, ctx: { upstreamModel?: string }): boolean {
+  if (!ctx.upstreamModel) return false;
+  const name = `models/${ctx.upstreamModel}`;
+  const holders = [body, ...(Array.isArray(body.requests) ? body.requests : [])];
+  let changed = false;
+  for (const holder of holders) {
+    if (!holder || typeof holder !== 'object' || Array.isArray(holder)) continue;
+    const named = (holder as Record<string, unknown>).model;
+    // A request of a batch always names it (the upstream requires it); the body itself only when it already does.
+    if (named === name || (holder === body && named === undefined)) continue;
+    (holder as Record<string, unknown>).model = name;
+    changed = true;
+  }
+  return changed;
+}
 
 const setModelVersion = (json: unknown, model: string): void => {
   for (const chunk of Array.isArray(json) ? json : [json]) {
@@ -44,9 +55,17 @@ export const gemini: FormatAdapter = {
   platforms: ['gemini'],
   upstreamAuth: 'x-goog-api-key',
   model: { param: 'model' },
+  jsonBody: true,
+  // Never x-goog-user-project (it names the project that pays) nor other x-goog-* routing headers.
+  forwardHeaders: [...REQUEST_HEADERS, 'x-goog-api-client'],
+  returnHeaders: RESPONSE_HEADERS,
+  // ?alt=sse picks the stream framing; ?key= is the client's credential and never forwarded.
+  forwardQuery: ['alt'],
+  credentialCheck: { path: '/v1beta/models' },
   requestSchema: { type: 'object', properties: { contents: { type: 'array' } } },
   // The method in the path decides, not the body; a client may percent-encode the colon.
   isStream: (_body, ctx) => /(?::|%3A)streamGenerateContent$/i.test(ctx.path),
+  prepareUpstream: sameModelInBody,
   usageFromBody: usageOfBody,
   incomplete: cutByCap,
   scanStream: scanGeminiStream,
@@ -56,6 +75,11 @@ export const gemini: FormatAdapter = {
   streamError: (err) => geminiFrame(JSON.stringify({ error: errorObject(err) })),
   // No keepalive: the legacy Gemini SDK stalls on SSE comments and neither SDK knows a ping event.
   keepalive: null,
-  modelList: (models) => ({ models: models.map(geminiModel) }),
+  probe: {
+    path: (model) => `/v1beta/models/${encodeURIComponent(model)}:generateContent`,
+    body: () => ({ contents: [{ role: 'user', parts: [{ text: 'ping' }] }], generationConfig: { maxOutputTokens: 1 } }),
+  },
+  modelList: geminiModelList,
   modelInfo: geminiModel,
+  modelListUpstream: geminiModelListUpstream,
 };

@@ -1,5 +1,7 @@
 // Gemini streams (data-only frames, no terminal event): usage from the last usageMetadata, the end at a finishReason, error objects as failure.
 import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
+import type { Usage } from '../../core/usage.ts';
+import { Scanner } from '../shared/scanner.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 import { geminiUsage } from './usage.ts';
@@ -20,48 +22,48 @@ export const cutByCap = (json: unknown): boolean => (Array.isArray(json) ? json 
 // Parts' text (thoughts included: they are output too).
 const partChars = textCounter(['text']);
 
+class GeminiScanner extends Scanner {
+  readonly #rewrite: string | undefined;
+  // Usage appears on almost every chunk and only the last counts: keep its text and parse it once, at the end.
+  #lastUsageData: string | undefined = undefined;
+
+  constructor(ctx: Ctx) {
+    super();
+    this.#rewrite = clientModelRewrite(ctx);
+  }
+
+  frame(f: SseFrame): FrameVerdict {
+    const data = f.data;
+    if (data.includes('"usageMetadata"')) this.#lastUsageData = data;
+    this.chars += partChars(data);
+    // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
+    const finish = data.includes('"finishReason"');
+    const failed = data.includes('"error"');
+    if (!finish && !failed && this.#rewrite === undefined) return 'pass';
+    const chunk = parseObject(data);
+    if (!chunk) return 'pass';
+    if (chunk.error && typeof chunk.error === 'object') this.failure = String(chunk.error.message ?? 'upstream stream error');
+    if (finish && hasFinishReason(chunk)) {
+      this.done = true;
+      this.cut = cutByCap(chunk);
+    }
+    if (this.#rewrite === undefined || typeof chunk.modelVersion !== 'string') return 'pass';
+    chunk.modelVersion = this.#rewrite;
+    return { replace: geminiFrame(JSON.stringify(chunk), f.raw.endsWith('\r\n')) };
+  }
+
+  usage(): Usage | undefined {
+    const chunk = this.#lastUsageData === undefined ? undefined : parseObject(this.#lastUsageData);
+    return geminiUsage(chunk?.usageMetadata);
+  }
+
+  // Every chunk carries provisional usage; the one with the finishReason carries the final count.
+  protected outputFinal(): boolean { return this.done; }
+}
+
 /**
  * Gemini streams end when the connection closes, with no marker. The chunk that carries a candidate's finishReason is the
  * last one with content (it also carries the final usage), so terminal() is true from then on: a stream cut before it is
  * reported as cut, one cut after it lost nothing. Both SDKs treat finishReason the same way.
  */
-export function scanGeminiStream(ctx: Ctx): StreamScanner {
-  const rewrite = clientModelRewrite(ctx);
-  // Usage appears on almost every chunk and only the last counts: keep its text and parse it once, at the end.
-  let lastUsageData: string | undefined;
-  let done = false;
-  let cut = false;
-  let chars = 0;
-  let error: string | undefined;
-  return {
-    frame(f: SseFrame): FrameVerdict {
-      const data = f.data;
-      if (data.includes('"usageMetadata"')) lastUsageData = data;
-      chars += partChars(data);
-      // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
-      const finish = data.includes('"finishReason"');
-      const failed = data.includes('"error"');
-      if (!finish && !failed && rewrite === undefined) return 'pass';
-      const chunk = parseObject(data);
-      if (!chunk) return 'pass';
-      if (chunk.error && typeof chunk.error === 'object') error = String(chunk.error.message ?? 'upstream stream error');
-      if (finish && hasFinishReason(chunk)) {
-        done = true;
-        cut = cutByCap(chunk);
-      }
-      if (rewrite === undefined || typeof chunk.modelVersion !== 'string') return 'pass';
-      chunk.modelVersion = rewrite;
-      return { replace: geminiFrame(JSON.stringify(chunk), f.raw.endsWith('\r\n')) };
-    },
-    usage() {
-      const chunk = lastUsageData === undefined ? undefined : parseObject(lastUsageData);
-      return geminiUsage(chunk?.usageMetadata);
-    },
-    terminal: () => done,
-    error: () => error,
-    incomplete: () => cut,
-    started: () => chars > 0,
-    // Every chunk carries provisional usage; the one with the finishReason carries the final count.
-    streamed: () => ({ chars, outputFinal: done }),
-  };
-}
+export const scanGeminiStream = (ctx: Ctx): StreamScanner => new GeminiScanner(ctx);

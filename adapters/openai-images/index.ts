@@ -2,8 +2,9 @@
 import { GatewayError } from '../../core/errors.ts';
 import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
-import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
+import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
+import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { isMultipart, readFormFields, replaceFormField } from './multipart.ts';
 import { scanImagesStream } from './stream.ts';
@@ -38,6 +39,12 @@ export const openaiImages: FormatAdapter = {
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { read: readModel, write: writeModel },
+  // JSON (generations) or multipart (edits): the model reader parses what it finds.
+  jsonBody: false,
+  forwardHeaders: OPENAI_REQUEST_HEADERS,
+  returnHeaders: RESPONSE_HEADERS,
+  forwardQuery: [],
+  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   // Checked only for JSON bodies (multipart is never parsed as JSON).
   requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
   isStream: (body, ctx) => (body ? body.stream === true : ctx.flags[STREAM] === true),
@@ -52,5 +59,6 @@ export const openaiImages: FormatAdapter = {
   keepalive: ': keepalive\n\n',
   modelList: openaiModelList,
   modelInfo: openaiModel,
+  modelListUpstream: openaiModelListUpstream,
   unsupported: () => new GatewayError(404, NOT_SUPPORTED, 'Images API is not supported for this platform'),
 };

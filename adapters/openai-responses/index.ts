@@ -1,8 +1,9 @@
 // OpenAI Responses: where the model and stream flag are, usage (body and terminal event), error envelopes, keepalive.
 import type { FormatAdapter } from '../../core/types.ts';
 import { openaiErrorBody } from '../shared/openai-errors.ts';
-import { openaiModel, openaiModelList } from '../shared/openai-models.ts';
+import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
+import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 import { POSITION, responsesStreamError, scanResponsesStream } from './stream.ts';
 
 export const openaiResponses: FormatAdapter = {
@@ -10,6 +11,12 @@ export const openaiResponses: FormatAdapter = {
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { body: 'model' },
+  jsonBody: true,
+  forwardHeaders: OPENAI_REQUEST_HEADERS,
+  returnHeaders: RESPONSE_HEADERS,
+  // Reading a stored response (include[], a replayed stream) and listing its input items (cursor paging).
+  forwardQuery: ['include[]', 'include', 'stream', 'starting_after', 'include_obfuscation', 'after', 'before', 'limit', 'order'],
+  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   requestSchema: {
     type: 'object',
     properties: {
@@ -26,8 +33,11 @@ export const openaiResponses: FormatAdapter = {
   errorBody: (err) => openaiErrorBody(err),
   streamError: responsesStreamError,
   keepalive: ': keepalive\n\n',
+  // 16 is the smallest max_output_tokens the API accepts; store: false leaves nothing behind upstream.
+  probe: { path: () => '/v1/responses', body: (model) => ({ model, input: 'ping', max_output_tokens: 16, store: false }) },
   // Stored responses live on the upstream account that created them.
   pins: { requestField: 'previous_response_id', pathParams: ['id', 'subpath'], bodyField: 'id', streamFlag: { flag: POSITION, field: 'id' } },
   modelList: openaiModelList,
   modelInfo: openaiModel,
+  modelListUpstream: openaiModelListUpstream,
 };

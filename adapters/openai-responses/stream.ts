@@ -3,6 +3,7 @@ import type { GatewayError } from '../../core/errors.ts';
 import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
+import { Scanner } from '../shared/scanner.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 
@@ -27,51 +28,52 @@ const deltaChars = textCounter(['delta']);
 const errorMessage = (event: Record<string, any>): string =>
   String(event.error?.message ?? event.message ?? 'upstream stream error');
 
-export function scanResponsesStream(ctx: Ctx): StreamScanner {
-  const position: StreamPosition = { sequence: -1 };
-  ctx.flags[POSITION] = position;
-  const rewrite = clientModelRewrite(ctx);
-  let usage: Usage | undefined;
-  let done = false;
-  let cut = false;
-  let chars = 0;
-  let error: string | undefined;
-  return {
-    frame(f: SseFrame): FrameVerdict {
-      if (f.data === '' || f.data === '[DONE]') return 'pass';
-      const named = f.event;
-      // Text, reasoning and tool-argument deltas all carry their piece in `delta` (audio deltas are not text).
-      if (named !== undefined && named.endsWith('.delta') && !named.includes('audio.')) chars += deltaChars(f.data);
-      // Only lifecycle, terminal and error events are parsed; deltas pass untouched (a frame without an event line must be read to know).
-      const wanted = named === undefined || named === 'error' || named === 'response.created' || TERMINAL.has(named)
-        || (rewrite !== undefined && LIFECYCLE.has(named));
-      const event = wanted ? parseObject(f.data) : undefined;
-      if (!event) { position.sequence++; return 'pass'; }
-      position.sequence = typeof event.sequence_number === 'number' ? event.sequence_number : position.sequence + 1;
-      const type = typeof event.type === 'string' ? event.type : named;
-      const response = event.response !== null && typeof event.response === 'object' ? event.response as Record<string, any> : undefined;
-      if (typeof response?.id === 'string') position.id = response.id;
-      if (type === 'error') error = errorMessage(event);
-      if (named === undefined && type?.endsWith('.delta') && !type.includes('audio.') && typeof event.delta === 'string') chars += event.delta.length;
-      if (type !== undefined && TERMINAL.has(type)) {
-        done = true;
-        cut = type === 'response.incomplete' || response?.status === 'incomplete';
-        usage = openaiTokenUsage(response?.usage) ?? usage;
-        if (type === 'response.failed') error = String(response?.error?.message ?? 'the response failed');
-      }
-      if (rewrite === undefined || typeof response?.model !== 'string') return 'pass';
-      response.model = rewrite;
-      return { replace: formatFrame(JSON.stringify(event), f.event) };
-    },
-    usage: () => usage,
-    terminal: () => done,
-    error: () => error,
-    incomplete: () => cut,
-    started: () => chars > 0,
-    // Usage arrives only with the terminal event, whole.
-    streamed: () => ({ chars, outputFinal: usage !== undefined }),
-  };
+class ResponsesScanner extends Scanner {
+  readonly #position: StreamPosition = { sequence: -1 };
+  readonly #rewrite: string | undefined;
+  #usage: Usage | undefined = undefined;
+
+  constructor(ctx: Ctx) {
+    super();
+    ctx.flags[POSITION] = this.#position;
+    this.#rewrite = clientModelRewrite(ctx);
+  }
+
+  frame(f: SseFrame): FrameVerdict {
+    if (f.data === '' || f.data === '[DONE]') return 'pass';
+    const position = this.#position;
+    const rewrite = this.#rewrite;
+    const named = f.event;
+    // Text, reasoning and tool-argument deltas all carry their piece in `delta` (audio deltas are not text).
+    if (named !== undefined && named.endsWith('.delta') && !named.includes('audio.')) this.chars += deltaChars(f.data);
+    // Only lifecycle, terminal and error events are parsed; deltas pass untouched (a frame without an event line must be read to know).
+    const wanted = named === undefined || named === 'error' || named === 'response.created' || TERMINAL.has(named)
+      || (rewrite !== undefined && LIFECYCLE.has(named));
+    const event = wanted ? parseObject(f.data) : undefined;
+    if (!event) { position.sequence++; return 'pass'; }
+    position.sequence = typeof event.sequence_number === 'number' ? event.sequence_number : position.sequence + 1;
+    const type = typeof event.type === 'string' ? event.type : named;
+    const response = event.response !== null && typeof event.response === 'object' ? event.response as Record<string, any> : undefined;
+    if (typeof response?.id === 'string') position.id = response.id;
+    if (type === 'error') this.failure = errorMessage(event);
+    if (named === undefined && type?.endsWith('.delta') && !type.includes('audio.') && typeof event.delta === 'string') this.chars += event.delta.length;
+    if (type !== undefined && TERMINAL.has(type)) {
+      this.done = true;
+      this.cut = type === 'response.incomplete' || response?.status === 'incomplete';
+      this.#usage = openaiTokenUsage(response?.usage) ?? this.#usage;
+      if (type === 'response.failed') this.failure = String(response?.error?.message ?? 'the response failed');
+    }
+    if (rewrite === undefined || typeof response?.model !== 'string') return 'pass';
+    response.model = rewrite;
+    return { replace: formatFrame(JSON.stringify(event), f.event) };
+  }
+
+  usage(): Usage | undefined { return this.#usage; }
+  // Usage arrives only with the terminal event, whole.
+  protected outputFinal(): boolean { return this.#usage !== undefined; }
 }
+
+export const scanResponsesStream = (ctx: Ctx): StreamScanner => new ResponsesScanner(ctx);
 
 /**
  * A cut stream ends with the format's own terminal failure, never a bare `error` event: the coding-agent client rejects those.

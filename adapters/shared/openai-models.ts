@@ -1,5 +1,6 @@
-// OpenAI's model list shape ({object:"list", data:[Model]}), shared by every OpenAI-family format.
-import type { ModelListEntry } from '../../core/types.ts';
+// OpenAI's model list shape ({object:"list", data:[Model]}) and where OpenAI lists an account's models, shared by every OpenAI-family format.
+import type { ModelListEntry, ModelListUpstream } from '../../core/types.ts';
+import { idsOf } from './model-ids.ts';
 
 // A fixed creation time: the gateway does not know when an upstream model was created, and clients only display it.
 const CREATED = 1704067200;
@@ -7,3 +8,9 @@ const CREATED = 1704067200;
 export const openaiModel = (m: ModelListEntry) => ({ id: m.id, object: 'model', created: CREATED, owned_by: m.owner });
 
 export const openaiModelList = (models: ModelListEntry[]) => ({ object: 'list', data: models.map(openaiModel) });
+
+/** GET /v1/models: one page, no pagination (wire-formats §4). */
+export const openaiModelListUpstream: ModelListUpstream = {
+  path: '/v1/models',
+  page: (body) => ({ ids: idsOf((body as { data?: unknown } | null)?.data, 'id') }),
+};

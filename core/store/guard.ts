@@ -1,12 +1,16 @@
 // A shared store (Redis) seen from the gateway when it fails: any store call that fails (Redis down, a command past
-// store.timeout_ms) becomes the gateway's own 503 STORE_UNAVAILABLE in the client's format, and a settlement that fails
-// waits in an outbox, retried until the store takes it (settle is idempotent by request id): an outage loses no usage.
+// store.timeout_ms) becomes the gateway's own 503 STORE_UNAVAILABLE in the client's format, and what must reach the
+// store whatever happens waits in an outbox, retried in order until the store takes it: settlements (idempotent by
+// request id), so an outage loses no usage, and every slot given back, so none stays held. A call that took a slot
+// and failed on the gateway's side (Redis answered too late, or not at all) may still take it when Redis resumes: its
+// slot is given back through the outbox too.
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import type { Admission, KeyLimits, Store, UsageRecord } from './types.ts';
+import type { AccountLease, AcquireAccountRequest, Admission, AdmitRequest, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
+import { minuteOf } from './units.ts';
 
-/** Settlements held at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
+/** Held calls at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
 export const OUTBOX_LIMIT = 100_000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
@@ -34,21 +38,35 @@ export const storeUnavailable = () =>
     headers: { 'retry-after': '1' },
   });
 
-interface Pending { record: UsageRecord; admission: Admission | undefined; limits: KeyLimits }
+/** A store call that must land: a settlement, or a slot given back. */
+interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: string; keyId?: string }
 
-/** The store with failures turned into 503s and settlements kept until they land (counted by pendingSettlements). */
+/**
+ * The admission `admit` would have made for this request: what to give back when its answer never came (the call
+ * may still have been carried out). A refusal carried out late has nothing to give back but its tpm estimate, which
+ * then leaves the minute's bucket early: the one inexactness an outage can cause, bounded by one estimate.
+ */
+const admissionOf = (req: AdmitRequest): Admission => ({
+  keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now),
+  estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0), lease: (req.limits.concurrency ?? 0) > 0,
+});
+
+/** The store with failures turned into 503s, and settlements and released slots kept until they land. */
 export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
   const outbox: Pending[] = [];
+  let heldSettlements = 0;
   let timer: NodeJS.Timeout | undefined;
   let delay = FIRST_RETRY_MS;
   let flushing: Promise<boolean> | undefined;
   let loggedAt = -Infinity;
+  let up = true;
 
   const report = (err: unknown, what: string) => {
+    up = false;
     const now = Date.now();
     if (now - loggedAt < LOG_EVERY_MS) return;
     loggedAt = now;
-    log.error({ err: redisError(err), pending_settlements: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements`);
+    log.error({ err: redisError(err), pending_settlements: heldSettlements, pending_calls: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements and released slots`);
   };
   const fail = (name: string) => (err: unknown): never => {
     if (err instanceof GatewayError) throw err;
@@ -58,6 +76,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
 
   /** Any call that succeeds says the store is back: held settlements go at once rather than at the next retry. */
   const answered = <T>(value: T): T => {
+    up = true;
     if (outbox.length && timer && !flushing) {
       clearTimeout(timer);
       timer = undefined;
@@ -67,17 +86,65 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
     return value;
   };
 
-  /** Tries the held settlements in order; true when none is left. */
+  /** Tries the held calls in order; true when none is left. */
   async function flush(): Promise<boolean> {
     while (outbox.length) {
       const batch = outbox.slice(0, 100);
-      const results = await Promise.allSettled(batch.map((p) => inner.settle(p.record, p.admission, p.limits)));
-      // Up to the first failure they are written; any after it are tried again (a repeat is recognised, never counted).
+      const results = await Promise.allSettled(batch.map((p) => p.run()));
+      // Up to the first failure they are done; any after it are tried again (a repeat is recognised, never counted).
       const failed = results.findIndex((r) => r.status === 'rejected');
-      outbox.splice(0, failed === -1 ? batch.length : failed);
-      if (failed !== -1) { report((results[failed] as PromiseRejectedResult).reason, 'settle retry'); return false; }
+      for (const p of outbox.splice(0, failed === -1 ? batch.length : failed)) if (p.settlement) heldSettlements--;
+      if (failed !== -1) { report((results[failed] as PromiseRejectedResult).reason, 'retry'); return false; }
     }
     return true;
+  }
+
+  /** Keep a call for the store once it answers again (behind what is held already, so each key's calls keep their order). */
+  function hold(p: Pending): void {
+    if (outbox.length >= limit) {
+      const lost = outbox.shift()!;
+      if (lost.settlement) heldSettlements--;
+      log.error({ req_id: lost.reqId, key_id: lost.keyId }, `store outbox full: the oldest held ${lost.settlement ? 'settlement' : 'slot release'} is dropped`);
+    }
+    outbox.push(p);
+    if (p.settlement) heldSettlements++;
+    schedule();
+  }
+
+  /** A slot given back must land: when the store cannot take it now, it is held and retried. */
+  async function giveBack(run: () => Promise<unknown>, reqId: string, what: string): Promise<void> {
+    if (!outbox.length) {
+      try {
+        await run();
+        return;
+      } catch (err) {
+        report(err, what);
+      }
+    }
+    hold({ run, settlement: false, reqId });
+  }
+
+  const release = (admission: Admission) =>
+    giveBack(() => inner.release(admission), admission.requestId, 'release');
+  const releaseAccount = (lease: AccountLease, ending?: LeaseEnding) =>
+    giveBack(() => inner.releaseAccount(lease, ending), lease.requestId, 'releaseAccount');
+
+  /** Calls that take a slot: when the answer never comes, whatever slot the call may still take is given back. */
+  async function admit(req: AdmitRequest) {
+    try {
+      return answered(await inner.admit(req));
+    } catch (err) {
+      void release(admissionOf(req));
+      return fail('admit')(err);
+    }
+  }
+  async function acquireAccount(req: AcquireAccountRequest) {
+    try {
+      return answered(await inner.acquireAccount(req));
+    } catch (err) {
+      for (const c of req.candidates) void releaseAccount({ group: req.group, account: c.id, requestId: req.requestId });
+      return fail('acquireAccount')(err);
+    }
   }
 
   function schedule(): void {
@@ -87,6 +154,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
       flushing = flush().finally(() => { flushing = undefined; });
       flushing.then((done) => {
         if (done) {
+          up = true;
           log.info('store reachable again: every held settlement recorded');
           delay = FIRST_RETRY_MS;
         } else {
@@ -107,12 +175,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
         report(err, 'settle');
       }
     }
-    if (outbox.length >= limit) {
-      const lost = outbox.shift()!;
-      log.error({ req_id: lost.record.request_id, key_id: lost.record.key_id }, 'settlement outbox full: the oldest held settlement is dropped');
-    }
-    outbox.push({ record, admission, limits });
-    schedule();
+    hold({ run: () => inner.settle(record, admission, limits), settlement: true, reqId: record.request_id, keyId: record.key_id });
     return { recorded: false, held: true };
   }
 
@@ -123,7 +186,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
       await flushing;
       const done = await Promise.race([flush(), new Promise<false>((r) => setTimeout(r, CLOSE_FLUSH_MS, false).unref())]);
       if (!done && outbox.length) {
-        log.error({ lost: outbox.length, req_ids: outbox.slice(0, 20).map((p) => p.record.request_id) }, 'store still unreachable at shutdown: held settlements are lost');
+        log.error({ lost: outbox.length, req_ids: outbox.slice(0, 20).map((p) => p.reqId) }, 'store still unreachable at shutdown: held settlements and slot releases are lost');
       }
     }
     await inner.close();
@@ -133,8 +196,13 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
   return new Proxy(inner, {
     get(target, name) {
       if (name === 'settle') return settle;
+      if (name === 'release') return release;
+      if (name === 'releaseAccount') return releaseAccount;
+      if (name === 'admit') return admit;
+      if (name === 'acquireAccount') return acquireAccount;
       if (name === 'close') return close;
-      if (name === 'pendingSettlements') return () => outbox.length;
+      if (name === 'pendingSettlements') return () => heldSettlements;
+      if (name === 'available') return () => up;
       const value: unknown = Reflect.get(target, name);
       if (typeof value !== 'function') return value;
       let fn = wrapped.get(name);

@@ -1,15 +1,19 @@
-// createStore: the embedded MemoryStore when no Redis is configured, else a RedisStore (single node or Cluster).
+// createStore: the embedded store when no Redis is configured (kept in a file, or memory only), else a RedisStore
+// (single node or Cluster); it logs which store is in use and where its data lives.
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { guardStore, redisError } from './guard.ts';
+import { FileStore } from './file.ts';
 import { MemoryStore } from './memory.ts';
 import type { StoreOptions } from './options.ts';
 import { RedisStore } from './redis.ts';
 import type { Store } from './types.ts';
 
 export interface CreateStoreOptions extends StoreOptions {
-  /** Empty: in-memory (one process). redis://…, rediss://…, or redis+cluster://host:port,host:port for a Cluster. */
+  /** Empty: the embedded store (one process). redis://…, rediss://…, or redis+cluster://host:port,host:port for a Cluster. */
   redis: string;
+  /** The embedded store's file (absolute, or relative to the working directory); ":memory:" (the default here) keeps nothing. */
+  path?: string;
   /** Key prefix in Redis (default "gw:"). */
   prefix?: string;
   /** Redis: a command not answered within this fails the request with 503 STORE_UNAVAILABLE (a settlement is held). */
@@ -29,10 +33,22 @@ function connectionErrors(log: Logger): (err: Error) => void {
   };
 }
 
+/** A Redis URL for the log: credentials replaced. */
+const shown = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
+
 /** The embedded store, or Redis guarded (guard.ts): its failures are 503s and its settlements wait out an outage. */
-export function createStore(options: CreateStoreOptions, log: Logger): Store {
-  const { redis, prefix = 'gw:', timeoutMs, ...rest } = options;
-  if (!redis) return new MemoryStore(rest);
+export async function createStore(options: CreateStoreOptions, log: Logger): Promise<Store> {
+  const { redis, path = ':memory:', prefix = 'gw:', timeoutMs, ...rest } = options;
+  if (!redis && path === ':memory:') {
+    log.info({ store: 'memory' }, 'store: memory only (keys, quotas and usage are lost when the process stops)');
+    return new MemoryStore(rest);
+  }
+  if (!redis) {
+    const store = await FileStore.open(path, rest, log);
+    log.info({ store: 'file', path, ...store.loaded }, `store: file ${path}`);
+    return store;
+  }
+  log.info({ store: 'redis', url: shown(redis), prefix }, `store: redis ${shown(redis)}`);
   const m = CLUSTER.exec(redis);
   const onConnectionError = connectionErrors(log);
   if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, onConnectionError, ...rest }), log);
@@ -54,5 +70,5 @@ export function createStore(options: CreateStoreOptions, log: Logger): Store {
   return guardStore(new RedisStore({ client, closeClient: true, prefix, ...rest }), log);
 }
 
-export { MemoryStore, RedisStore };
+export { FileStore, MemoryStore, RedisStore };
 export type { Store };

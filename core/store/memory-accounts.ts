@@ -14,7 +14,10 @@ interface Account {
   pass?: number;
 }
 
-interface Binding { account: string; expires: number }
+export interface Binding { account: string; expires: number }
+
+/** What outlives a restart of one account's state (file.ts): everything but its leases, as nothing is in flight then. */
+export interface KeptAccount { coolUntil?: number; reason?: CooldownReason; probing: boolean; lastUsed?: number; pass?: number }
 
 const sep = '\u0000';
 
@@ -148,6 +151,25 @@ export class AccountBook {
       for (const [key, b] of this.bindings) if (b.expires <= clock) this.bindings.delete(key);
       this.sweepAt = Math.max(1024, this.bindings.size * 2);
     }
+  }
+
+  /** An account's state to keep (no leases), undefined when it has none (never used, or forgotten). */
+  kept(group: string, id: string): KeptAccount | undefined {
+    const a = this.account(group, id);
+    return a && { coolUntil: a.coolUntil, reason: a.reason, probing: a.probing, lastUsed: a.lastUsed, pass: a.pass };
+  }
+
+  restore(group: string, id: string, kept: KeptAccount): void {
+    Object.assign(this.account(group, id, true), kept);
+  }
+
+  /** A binding as kept, expired or not (the file store drops expired ones itself). */
+  keptBinding(group: string, kind: string, name: string): Binding | undefined {
+    return this.bindings.get(group + sep + kind + sep + name);
+  }
+
+  restoreBinding(group: string, kind: string, name: string, b: Binding): void {
+    this.bindings.set(group + sep + kind + sep + name, { account: b.account, expires: b.expires });
   }
 
   bound(group: string, kind: string, name: string): string | undefined {

@@ -22,7 +22,7 @@ export class MemoryRecordIndex implements RecordIndex {
    * Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped); a caller
    * adding one record to two indexes passes the text once.
    */
-  add(record: UsageRecord, cap: number, oldest: number, json = JSON.stringify(record)): void {
+  add(record: Pick<UsageRecord, 'request_id' | 'time'>, cap: number, oldest: number, json = JSON.stringify(record)): void {
     if (this.byId.has(record.request_id)) return;
     const e: Entry = { score: Math.floor(record.time), id: record.request_id, json };
     const entries = this.entries;

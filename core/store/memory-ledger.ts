@@ -3,7 +3,7 @@ import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './typ
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
-  msToNextMinute, dateStart, secondOf, toNano, utcDate, type WindowName,
+  msToNextMinute, dateStart, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 import type { Rate } from './rate.ts';
@@ -170,7 +170,7 @@ export class KeyLedger {
     const second = secondOf(clock);
     let r = this.perSecond.get(second);
     if (!r) {
-      for (const s of this.perSecond.keys()) if (s <= second - 180) this.perSecond.delete(s);
+      for (const s of this.perSecond.keys()) if (s <= second - RATE_KEPT_SECONDS) this.perSecond.delete(s);
       this.perSecond.set(second, (r = { requests: 0, tokens: 0 }));
     }
     r.requests += 1;

@@ -1,7 +1,8 @@
 // MemoryStore: the embedded single-process Store (no Redis). No timers: everything expires lazily on use.
+// FileStore (file.ts) extends it and keeps its state in a file; the protected fields are what it persists.
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult,
-  CooldownReason, IssuedKey, KeyLimits, LeaseEnding, KeyUsage, RecordFilter, Store, UsageRecord,
+  CooldownReason, IssuedKey, KeyLimits, LeaseEnding, KeyUsage, RecordFilter, RollupUnit, Store, UsageBucket, UsageRecord,
 } from './types.ts';
 import { AccountBook } from './memory-accounts.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
@@ -15,21 +16,23 @@ import { minuteOf } from './units.ts';
 import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
 import { checkSettleArgs } from './settle-args.ts';
+import { MemorySummary } from './summary.ts';
 
 export class MemoryStore implements Store {
-  readonly kind = 'memory' as const;
-  private readonly opts: ReturnType<typeof resolveOptions>;
-  private keys = new Map<string, IssuedKey>(); // sha256 -> key
+  readonly kind: Store['kind'] = 'memory';
+  protected readonly opts: ReturnType<typeof resolveOptions>;
+  protected readonly keys = new Map<string, IssuedKey>(); // sha256 -> key
   private listeners = new Set<() => void>();
-  private ledgers = new Map<string, KeyLedger>();
-  private global = new MemoryRecordIndex();
-  private accounts = new AccountBook();
+  protected readonly ledgers = new Map<string, KeyLedger>();
+  protected readonly global = new MemoryRecordIndex();
+  protected readonly summary = new MemorySummary();
+  protected readonly accounts = new AccountBook();
 
   constructor(options: StoreOptions = {}) {
     this.opts = resolveOptions(options);
   }
 
-  private ledger(keyId: string): KeyLedger {
+  protected ledger(keyId: string): KeyLedger {
     let l = this.ledgers.get(keyId);
     if (!l) this.ledgers.set(keyId, (l = new KeyLedger()));
     return l;
@@ -103,8 +106,13 @@ export class MemoryStore implements Store {
     const json = JSON.stringify(record); // one text for both indexes
     l.settle(record, admission, this.opts, json);
     this.global.add(record, this.opts.recordsTotal, clock - this.opts.retentionMs, json);
+    this.summary.add(record);
+    this.recorded(record, json, admission);
     return { recorded: true };
   }
+
+  /** After each settlement that was recorded, with the record's JSON text (the file store writes it). */
+  protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined): void {}
 
   async keyUsage(keyId: string, opts: UsageQuery): Promise<KeyUsage> {
     const l = this.ledgers.get(keyId);
@@ -125,6 +133,10 @@ export class MemoryStore implements Store {
     if (filter.key === undefined) return pageRecords(this.global, filter);
     const l = this.ledgers.get(filter.key);
     return l ? pageRecords(l.records, filter) : { records: [] };
+  }
+
+  async usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
+    return this.summary.read(unit, from, to);
   }
 
   async acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> {

@@ -29,7 +29,9 @@ function parseCursor(cursor: string): { score: number; skip: number } {
 const matches = (r: UsageRecord, f: RecordFilter): boolean =>
   (f.key === undefined || r.key_id === f.key) &&
   (f.group === undefined || r.group === f.group) &&
-  (f.model === undefined || r.model === f.model);
+  (f.model === undefined || r.model === f.model) &&
+  (f.status === undefined || (r.status >= f.status.min && r.status <= f.status.max)) &&
+  (f.ending === undefined || r.ending === f.ending);
 
 export async function pageRecords(index: RecordIndex, filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
   const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(filter.limit) || 1));
@@ -40,7 +42,7 @@ export async function pageRecords(index: RecordIndex, filter: RecordFilter): Pro
     const c = parseCursor(filter.cursor);
     if (c.score <= max) ({ score: max, skip } = c);
   }
-  const filtered = filter.group !== undefined || filter.model !== undefined;
+  const filtered = filter.group !== undefined || filter.model !== undefined || filter.status !== undefined || filter.ending !== undefined;
   const batch = filtered ? Math.min(MAX_PAGE, Math.max(limit + 1, 200)) : limit + 1;
   const out: UsageRecord[] = [];
   let cursor = '';

@@ -3,7 +3,7 @@
 
 export class KeyLayout {
   readonly prefix: string;
-  readonly global: { keys: string; keyIds: string; records: string; index: string };
+  readonly global: { keys: string; keyIds: string; records: string; index: string; summary: (unit: string, start: number) => string };
   /** Pub/sub channel announcing issued-key changes to every process. */
   readonly channel: string;
 
@@ -15,6 +15,7 @@ export class KeyLayout {
       keyIds: `${g}keyids`, // hash id -> sha256
       records: `${g}rec`, // hash request id -> record JSON
       index: `${g}idx`, // zset request id -> record time
+      summary: (unit: string, start: number) => `${g}sum:${unit}:${start}`, // hash of one bucket's rollup fields (summary.ts)
     };
     this.channel = `${prefix}keys`;
   }

@@ -1,10 +1,11 @@
 // Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (index pages + HMGET).
-import type { KeyUsage, RecordFilter, UsageRecord } from './types.ts';
+import type { KeyUsage, RecordFilter, RollupUnit, UsageBucket, UsageRecord } from './types.ts';
 import type { RedisClient } from './lua/index.ts';
 import { pageRecords, type IndexEntry, type RecordIndex } from './paging.ts';
 import type { KeyLayout } from './redis-keys.ts';
 import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from './rollup.ts';
 import { rateFromHashes } from './rate.ts';
+import { bucketStarts, parseBucket } from './summary.ts';
 import { minuteOf, WINDOWS, type WindowName } from './units.ts';
 import { usagePlan, type UsageQuery } from './usage-plan.ts';
 import { buildKeyUsage } from './usage-view.ts';
@@ -128,4 +129,17 @@ export function readRecords(client: RedisClient, layout: KeyLayout, filter: Reco
     return pageRecords(new RedisRecordIndex(client, k.index, k.records), filter);
   }
   return pageRecords(new RedisRecordIndex(client, layout.global.index, layout.global.records), filter);
+}
+
+/** The gateway-wide rollup buckets: one pipeline of HGETALLs, all on the {global} slot. */
+export async function readUsageBuckets(client: RedisClient, layout: KeyLayout, unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
+  const starts = bucketStarts(unit, from, to);
+  const p = client.pipeline();
+  for (const s of starts) p.hgetall(layout.global.summary(unit, s));
+  const replies = (await p.exec()) ?? [];
+  return starts.map((s, i) => {
+    const [err, v] = replies[i] ?? [null, {}];
+    if (err) throw err;
+    return parseBucket(s, Object.entries((v ?? {}) as Hash));
+  });
 }

@@ -3,7 +3,8 @@
 import { Redis, type Cluster } from 'ioredis';
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
-  AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, LeaseEnding, RecordFilter, Store, UsageRecord,
+  AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, LeaseEnding, RecordFilter, RollupUnit, Store, UsageBucket,
+  UsageRecord,
 } from './types.ts';
 import type { KeyPatch } from './issued-keys.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
@@ -11,9 +12,10 @@ import { resolveOptions, type StoreOptions } from './options.ts';
 import { RedisAccounts } from './redis-accounts.ts';
 import { RedisIssuedKeys } from './redis-issued.ts';
 import { KeyLayout } from './redis-keys.ts';
-import { readKeyUsage, readRecords } from './redis-reads.ts';
+import { readKeyUsage, readRecords, readUsageBuckets } from './redis-reads.ts';
 import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
+import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS, summaryFields } from './summary.ts';
 import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, secondOf, toNano, utcDate, utcHour } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
@@ -122,8 +124,10 @@ export class RedisStore implements Store {
       secondOf(time), recordTokens(record),
     ]);
     // Another slot, so not in the per-key script; idempotent, so sent every time, concurrently (one round trip).
-    const global = scripts.globalRecord.run(this.client, [this.layout.global.index, this.layout.global.records],
-      [record.request_id, time, json, retention, this.opts.recordsTotal]);
+    const g = this.layout.global;
+    const global = scripts.globalRecord.run(this.client,
+      [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+      [record.request_id, time, json, retention, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u]), ...summaryFields(record).flat()]);
     const [recorded] = await Promise.all([perKey, global]);
     return { recorded: Number(recorded) === 1 };
   }
@@ -134,6 +138,10 @@ export class RedisStore implements Store {
 
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
     return readRecords(this.client, this.layout, filter);
+  }
+
+  usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
+    return readUsageBuckets(this.client, this.layout, unit, from, to);
   }
 
   acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> { return this.accounts.acquire(req); }

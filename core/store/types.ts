@@ -1,5 +1,7 @@
 // The Store contract: everything shared between gateway processes (issued keys, limits, leases, the usage ledger).
-// MemoryStore (embedded, one process) and RedisStore (Redis or Redis Cluster) implement it and pass one contract suite.
+// MemoryStore (embedded, one process), FileStore (MemoryStore kept in a local file) and RedisStore (Redis or Redis
+// Cluster) implement it and pass one contract suite.
+import type { Outcome } from '../types.ts';
 
 /** A key issued at runtime (its plaintext is shown once and never stored). */
 export interface IssuedKey {
@@ -46,11 +48,15 @@ export type AdmitResult =
 
 export interface Admission { keyId: string; requestId: string; minute: number; estimatedTokens: number; lease: boolean }
 
-export type Ending = 'completed' | 'incomplete' | 'failed' | 'disconnected' | 'missing-terminal' | 'rejected' | 'timeout';
+/** How a metered request ended: the request's outcome. */
+export type Ending = Outcome;
 
 /** One metered request. Input tokens exclude cache reads and writes, which have their own fields. */
 export interface UsageRecord {
+  /** The gateway's own request id (random, per request): the record's identity. */
   request_id: string;
+  /** The id the client gave its request (x-request-id or x-client-request-id), when well formed: for its own tracing only. */
+  client_request_id?: string;
   /** ms since epoch. The store's clock for this record: its UTC day in rollups, window starts, retention. */
   time: number;
   key_id: string;
@@ -109,7 +115,26 @@ export interface KeyUsage {
   lastMinute: { requests: number; tokens: number };
 }
 
-export interface RecordFilter { key?: string; group?: string; model?: string; from?: number; to?: number; limit: number; cursor?: string }
+export interface RecordFilter {
+  key?: string; group?: string; model?: string;
+  /** HTTP status between min and max, both included (one status: min = max; a class such as 4xx: 400..499). */
+  status?: { min: number; max: number };
+  ending?: Ending;
+  from?: number; to?: number; limit: number; cursor?: string;
+}
+
+/** The bucket sizes of the gateway-wide rollups (summary.ts): a minute, an hour, a UTC day. */
+export type RollupUnit = 'minute' | 'hour' | 'day';
+
+/** What one bucket of time holds, across every key: usage by key, group and model, failed upstream attempts by account. */
+export interface UsageBucket {
+  /** Start of the bucket (ms since epoch, a multiple of the unit). */
+  start: number;
+  /** Errors: records with a status of 400 or more, or that ended failed, missing-terminal or timeout. Cost in USD. */
+  usage: { key: string; group: string; model: string; requests: number; errors: number; tokens: number; cost: number }[];
+  /** Upstream attempts that failed (any reason but ok and client_error), and how many of them moved to another account. */
+  attempts: { group: string; account: string; reason: string; failures: number; failovers: number }[];
+}
 
 /**
  * An upstream account as the scheduler sees it (from gateway.yaml groups.*.accounts). Concurrency below 1 counts
@@ -178,7 +203,7 @@ export interface AccountState {
 }
 
 export interface Store {
-  readonly kind: 'memory' | 'redis';
+  readonly kind: 'memory' | 'file' | 'redis';
 
   // issued keys
   putKey(key: IssuedKey): Promise<void>;
@@ -210,11 +235,19 @@ export interface Store {
   settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }>;
   /** Settlements held until the store answers again (a shared store behind guard.ts). */
   pendingSettlements?(): number;
+  /** A shared store behind guard.ts: false from a call that failed until one succeeds (an embedded store has none). */
+  available?(): boolean;
 
   // reads
   /** `timezone` (IANA, default UTC) sets the usage days of `days`, `from` and `to`; an unknown zone rejects with a RangeError. */
   keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number; timezone?: string }): Promise<KeyUsage>;
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }>;
+  /**
+   * The gateway-wide rollup of every bucket of `unit` from the one holding `from` to the one holding `to`, oldest first,
+   * empty buckets included (at most MAX_BUCKETS, the newest). Kept UNIT_KEEP_MS per unit (summary.ts); a record is
+   * counted once, with its entry in the global record index.
+   */
+  usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]>;
 
   // upstream accounts (per group; one script per decision, shared by every process)
   /**

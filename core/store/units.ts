@@ -46,6 +46,8 @@ export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 /** The current rate (GET /v1/usage rpm, tpm) counts what was settled in this many whole seconds, the current one included. */
 export const RATE_SECONDS = 60;
 export const secondOf = (ms: number): number => Math.floor(ms / 1000);
+/** The embedded store keeps per-second counts this many seconds (more than RATE_SECONDS: they are pruned lazily). */
+export const RATE_KEPT_SECONDS = 180;
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
 
 /** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */

@@ -9,6 +9,7 @@ export const adminAuth: Plugin<Record<string, never>> = {
   name: 'admin-auth',
   description: 'Guards the admin API with admin.token (Authorization: Bearer). Model API keys are refused; an empty admin.token disables every admin route (503).',
   schema: { type: 'object', additionalProperties: false, properties: {} },
+  provides: ['admin'],
   create(_options, env) {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
     return async (ctx, next) => {

@@ -3,6 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../../core/errors.ts';
 import type { Ctx, Env, JSONSchema, KeyConfig } from '../../core/types.ts';
 import type { IssuedKey } from '../../core/store/types.ts';
+import { usageView } from '../usage.ts';
 
 export type Source = 'config' | 'store';
 export interface FoundKey { key: KeyConfig | IssuedKey; source: Source }
@@ -47,16 +48,23 @@ export function parseTime(value: unknown, name: string): number {
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
-export function keyStatus(key: KeyConfig | IssuedKey, now = Date.now()): 'active' | 'disabled' | 'expired' {
-  if (key.disabled) return 'disabled';
-  return key.expires_at !== undefined && key.expires_at <= now ? 'expired' : 'active';
-}
-
-/** The operator's view of a key: everything but its secret and its hash. */
-export function keyView({ key, source }: FoundKey) {
+/**
+ * The operator's view of a key: everything but its secret and its hash, with its status, spend and limits computed as
+ * /v1/usage computes them (usageView) — disabled first, as auth refuses a disabled key before anything else — and when
+ * it was last used (its newest record kept).
+ */
+export async function keyView({ key, source }: FoundKey, env: Env, now = Date.now()) {
+  const [usage, newest] = await Promise.all([env.store.keyUsage(key.id, { days: 1, now }), env.store.records({ key: key.id, limit: 1 })]);
+  const view = usageView(key, key.group, usage, now);
   return {
     id: key.id, name: (key as IssuedKey).name ?? null, source, group: key.group, pools: key.pools, models: key.models ?? null,
-    limits: key.limits, expires_at: iso(key.expires_at), disabled: key.disabled, status: keyStatus(key),
+    limits: key.limits, expires_at: iso(key.expires_at), disabled: key.disabled,
+    status: key.disabled ? 'disabled' : view.status,
+    /** False when refused now: disabled, expired, out of quota or a spend window used up. */
+    usable: !key.disabled && view.isValid,
+    spent: view.usage.total.cost, quota: view.quota ?? null, rate_limits: view.rate_limits ?? [],
+    today: { requests: view.usage.today.requests, cost: view.usage.today.cost },
+    last_used: iso(newest.records[0]?.time),
     created_at: iso((key as IssuedKey).created_at),
   };
 }

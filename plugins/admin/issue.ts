@@ -53,5 +53,5 @@ export async function issueKey(ctx: Ctx, env: Env): Promise<void> {
   };
   await env.store.putKey(record);
   ctx.log.info({ key_id: record.id, group: record.group }, 'key issued');
-  reply(ctx, 201, { key: secret, record: keyView({ key: record, source: 'store' }) });
+  reply(ctx, 201, { key: secret, record: await keyView({ key: record, source: 'store' }, env) });
 }

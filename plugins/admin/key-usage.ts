@@ -13,13 +13,15 @@ export const adminKeyUsage: Plugin<Options> = {
     type: 'object', additionalProperties: false,
     properties: { id_param: { type: 'string', default: 'id', description: 'Path parameter holding the key id.' } },
   },
+  // Only behind admin-auth: a chain without it is refused when the config loads.
+  requires: ['admin'],
   create(options, env) {
     return async (ctx) => {
       const found = await requireKey(env, ctx.params[options.id_param] ?? '');
       const query = usageQuery(ctx.search ? ctx.url.searchParams : new URLSearchParams());
       const now = Date.now();
       const usage = await env.store.keyUsage(found.key.id, { ...query, now });
-      reply(ctx, 200, { key: keyView(found), usage: usageView(found.key, found.key.group, usage, now) });
+      reply(ctx, 200, { key: await keyView(found, env, now), usage: usageView(found.key, found.key.group, usage, now) });
     };
   },
 };

@@ -43,20 +43,21 @@ const ACTIONS: Record<Action, (ctx: Ctx, env: Env, id: string) => Promise<void>>
   async list(ctx, env) {
     const issued = (await env.store.listKeys()).sort((a, b) => a.created_at - b.created_at);
     const keys = [
-      ...env.config.keys.map((key) => keyView({ key, source: 'config' })),
-      ...issued.map((key) => keyView({ key, source: 'store' })),
+      ...env.config.keys.map((key) => ({ key, source: 'config' as const })),
+      ...issued.map((key) => ({ key, source: 'store' as const })),
     ];
-    reply(ctx, 200, { keys });
+    const now = Date.now();
+    reply(ctx, 200, { keys: await Promise.all(keys.map((found) => keyView(found, env, now))) });
   },
   async get(ctx, env, id) {
-    reply(ctx, 200, keyView(await requireKey(env, id)));
+    reply(ctx, 200, await keyView(await requireKey(env, id), env));
   },
   async update(ctx, env, id) {
     await issuedOnly(env, id);
     const patch = toPatch(await readPatch(ctx));
     if (!await env.store.updateKey(id, patch)) throw new GatewayError(404, 'key_not_found', `No key with id "${id}"`, { param: 'id' });
     ctx.log.info({ key_id: id, fields: Object.keys(patch) }, 'key changed');
-    reply(ctx, 200, keyView(await requireKey(env, id)));
+    reply(ctx, 200, await keyView(await requireKey(env, id), env));
   },
   async delete(ctx, env, id) {
     await issuedOnly(env, id);
@@ -76,6 +77,8 @@ export const adminKeys: Plugin<Options> = {
       id_param: { type: 'string', default: 'id', description: 'Path parameter holding the key id (get, update, delete).' },
     },
   },
+  // Only behind admin-auth: a chain without it is refused when the config loads.
+  requires: ['admin'],
   create(options, env) {
     const run = ACTIONS[options.action];
     return async (ctx) => run(ctx, env, ctx.params[options.id_param] ?? '');

@@ -1,16 +1,25 @@
 // Stage `admin-usage`: the usage records of every key, newest first, filtered and paged (GET /admin/usage).
 import { GatewayError } from '../../core/errors.ts';
 import type { Plugin } from '../../core/types.ts';
-import type { RecordFilter } from '../../core/store/types.ts';
+import type { Ending, RecordFilter } from '../../core/store/types.ts';
 import { parseTime, reply } from './common.ts';
 
 interface Options { default_limit: number; max_limit: number }
 
-const PARAMS = new Set(['key', 'group', 'model', 'from', 'to', 'limit', 'cursor']);
+const PARAMS = new Set(['key', 'group', 'model', 'status', 'ending', 'from', 'to', 'limit', 'cursor']);
+const ENDINGS: Ending[] = ['completed', 'incomplete', 'failed', 'disconnected', 'missing-terminal', 'timeout'];
+
+/** ?status=429 (one status) or 4xx (a class). */
+function statusRange(v: string): { min: number; max: number } {
+  const m = /^([1-5])(xx|\d\d)$/i.exec(v);
+  if (!m) throw new GatewayError(400, 'invalid_status', 'status must be an HTTP status (e.g. 429) or a class (2xx, 4xx, 5xx)', { param: 'status' });
+  if (m[2].toLowerCase() === 'xx') return { min: Number(m[1]) * 100, max: Number(m[1]) * 100 + 99 };
+  return { min: Number(v), max: Number(v) };
+}
 
 export const adminUsage: Plugin<Options> = {
   name: 'admin-usage',
-  description: 'Lists usage records: ?key=&group=&model=&from=&to= (ISO 8601 or epoch ms) &limit=&cursor= (from the previous page). Place after admin-auth.',
+  description: 'Lists usage records: ?key=&group=&model=&status= (429, or a class: 4xx) &ending= (completed, incomplete, failed, disconnected, missing-terminal, timeout) &from=&to= (ISO 8601 or epoch ms) &limit=&cursor= (from the previous page). Place after admin-auth.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
@@ -18,6 +27,8 @@ export const adminUsage: Plugin<Options> = {
       max_limit: { type: 'integer', minimum: 1, default: 500, description: 'Largest ?limit accepted.' },
     },
   },
+  // Only behind admin-auth: a chain without it is refused when the config loads.
+  requires: ['admin'],
   create(options, env) {
     return async (ctx) => {
       const q = ctx.url.searchParams;
@@ -33,6 +44,12 @@ export const adminUsage: Plugin<Options> = {
       for (const name of ['key', 'group', 'model', 'cursor'] as const) {
         const v = q.get(name);
         if (v) filter[name] = v;
+      }
+      if (q.get('status')) filter.status = statusRange(q.get('status')!);
+      const ending = q.get('ending');
+      if (ending) {
+        if (!ENDINGS.includes(ending as Ending)) throw new GatewayError(400, 'invalid_ending', `ending must be one of ${ENDINGS.join(', ')}`, { param: 'ending' });
+        filter.ending = ending as Ending;
       }
       if (q.get('from')) filter.from = parseTime(q.get('from'), 'from');
       if (q.get('to')) filter.to = parseTime(q.get('to'), 'to');

@@ -1,18 +1,15 @@
 // Stage `metering`: settles every request that reached it (completed, failed, cut or abandoned) into the usage ledger, once.
-import { GatewayError } from '../../core/errors.ts';
+import { GatewayError, isBodyAborted } from '../../core/errors.ts';
 import { counter, gauge } from '../../core/plugin-metrics.ts';
 import { isStoreUnavailable } from '../../core/store/guard.ts';
 import type { Ctx, Env, Plugin } from '../../core/types.ts';
 import type { Ending, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
+import { ADMISSION } from '../vars.ts';
 import { billable, cost, findPrice, type Price } from './pricing.ts';
 
 interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
-const ENDINGS: Record<string, Ending> = {
-  completed: 'completed', incomplete: 'incomplete', failed: 'failed', disconnected: 'disconnected',
-  'missing-terminal': 'missing-terminal', timeout: 'timeout',
-};
 const ZERO: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
 
 function metrics(env: Env) {
@@ -27,6 +24,10 @@ function metrics(env: Env) {
     }),
     settled: counter(env.metrics, { name: 'gateway_settlements_total', help: 'Requests settled into the ledger, by how they ended.', labelNames: ['ending'] }),
     unpriced: counter(env.metrics, { name: 'gateway_unpriced_requests_total', help: 'Requests for a model with no price (billed 0).', labelNames: ['model'] }),
+    unreported: counter(env.metrics, {
+      name: 'gateway_usage_unreported_total', help: 'Completed answers whose upstream reported no usage: recorded with 0 tokens, nothing estimated.',
+      labelNames: ['route', 'model'],
+    }),
     // The store is opened once per process, so the first stage's reference stays right across reloads.
     pending: gauge(env.metrics, {
       name: 'gateway_settlements_pending', help: 'Settlements held in memory until the store answers again (written then).',
@@ -52,9 +53,17 @@ export const metering: Plugin<Options> = {
       },
     },
   },
+  // Settles what the stages after it relayed (usage, account, outcome), whether or not they finished.
+  requires: ['key', 'group'],
   create(options, env) {
     const m = metrics(env);
     const warned = new Set<string>();
+    /** Some answers carry no usage (e.g. older Gemini embedding models): counted and said once, never guessed. */
+    const unreported = (route: string, model: string): void => {
+      m.unreported.inc({ route, model: model || '-' });
+      const said = `${route}\n${model}`;
+      if (!warned.has(said)) { warned.add(said); env.log.warn({ route, model }, 'the upstream reported no usage: recorded with 0 tokens (nothing is estimated)'); }
+    };
     const priceOf = (model: string): Price | undefined => {
       const price = findPrice(env.config.pricing, model);
       if (!price) {
@@ -71,9 +80,9 @@ export const metering: Plugin<Options> = {
         status = ctx.res.statusCode;
       } catch (err) {
         status = err instanceof GatewayError ? err.status : 500;
-        // Refused because the store could not be asked (limits, accounts): like a limit's refusal, nothing to bill,
-        // and nothing to hold while the store is away.
-        ctx.outcome ??= isStoreUnavailable(err) ? 'rejected' : 'failed';
+        // Refused because the store could not be asked (limits, accounts), or the client never sent its whole request:
+        // like a limit's refusal, nothing to bill (and nothing to hold while the store is away).
+        ctx.outcome ??= isStoreUnavailable(err) || isBodyAborted(err) ? 'rejected' : 'failed';
         throw err;
       } finally {
         await settle(ctx, status).catch((err) => ctx.log.error({ err, req_id: ctx.id }, 'settlement failed'));
@@ -97,19 +106,21 @@ export const metering: Plugin<Options> = {
     async function settle(ctx: Ctx, status: number): Promise<void> {
       const key = ctx.key;
       const group = ctx.group;
-      // A request the gateway refused (its limits) never reached an upstream: there is nothing to bill.
-      if (!key || !group || ctx.settled || ctx.outcome === 'rejected') return;
-      const ending: Ending = ENDINGS[ctx.outcome ?? ''] ?? (status >= 400 ? 'failed' : 'completed');
+      // A request the gateway refused (its limits) never reached an upstream: there is nothing to bill. Nor on a route
+      // whose answers are not billed requests (token counting): rate-limit then hands its admission back unsettled.
+      if (!key || !group || ctx.outcome === 'rejected' || ctx.route.billed === false) return;
+      const ending: Ending = ctx.outcome ?? (status >= 400 ? 'failed' : 'completed');
       const { usage, estimated } = ending === 'disconnected' ? observed(ctx) : { usage: ctx.usage ?? ZERO, estimated: false };
       const model = ctx.model ?? '';
       const upstreamModel = ctx.upstreamModel ?? model;
       const priced = options.price_by === 'upstream' ? upstreamModel : model;
+      if (ending === 'completed' && status < 300 && !ctx.usage) unreported(ctx.route.path, priced);
       const price = usage === ZERO ? undefined : priceOf(priced);
       const usd = price ? cost(usage, price, group.rate_multiplier) : 0;
       const b = billable(usage);
       const { start, firstByte, end } = ctx.timings;
       const record: UsageRecord = {
-        request_id: ctx.id, time: Date.now(), key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
+        request_id: ctx.id, ...(ctx.clientRequestId === undefined ? {} : { client_request_id: ctx.clientRequestId }), time: Date.now(), key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
         account: ctx.account?.id ?? '', route: ctx.route.path, model, upstream_model: upstreamModel, stream: ctx.stream,
         status, ending, input_tokens: b.input, output_tokens: b.output, cache_read_tokens: b.cacheRead,
         cache_write_tokens: b.cacheWrite, reasoning_tokens: usage.reasoning, cost: usd,
@@ -119,8 +130,10 @@ export const metering: Plugin<Options> = {
         ...(estimated ? { estimated } : {}),
         ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
       };
-      ctx.settled = true;
-      await env.store.settle(record, ctx.admission, key.limits);
+      const admission = ctx.get(ADMISSION);
+      if (admission) admission.settled = true;
+      ctx.cost = usd;
+      await env.store.settle(record, admission?.admission, key.limits);
       const labels = { model: priced || '-', group: group.name };
       for (const [direction, n] of [['input', b.input], ['output', b.output], ['cache_read', b.cacheRead], ['cache_write', b.cacheWrite], ['reasoning', usage.reasoning]] as const) {
         if (n > 0) m.tokens.inc({ direction, ...labels }, n);

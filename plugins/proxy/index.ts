@@ -1,7 +1,6 @@
 // Stage `proxy`: serves the request from the group's account pool (schedule, fail over, stick, pin) and relays the answer as it arrives.
-import { GatewayError } from '../../core/errors.ts';
 import type { Plugin } from '../../core/types.ts';
-import { createPool, type PoolOptions } from './pool.ts';
+import { Pool, poolParts, type PoolOptions } from './pool.ts';
 import { SESSION_DEFAULTS } from './session.ts';
 
 const int = (description: string, value: number, minimum = 0) => ({ type: 'integer', minimum, default: value, description });
@@ -10,7 +9,11 @@ const names = (description: string, value: string[]) => ({ type: 'array', items:
 export const proxy: Plugin<PoolOptions> = {
   name: 'proxy',
   description: 'Sends the request to an upstream account of the group (priority, load, stickiness, response pins; failover before the first byte, cool-downs) and relays the answer.',
-  sendsAdmission: true,
+  // The model, when a stage before it named one (model-allowlist); a bodiless read (GET a stored response) has none.
+  requires: ['group'],
+  provides: ['account', 'usage'],
+  // A limited key's admission goes to the store with this stage's first account decision: one round trip.
+  takes: ['admission'],
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
@@ -38,10 +41,7 @@ export const proxy: Plugin<PoolOptions> = {
     },
   },
   create(options, env) {
-    const serve = createPool(options, env);
-    return async (ctx) => {
-      if (!ctx.group || !ctx.platform) throw new GatewayError(500, 'stage_order', 'proxy needs group-check before it');
-      await serve(ctx);
-    };
+    const pool = new Pool(options, poolParts(options, env));
+    return (ctx) => pool.serve(ctx);
   },
 };

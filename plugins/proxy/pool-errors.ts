@@ -46,6 +46,12 @@ export function exhausted(group: GroupConfig, attempts: Attempt[], states: Accou
   return new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', `No upstream account of group "${group.name}" is available${when}`, { headers });
 }
 
+/** An upstream refused the request itself (401/403 while the account's credential works): nothing to fail over to. */
+export function requestRefused(status: number): GatewayError {
+  return new GatewayError(403, 'UPSTREAM_REQUEST_REFUSED',
+    `The upstream refused this request (HTTP ${status}) although the account's credential is valid: something in the request is not permitted for this group's accounts`);
+}
+
 const WHY: Record<CooldownReason, string> = {
   rate_limited: 'is rate limited', overloaded: 'is overloaded', auth: 'needs attention from an operator (its credential was refused)',
   upstream_error: 'is failing', unreachable: 'cannot be reached',

@@ -1,17 +1,25 @@
 // Relays the upstream response to the client: SSE scanned frame by frame (usage, model names, keepalive), JSON read for usage.
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { headerMatcher } from '../../adapters/shared/headers.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import { GatewayError } from '../../core/errors.ts';
-import type { Ctx } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
 
-const DROP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'x-request-id', 'set-cookie']);
+/** Each format's allow list of upstream response headers, compiled once. */
+const returned = new WeakMap<FormatAdapter, (name: string) => boolean>();
 
+/**
+ * The upstream's response headers that reach the client: only what the format's allow list names. An account's
+ * organization, project and rate-limit headers describe the operator's account, not the client's key.
+ */
 function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders {
+  let allowed = returned.get(ctx.format);
+  if (!allowed) returned.set(ctx.format, allowed = headerMatcher(ctx.format.returnHeaders));
   const headers: OutgoingHttpHeaders = {};
   const given = upstream.headers;
   for (const name in given) {
     const value = given[name];
-    if (!DROP_RESPONSE_HEADERS.has(name) && value !== undefined) headers[name] = value;
+    if (value !== undefined && allowed(name)) headers[name] = value;
   }
   const upstreamId = upstream.headers['x-request-id'] ?? upstream.headers['request-id'];
   if (typeof upstreamId === 'string') headers['x-upstream-request-id'] = upstreamId;
@@ -70,6 +78,7 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
     if (ended || ctx.res.destroyed) return;
     ended = true;
     ctx.outcome = 'failed';
+    ctx.endedBy = 'upstream';
     fail(new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete'));
   };
   upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
@@ -85,7 +94,7 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
 /** Answer with a complete upstream body: usage read from it, the client's model name written back when aliased. */
 function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean): void {
   let body = upstreamBody;
-  let outcome = 'completed';
+  let outcome: Outcome = 'completed';
   if (isJson) {
     try {
       const json = JSON.parse(body.toString('utf8'));
@@ -186,4 +195,19 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
   upstream.once('close', finish);
   // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
   return () => { if (!finished) observe(); };
+}
+
+/** Streams waiting for an account get the format's keepalive: the 200 and SSE headers go out with the first one. */
+export function queueKeepalive(ctx: Ctx, keepaliveMs: number): ((waitedMs: number) => void) | undefined {
+  const frame = ctx.format.keepalive;
+  if (!ctx.stream || !frame || keepaliveMs <= 0) return undefined;
+  let sent = 0;
+  return (waited) => {
+    if (waited < (sent + 1) * keepaliveMs || ctx.res.destroyed) return;
+    if (!ctx.res.headersSent) {
+      ctx.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    }
+    sent = Math.floor(waited / keepaliveMs);
+    ctx.res.write(frame);
+  };
 }

@@ -44,7 +44,7 @@ export async function sessionKey(ctx: Ctx, o: SessionOptions): Promise<string | 
     if (value) return `h:${digest(value)}`;
   }
   const method = ctx.req.method ?? 'GET';
-  const json = 'body' in ctx.format.model || String(ctx.req.headers['content-type'] ?? '').includes('json');
+  const json = ctx.format.jsonBody || String(ctx.req.headers['content-type'] ?? '').includes('json');
   if (method === 'GET' || method === 'HEAD' || !json || (await ctx.body()).length === 0) return undefined;
   let body: Record<string, unknown>;
   try { body = await ctx.json(); } catch { return undefined; }

@@ -1,41 +1,56 @@
-// Builds what goes upstream: the URL (route template, client query minus keys), headers (client credentials replaced), body bytes.
+// Builds what goes upstream: the URL (the route's template with its captures re-encoded, the query parameters the format
+// passes), the headers (the format's allow list, the account's credential), and the body bytes.
 import type { IncomingHttpHeaders } from 'node:http';
-import { clientCredentialHeaders } from '../../adapters/shared/upstream-auth.ts';
-import type { AccountConfig, Ctx, Env } from '../../core/types.ts';
+import { headerMatcher } from '../../adapters/shared/headers.ts';
+import type { AccountConfig, Ctx, Env, FormatAdapter, PlatformConfig } from '../../core/types.ts';
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length'];
-const DROPPED = new Set([...HOP_BY_HOP, ...clientCredentialHeaders, 'x-request-id', 'accept-encoding', 'x-forwarded-for', 'forwarded']);
-const QUERY_SECRETS = ['key', 'api_key'];
-
-/** Upstream path: the route's upstream_path template (or the request path) with {name}/*name filled, plus the safe query. */
+/**
+ * Upstream path: the route's upstream_path (or its own pattern) with {name} / *name filled from the captures, each
+ * segment percent-encoded (the router refused separators and dot segments in captures, so a capture is always one
+ * segment, or for *name whole segments), plus the query parameters the format passes.
+ */
 export function upstreamPath(ctx: Ctx): string {
   const modelParam = 'param' in ctx.format.model ? ctx.format.model.param : undefined;
-  // A model named in the path and aliased by model_map is re-filled from the route pattern.
-  const aliased = modelParam !== undefined && ctx.upstreamModel !== undefined && ctx.upstreamModel !== ctx.params[modelParam];
-  const template = ctx.route.upstream_path ?? (aliased ? ctx.route.path : undefined);
-  let path = ctx.path;
-  if (template) {
-    path = template.replace(/\{(\w+)\*?\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
-      const name = (one ?? rest)!;
-      const value = name === modelParam && ctx.upstreamModel ? ctx.upstreamModel : (ctx.params[name] ?? '');
-      return one ? encodeURIComponent(value) : value;
-    });
-  }
-  if (!ctx.search) return path;
-  const query = new URLSearchParams(ctx.search);
-  for (const k of QUERY_SECRETS) query.delete(k);
+  const template = ctx.route.upstream_path ?? ctx.route.path;
+  const path = template.replace(/\{(\w+)\*?\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
+    const name = (one ?? rest)!;
+    // A model named in the path is sent as the upstream model (model_map applied).
+    const value = name === modelParam && ctx.upstreamModel ? ctx.upstreamModel : (ctx.params[name] ?? '');
+    return one ? encodeURIComponent(value) : value.split('/').map(encodeURIComponent).join('/');
+  });
+  const allowed = ctx.format.forwardQuery;
+  if (!ctx.search || !allowed.length) return path;
+  const given = new URLSearchParams(ctx.search);
+  const query = new URLSearchParams();
+  for (const [k, v] of given) if (allowed.includes(k)) query.append(k, v);
   const qs = query.toString();
   return qs ? `${path}?${qs}` : path;
 }
 
-export function upstreamHeaders(ctx: Ctx, account: AccountConfig, env: Env, body: { bytes?: Buffer; json: boolean }): IncomingHttpHeaders {
+/** Which client headers go upstream, compiled once per format and platform: the format's list, the platform's, and `extra`. */
+export class HeaderAllowList {
+  readonly #extra: string[];
+  readonly #compiled = new WeakMap<PlatformConfig, Map<FormatAdapter, (name: string) => boolean>>();
+  constructor(extra: string[]) { this.#extra = extra; }
+
+  for(format: FormatAdapter, platform: PlatformConfig): (name: string) => boolean {
+    let byFormat = this.#compiled.get(platform);
+    if (!byFormat) this.#compiled.set(platform, byFormat = new Map());
+    let test = byFormat.get(format);
+    if (!test) byFormat.set(format, test = headerMatcher([...format.forwardHeaders, ...platform.forward_headers, ...this.#extra]));
+    return test;
+  }
+}
+
+/** The headers sent upstream: only what the allow list names (never a client credential), plus the account's credential. */
+export function upstreamHeaders(ctx: Ctx, account: AccountConfig, env: Env, body: Body, allowed: (name: string) => boolean): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   const given = ctx.req.headers;
   // Headers the client named in Connection are scoped to its own connection (RFC 9110 §7.6.1).
   const scoped = given.connection ? given.connection.toLowerCase().split(',').map((h) => h.trim()) : undefined;
   for (const name in given) {
     const value = given[name];
-    if (!DROPPED.has(name) && !scoped?.includes(name) && value !== undefined) headers[name] = value;
+    if (value !== undefined && allowed(name) && !scoped?.includes(name)) headers[name] = value;
   }
   const style = env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
   headers[style.header] = style.value(account.credential);
@@ -46,16 +61,32 @@ export function upstreamHeaders(ctx: Ctx, account: AccountConfig, env: Env, body
   return headers;
 }
 
+/** A request body as it goes upstream: its bytes (none for GET), and whether it is JSON. */
+export interface Body { bytes?: Buffer; json: boolean }
+
 /** The body to send: the original bytes when nothing changed, else the re-serialised JSON. */
-export async function upstreamBody(ctx: Ctx): Promise<{ bytes?: Buffer; json: boolean }> {
+export async function upstreamBody(ctx: Ctx): Promise<Body> {
   const method = ctx.req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return { json: false };
   const raw = await ctx.body();
   const type = String(ctx.req.headers['content-type'] ?? '');
-  const jsonBody = 'body' in ctx.format.model || (type.includes('json') && ctx.bodyChanged());
+  const jsonBody = ctx.format.jsonBody || (type.includes('json') && ctx.bodyChanged());
   if (!jsonBody || raw.length === 0) return { bytes: raw, json: false };
-  let body: Record<string, unknown>;
-  try { body = await ctx.json(); } catch { return { bytes: raw, json: false }; }
+  const body = await ctx.json();
   const changed = ctx.format.prepareUpstream?.(body, ctx) === true || ctx.bodyChanged();
   return { bytes: changed ? Buffer.from(JSON.stringify(body)) : raw, json: true };
+}
+
+/** The body for one account: re-serialised only when the account's own model_map names another model. */
+export async function bodyForAccount(ctx: Ctx, base: Body, baseModel: string | undefined, model: string | undefined): Promise<Body> {
+  const where = ctx.format.model;
+  if (model === baseModel || model === undefined) return base;
+  // A model in the path is re-filled by upstreamPath; the body changes only where the format names the model there too
+  // (a Gemini batch names it per request: prepareUpstream writes it).
+  if ('param' in where) return ctx.format.prepareUpstream ? upstreamBody(ctx) : base;
+  if ('body' in where) return { bytes: Buffer.from(JSON.stringify({ ...(await ctx.json()), [where.body]: model })), json: true };
+  await where.write?.(ctx, model);
+  const body = await upstreamBody(ctx);
+  await where.write?.(ctx, baseModel!);
+  return body;
 }

@@ -146,3 +146,11 @@ t.test('ping keepalive, model list shape, request shape', async (t) => {
   t.equal(format.isStream({}, fakeCtx()), false);
   t.equal(format.upstreamAuth, 'x-api-key');
 });
+
+t.test('model list upstream: Anthropic\'s pages walked with after_id while has_more', async (t) => {
+  const list = format.modelListUpstream!;
+  t.same([list.path, list.headers], ['/v1/models?limit=1000', { 'anthropic-version': '2023-06-01' }]);
+  t.same(list.page({ data: [{ id: 'claude-a' }, { id: 'claude b' }], has_more: true, first_id: 'claude-a', last_id: 'claude-a' }),
+    { ids: ['claude-a'], next: '/v1/models?limit=1000&after_id=claude-a' });
+  t.same(list.page({ data: [{ id: 'claude-c' }], has_more: false, last_id: 'claude-c' }), { ids: ['claude-c'], next: undefined });
+});

@@ -131,3 +131,29 @@ t.test('no keepalive, Gemini list shape, request shape', async (t) => {
   t.ok(schemaAccepts(format, { generateContentRequest: { contents: [] } }), 'countTokens\' other form');
   t.notOk(schemaAccepts(format, { contents: 'Hi' }));
 });
+
+t.test('embeddings: usageMetadata is the prompt; a batch and a body naming a model are sent for the path\'s upstream model', async (t) => {
+  t.strictSame(format.usageFromBody({ embeddings: [{ values: [0.1] }], usageMetadata: { promptTokenCount: 5, promptTokenDetails: [{ modality: 'TEXT', tokenCount: 5 }] } }),
+    { input: 5, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+  t.equal(format.usageFromBody({ embedding: { values: [0.1] } }), undefined, 'older models report none');
+  const ctx = fakeCtx({ model: 'embed', upstreamModel: 'gemini-embedding-2' });
+  const batch = { requests: [{ model: 'models/embed', content: {} }, { model: 'models/gemini-embedding-2', content: {} }, { content: {} }] };
+  t.equal(format.prepareUpstream!(batch, ctx), true);
+  t.same(batch.requests.map((r) => r.model), ['models/gemini-embedding-2', 'models/gemini-embedding-2', 'models/gemini-embedding-2']);
+  t.equal(format.prepareUpstream!(batch, ctx), false, 'nothing left to change');
+  const one: Record<string, unknown> = { model: 'models/other', content: {} };
+  t.equal(format.prepareUpstream!(one, ctx), true);
+  t.equal(one.model, 'models/gemini-embedding-2');
+  const generate: Record<string, unknown> = { contents: [] };
+  t.equal(format.prepareUpstream!(generate, ctx), false, 'a body naming no model is left alone (generateContent stays byte for byte)');
+  t.same(generate, { contents: [] });
+});
+
+t.test('model list upstream: Google\'s pages, ids without "models/", malformed names dropped', async (t) => {
+  const list = format.modelListUpstream!;
+  t.equal(list.path, '/v1beta/models?pageSize=1000');
+  t.same(list.page({ models: [{ name: 'models/gemini-2.5-flash' }, { name: 'models/bad name' }, { name: 7 }], nextPageToken: 'a+b' }),
+    { ids: ['gemini-2.5-flash'], next: '/v1beta/models?pageSize=1000&pageToken=a%2Bb' });
+  t.same(list.page({ models: [{ name: 'models/gemini-2.5-pro' }] }), { ids: ['gemini-2.5-pro'], next: undefined });
+  t.same(list.page(null), { ids: [], next: undefined });
+});

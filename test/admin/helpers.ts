@@ -14,12 +14,12 @@ export const adminRoutes = () => readFileSync(join(root, 'gateway.yaml'), 'utf8'
   .join('\n');
 
 /**
- * One simulator platform, metered relay routes, /v1/usage, the admin API and the pages.
- * Prices are high so every request costs a visible amount at six decimals.
+ * One simulator platform, metered relay routes, /v1/usage, the admin API and the pages (the store in memory unless
+ * `store` says otherwise). Prices are high so every request costs a visible amount at six decimals.
  */
 export const adminConfig = (opts: { token?: string; store?: string; authCacheMs?: number } = {}) => `
 server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
-${opts.store ?? ''}
+${opts.store ?? 'store: { path: ":memory:" }'}
 admin: { token: "${opts.token ?? ADMIN}" }
 platforms:
   sim: { simulator: true }

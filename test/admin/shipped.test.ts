@@ -1,13 +1,15 @@
 // The shipped gateway.yaml: its pages load, and with GATEWAY_ADMIN_TOKEN set an issued key works on the demo routes at once.
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
 import { startGateway } from '../../core/server.ts';
+import { testEnv } from '../helpers/gateway.ts';
 import { admin, chat, eventually } from './helpers.ts';
 
 const configFile = fileURLToPath(new URL('../../gateway.yaml', import.meta.url));
 const start = async (env: NodeJS.ProcessEnv) => {
-  const gw = await startGateway({ configFile, host: '127.0.0.1', port: 0, env, log: pino({ level: 'silent' }) });
+  const gw = await startGateway({ configFile, host: '127.0.0.1', port: 0, env: testEnv(env), log: pino({ level: 'silent' }) });
   t.teardown(() => gw.close());
   return gw;
 };
@@ -20,7 +22,13 @@ t.test('pages and their assets are served with their types', async (t) => {
     ['/assets/page.css', 'text/css', /\.badge/],
     ['/assets/dom.js', 'text/javascript', /export function el/],
     ['/assets/key-usage.js', 'text/javascript', /\/v1\/usage/],
-    ['/assets/console.js', 'text/javascript', /\/admin\/usage/],
+    ['/assets/console.js', 'text/javascript', /data-tab/],
+    ['/assets/console-api.js', 'text/javascript', /authorization: `Bearer/],
+    ['/assets/console-overview.js', 'text/javascript', /\/admin\/usage\/summary/],
+    ['/assets/console-keys.js', 'text/javascript', /\/admin\/keys/],
+    ['/assets/console-records.js', 'text/javascript', /\/admin\/usage\?/],
+    ['/assets/console-accounts.js', 'text/javascript', /\/admin\/accounts/],
+    ['/assets/chart.js', 'text/javascript', /uPlot/],
   ] as const) {
     const res = await fetch(gw.url + path);
     t.equal(res.status, 200, path);
@@ -28,7 +36,17 @@ t.test('pages and their assets are served with their types', async (t) => {
     t.equal(res.headers.get('cache-control'), 'no-store', path);
     t.match(await res.text(), marker, path);
   }
-  t.notMatch(await (await fetch(gw.url + '/key-usage')).text(), /<script>|<script(?![^>]*\ssrc=)|\son\w+=/, 'no inline script or handler');
+  for (const page of ['/key-usage', '/console']) {
+    t.notMatch(await (await fetch(gw.url + page)).text(), /<script>|<script(?![^>]*\ssrc=)|\son\w+=/, `${page}: no inline script or handler`);
+  }
+  // The chart library is copied by npm install: served when it is there, a 404 (not a failed start) when it is not.
+  const vendored = existsSync(fileURLToPath(new URL('../../web/vendor/uplot.min.js', import.meta.url)));
+  for (const [path, type] of [['/assets/uplot.js', 'text/javascript'], ['/assets/uplot.css', 'text/css']]) {
+    const res = await fetch(gw.url + path);
+    t.equal(res.status, vendored ? 200 : 404, path);
+    if (vendored) t.match(res.headers.get('content-type'), type, path);
+    await res.arrayBuffer();
+  }
 });
 
 t.test('no admin token in the environment: the admin API is disabled', async (t) => {

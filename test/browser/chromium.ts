@@ -1,5 +1,7 @@
 // Headless Chromium for the page tests (Debian's /usr/bin/chromium driven by playwright-core); skipped only outside CI.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 
@@ -21,7 +23,7 @@ export async function launch(t: Test): Promise<Browser | undefined> {
 }
 
 /** A fresh page (in the given time zone, if any) that records console errors (a CSP violation shows up there) and every request URL it makes. */
-export async function openPage(browser: Browser, url: string, options: { timezoneId?: string } = {}): Promise<{ page: Page; errors: string[]; requests: { url: string; headers: Record<string, string> }[] }> {
+export async function openPage(browser: Browser, url: string, options: { timezoneId?: string; viewport?: { width: number; height: number } } = {}): Promise<{ page: Page; errors: string[]; requests: { url: string; headers: Record<string, string> }[] }> {
   const context = await browser.newContext(options);
   const page = await context.newPage();
   const errors: string[] = [];
@@ -54,3 +56,36 @@ export async function traces(page: Page) {
 
 /** The pages' money format: six decimals, trailing zeros trimmed down to two. */
 export const usd = (v: number) => `$${v.toFixed(6).replace(/0{1,4}$/, '')}`;
+
+/** The widths every page is checked at: a laptop and a phone. */
+export const WIDTHS = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }];
+
+/** Where screenshots go: .tap/screenshots/ (kept after the run, not committed), or $SCREENSHOT_DIR. */
+export const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('../../.tap/screenshots/', import.meta.url));
+
+/** A full-page screenshot under SCREENSHOTS; returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Elements cut off at the viewport's right edge, and tables wider than their box: every page must fit both widths. */
+export async function overflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${width}`);
+    for (const node of document.querySelectorAll('button, input, select, h1, h2, .card, .panel')) {
+      const r = node.getBoundingClientRect();
+      if (r.width === 0 || (node as HTMLElement).closest('.scroll')) continue;
+      if (r.right > width + 1) out.push(`${node.tagName.toLowerCase()}#${node.id || (node as HTMLElement).dataset.action || ''} ends at ${Math.round(r.right)} > ${width}`);
+    }
+    // A table wider than its box hides columns behind a scrollbar (the Disable button at 1280 px was one).
+    for (const box of document.querySelectorAll('.scroll')) {
+      if (box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1) out.push(`table in #${box.parentElement?.id || '?'} is cut: ${box.scrollWidth} > ${box.clientWidth}`);
+    }
+    return out;
+  });
+}

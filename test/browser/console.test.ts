@@ -1,17 +1,14 @@
-// The operator /console in headless Chromium: the token gates it, records and keys match the admin API, a key is issued once.
+// The operator /console in headless Chromium: the token gates it, and a key is issued with every limit, shown once (the
+// next action clears it), edited, disabled and deleted; nothing secret is kept. The tabs at both widths: console-1280 and
+// console-390 tests.
 import t from 'tap';
-import { withGateway } from '../helpers/gateway.ts';
-import { ADMIN, admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
-import { launch, openPage, traces, usd } from './chromium.ts';
+import { ADMIN, admin, chat } from '../admin/helpers.ts';
+import { field, launch, openPage, overflow, screenshot, traces } from './chromium.ts';
+import { connect, consoleGateway, tab } from './console-suite.ts';
 
 const browser = await launch(t);
 if (browser) {
-  const gw = await withGateway(t, adminConfig());
-  const made = await issue(gw, { group: 'other', name: 'console-seen' });
-  for (const [key, model] of [['sk-alice-0001', 'gpt-4o-mini'], [made.key, 'gpt-5'], [made.key, 'gpt-4o-mini']]) await chat(gw, key, model);
-  const records = (await eventually(() => admin(gw, 'GET', '/admin/usage'), (r) => r.body.records.length >= 3)).body.records;
-  const cells = (page: import('playwright-core').Page, selector: string) =>
-    page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent?.trim() ?? '')));
+  const { gw } = await consoleGateway(t);
 
   t.test('a wrong token shows the API\'s message and nothing else', async (t) => {
     const { page } = await openPage(browser, gw.url + '/console');
@@ -23,57 +20,61 @@ if (browser) {
     t.ok(await page.isHidden('#app'));
   });
 
-  t.test('with the token: the records table and the keys table match the admin API', async (t) => {
-    const { page, errors } = await openPage(browser, gw.url + '/console');
-    await page.fill('#token', ADMIN);
-    await page.click('#connect');
-    await page.waitForSelector('#app:not([hidden]) #records tbody tr');
-    const rows = await cells(page, '#records');
-    t.equal(rows.length, records.length, 'one row per record');
-    t.equal(rows.length, 3);
-    rows.forEach((row, i) => {
-      const r = records[i];
-      const time = new Date(r.time).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-      t.same(row, [time, r.key_id, r.model, r.group, String(r.input_tokens), String(r.output_tokens),
-        String(r.cache_read_tokens + r.cache_write_tokens), usd(r.cost), '200', 'completed'], `row ${i}: ${r.key_id} ${r.model}`);
-    });
-    const keys = await cells(page, '#keys');
-    t.same(keys.map((k) => k[0]), ['alice', 'capped', 'old', made.record.id], 'config keys, then issued');
-    t.same(keys[3].slice(1, 5), ['console-seen', 'store', 'other', 'active']);
-    t.equal(await page.inputValue('#token'), '', 'the token input is cleared once connected');
-    t.notMatch((await traces(page)).html, ADMIN, 'the token is not in the document');
-    t.same(errors, [], 'no console errors');
-  });
-
-  t.test('issue a key from the form: shown once, works at once; refresh shows its traffic; disable refuses it', async (t) => {
-    const { page } = await openPage(browser, gw.url + '/console');
-    await page.fill('#token', ADMIN);
-    await page.click('#connect');
-    await page.waitForSelector('#app:not([hidden])');
-    await page.fill('#issue-group', 'main');
+  t.test('issue a key with every limit: shown once, cleared by the next action; edit, disable, delete', async (t) => {
+    const { page } = await openPage(browser, gw.url + '/console', { viewport: { width: 1280, height: 900 } });
+    page.on('dialog', (d) => d.accept());
+    await connect(page);
+    await tab(page, 'keys', 'tbody tr');
+    t.same(await page.$$eval('#issue-group option', (o) => o.map((x) => (x as HTMLOptionElement).value)), ['main', 'flaky', 'claude'], 'the gateway\'s groups');
+    await page.selectOption('#issue-group', 'flaky');
     await page.fill('#issue-name', 'from the console');
-    await page.fill('#issue-quota', '2');
+    await page.fill('#issue-models', 'gpt-4o-mini, gpt-5*');
+    for (const [name, value] of [['rpm', '60'], ['tpm', '10000'], ['concurrency', '3'], ['quota_usd', '2'], ['usd_5h', '0.5'], ['usd_1d', '1'], ['usd_7d', '1.5']]) {
+      await page.fill(`#issue-${name}`, value);
+    }
+    await page.fill('#issue-expires', '2031-02-03T04:05:06Z');
     await page.click('#issue-submit');
     await page.waitForSelector('#issued:not([hidden]) [data-field="issued.key"]');
     const key = (await page.textContent('[data-field="issued.key"]'))?.trim() ?? '';
     t.match(key, /^sk-[0-9a-f]{64}$/);
-    t.equal(await chat(gw, key), 200, 'the key from the page works');
+    t.same(await overflow(page), [], 'a key with every limit still fits: nothing cut off');
+    await screenshot(page, 'console-issued-desktop');
     const listed = (await admin(gw, 'GET', '/admin/keys')).body.keys.find((k: any) => k.name === 'from the console');
-    t.match(listed, { group: 'main', limits: { quota_usd: 2 }, source: 'store' });
+    t.match(listed, {
+      group: 'flaky', models: ['gpt-4o-mini', 'gpt-5*'], expires_at: '2031-02-03T04:05:06.000Z', source: 'store',
+      limits: { rpm: 60, tpm: 10000, concurrency: 3, quota_usd: 2, usd_5h: 0.5, usd_1d: 1, usd_7d: 1.5 },
+    });
+    t.equal(await chat(gw, key), 200, 'the key from the page works');
 
-    await eventually(() => admin(gw, 'GET', `/admin/usage?key=${listed.id}`), (r) => r.body.records.length === 1);
-    await page.click('#refresh');
-    await page.waitForFunction((id) => [...document.querySelectorAll('#records [data-field="record.key"]')].some((c) => c.textContent === id), listed.id);
-    t.equal((await cells(page, '#records')).length, 4, 'the new request is listed after refresh');
+    await page.click('#keys-refresh');
+    await page.waitForSelector('#issued[hidden]', { state: 'attached' });
+    t.equal(await page.textContent('#issued'), '', 'the next action took the plaintext off the page');
+
+    await page.click(`[data-action="edit"][data-key="${listed.id}"]`);
+    await page.waitForSelector('#edit:not([hidden])');
+    t.equal(await page.inputValue('#edit-rpm'), '60', 'the form holds the key\'s limits');
+    await page.fill('#edit-rpm', '5');
+    await page.fill('#edit-usd_7d', '');
+    await page.fill('#edit-expires', '');
+    await page.click('#edit-save');
+    await page.waitForSelector('#edit[hidden]', { state: 'attached' });
+    const edited = (await admin(gw, 'GET', `/admin/keys/${listed.id}`)).body;
+    t.same(edited.limits, { rpm: 5, tpm: 10000, concurrency: 3, quota_usd: 2, usd_5h: 0.5, usd_1d: 1 }, 'limits replaced as edited');
+    t.equal(edited.expires_at, null, 'no expiry');
 
     await page.click(`[data-action="toggle"][data-key="${listed.id}"]`);
     await page.waitForSelector(`[data-action="toggle"][data-key="${listed.id}"]:text("Enable")`);
+    t.equal(await field(page, `key.${listed.id}.status`), 'disabled');
     t.equal(await chat(gw, key), 401, 'disabled from the console: refused at once');
 
-    await page.fill('#issue-group', 'no-such-group');
+    await page.click(`[data-action="delete"][data-key="${listed.id}"]`);
+    await page.waitForFunction((id) => !document.querySelector(`[data-action="delete"][data-key="${id}"]`), listed.id);
+    t.equal((await admin(gw, 'GET', `/admin/keys/${listed.id}`)).status, 404, 'deleted');
+
+    await page.fill('#issue-expires', 'not a time');
     await page.click('#issue-submit');
     await page.waitForSelector('#error:not([hidden])');
-    t.match(await page.textContent('#error'), /Unknown group "no-such-group"/);
+    t.match(await page.textContent('#error'), /expires_at must be an ISO 8601 time/);
 
     await page.reload();
     const after = await traces(page);

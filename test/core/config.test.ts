@@ -36,7 +36,7 @@ function pos(text: string, needle: string, nth = 1): string {
   return `${before.length}:${before[before.length - 1].length + 1}`;
 }
 
-const ROUTE = '  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: [auth, proxy] }\n';
+const ROUTE = '  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: [auth, group-check, proxy] }\n';
 const SIM = 'platforms:\n  sim: { simulator: true }\n';
 
 const MINIMAL = `${SIM}groups:
@@ -61,11 +61,16 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   const { config, warnings } = parse(MINIMAL);
   t.strictSame(warnings, []);
   t.equal(config.file, FILE);
-  t.strictSame(config.server, { host: '0.0.0.0', port: 8080, workers: 1, body_limit: 33554432 });
-  t.strictSame(config.store, { redis: '', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000 });
+  t.strictSame(config.server, {
+    host: '0.0.0.0', port: 8080, workers: 1, body_limit: 33554432,
+    max_connections: 10000, headers_timeout_ms: 20000, request_timeout_ms: 300000, keepalive_timeout_ms: 65000, cors: { origins: [] },
+  });
+  t.strictSame(config.store, {
+    redis: '', path: '/etc/gw/data/gateway.db', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000,
+  }, 'the embedded store is kept in data/gateway.db beside the config file');
   t.strictSame(config.admin, { token: '' });
   t.strictSame(config.pricing, {});
-  t.strictSame(config.platforms, { sim: { name: 'sim', base_url: undefined, auth: undefined, formats: Object.keys(formats), simulator: true } });
+  t.strictSame(config.platforms, { sim: { name: 'sim', base_url: undefined, auth: undefined, formats: Object.keys(formats), simulator: true, forward_headers: ['x-simulator-*'] } });
   t.strictSame(config.groups, {
     g: {
       name: 'g', platform: 'sim', models: ['gpt-4o-mini'], model_map: {}, rate_multiplier: 1, dedicated: false,
@@ -85,8 +90,8 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.equal(route.path, '/v1/chat/completions');
   t.equal(route.format, 'openai-chat');
   t.equal(route.pool, undefined);
-  t.strictSame(route.stages.map((s) => s.name), ['auth', 'proxy']);
-  t.strictSame(route.stages.map((s) => s.path), [['routes', 0, 'pipeline', 0], ['routes', 0, 'pipeline', 1]]);
+  t.strictSame(route.stages.map((s) => s.name), ['auth', 'group-check', 'proxy']);
+  t.strictSame(route.stages.map((s) => s.path), [['routes', 0, 'pipeline', 0], ['routes', 0, 'pipeline', 1], ['routes', 0, 'pipeline', 2]]);
 });
 
 t.test('explicit values are kept; key options, limits and expiry normalise', async (t) => {
@@ -104,10 +109,12 @@ keys:
 pricing:
   gpt-4o-mini: { input: 0.15, output: 0.6 }
 routes:
-  - { method: GET, path: /v1/models, format: openai-chat, pipeline: [list-models], pool: d, upstream_path: /models }
+  - { method: GET, path: /v1/models, format: openai-chat, pipeline: [auth, list-models], pool: d, upstream_path: /models }
 `);
-  t.strictSame(config.server, { host: '127.0.0.1', port: 0, workers: 'auto', body_limit: 524288 });
-  t.strictSame(config.store, { redis: 'redis://r:6379', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000 });
+  t.match(config.server, { host: '127.0.0.1', port: 0, workers: 'auto', body_limit: 524288 });
+  t.strictSame(config.store, {
+    redis: 'redis://r:6379', path: '/etc/gw/data/gateway.db', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000,
+  }, 'workers: auto with Redis is fine');
   t.strictSame(config.admin, { token: 'tok' });
   t.match(config.platforms.openai, { name: 'openai', base_url: 'https://api.openai.com', auth: 'x-api-key', simulator: false });
   t.ok(config.platforms.openai.formats?.includes('openai-chat'));
@@ -122,6 +129,28 @@ routes:
   t.strictSame(config.pricing, { 'gpt-4o-mini': { input: 0.15, output: 0.6 } });
   t.equal(config.routes[0].pool, 'd');
   t.equal(config.routes[0].upstream_path, '/models');
+});
+
+t.test('store.path: relative to the config file\'s folder, absolute as given, ":memory:" as is', async (t) => {
+  const path = (p: string) => parse(`store: { path: "${p}" }\n${MINIMAL}`).config.store.path;
+  t.equal(path('state/gw.db'), '/etc/gw/state/gw.db');
+  t.equal(path('../var/gw.db'), '/etc/var/gw.db');
+  t.equal(path('/var/lib/gateway/gw.db'), '/var/lib/gateway/gw.db');
+  t.equal(path(':memory:'), ':memory:');
+  const empty = `store: { path: "" }\n${MINIMAL}`;
+  t.strictSame(problemsOf(empty), [`gateway.yaml:${pos(empty, '""')} store.path: must NOT have fewer than 1 characters`]);
+});
+
+t.test('workers: N with the embedded file store is refused at the workers line (each process would own the file)', async (t) => {
+  for (const workers of ['2', 'auto']) {
+    const yaml = `server: { workers: ${workers} }\n${MINIMAL}`;
+    t.strictSame(problemsOf(yaml), [
+      `gateway.yaml:${pos(yaml, workers)} server.workers: several workers cannot share the embedded store (store.path belongs to one process): set store.redis to share keys, limits and usage between processes, or use workers: 1`,
+    ], `workers: ${workers}`);
+  }
+  const memory = `server: { workers: 2 }\nstore: { path: ":memory:" }\n${MINIMAL}`;
+  t.equal(parse(memory).config.server.workers, 2, 'memory only: each worker has its own, as before');
+  t.equal(parse(`server: { workers: 1 }\n${MINIMAL}`).config.server.workers, 1);
 });
 
 t.test('parseBytes', async (t) => {
@@ -226,7 +255,7 @@ ${ROUTE}`;
   - method: POST
     path: /x
     format: openai-chat
-    pipeline: [proxy]
+    pipeline: [auth, group-check, proxy]
     upstream_pth: /y
 `;
   t.strictSame(problemsOf(block), ['gateway.yaml:6:5 routes.0.upstream_pth: unknown field "upstream_pth"']);
@@ -243,8 +272,8 @@ ${SIM}groups:
 keys:
   - { id: k, key: s, group: g, limits: { rpm: fast } }
 routes:
-  - { method: FETCH, path: /x, format: openai-chat, pipeline: [proxy] }
-  - { path: /y, format: openai-chat, pipeline: [proxy] }
+  - { method: FETCH, path: /x, format: openai-chat, pipeline: [auth, group-check, proxy] }
+  - { path: /y, format: openai-chat, pipeline: [auth, group-check, proxy] }
 `;
   const problems = problemsOf(yaml);
   t.equal(problems.length, 7);
@@ -267,7 +296,7 @@ t.test('semantic problems are all reported at once too', async (t) => {
 keys:
   - { id: k, key: s, group: missing }
 routes:
-  - { method: GET, path: "/a/{x", format: openai-chat, pipeline: [proxy] }
+  - { method: GET, path: "/a/{x", format: openai-chat, pipeline: [auth, group-check, proxy] }
   - { method: GET, path: "/b/*rest/more", format: openai-chat, pipeline: [prxy] }
   - { method: GET, path: /c, format: klingon, pipeline: relay }
 `;
@@ -291,8 +320,8 @@ routes:
   t.strictSame(problemsOf(yaml), [
     `gateway.yaml:2:17 pipelines.relay.1: unknown stage "nope" (known: ${Object.keys(plugins).join(', ')})`,
   ]);
-  const { config } = parse(`pipelines:\n  relay: [auth, proxy]\nroutes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: relay }\n`);
-  t.strictSame(config.routes[0].stages.map((s) => [s.name, s.path]), [['auth', ['pipelines', 'relay', 0]], ['proxy', ['pipelines', 'relay', 1]]]);
+  const { config } = parse(`pipelines:\n  relay: [auth, group-check, proxy]\nroutes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: relay }\n`);
+  t.strictSame(config.routes[0].stages.map((s) => [s.name, s.path]), [['auth', ['pipelines', 'relay', 0]], ['group-check', ['pipelines', 'relay', 1]], ['proxy', ['pipelines', 'relay', 2]]]);
 });
 
 t.test('a bad stage in a pipeline shared by two routes is reported once', async (t) => {
@@ -309,12 +338,12 @@ routes:
 
 t.test('stage options: validated by the plugin schema, defaults filled, problems name the stage', async (t) => {
   const { config } = parse(`routes:
-  - { method: POST, path: /a, format: openai-chat, pipeline: [proxy] }
-  - { method: POST, path: /b, format: openai-chat, pipeline: [{ proxy: { header_timeout_ms: 5000 } }] }
-  - { method: POST, path: /c, format: openai-chat, pipeline: [{ proxy: null }] }
-  - { method: POST, path: /d, format: openai-chat, pipeline: [{ proxy: { header_timeout_ms: "250" } }] }
+  - { method: POST, path: /a, format: openai-chat, pipeline: [auth, group-check, proxy] }
+  - { method: POST, path: /b, format: openai-chat, pipeline: [auth, group-check, { proxy: { header_timeout_ms: 5000 } }] }
+  - { method: POST, path: /c, format: openai-chat, pipeline: [auth, group-check, { proxy: null }] }
+  - { method: POST, path: /d, format: openai-chat, pipeline: [auth, group-check, { proxy: { header_timeout_ms: "250" } }] }
 `);
-  const proxyOptions = config.routes.map((r) => r.stages[0].options as Record<string, unknown>);
+  const proxyOptions = config.routes.map((r) => r.stages[2].options as Record<string, unknown>);
   t.equal(proxyOptions[0].header_timeout_ms, 300000, 'default filled for a bare stage name');
   t.equal(proxyOptions[1].header_timeout_ms, 5000);
   t.equal(proxyOptions[2].header_timeout_ms, 300000, 'a null options map means defaults');
@@ -322,14 +351,14 @@ t.test('stage options: validated by the plugin schema, defaults filled, problems
   t.not(proxyOptions[0], proxyOptions[2], 'each stage gets its own options object');
 
   const yaml = `routes:
-  - { method: GET, path: /x, format: openai-chat, pipeline: [{ proxy: { header_timeout_ms: soon } }] }
-  - { method: GET, path: /y, format: openai-chat, pipeline: [auth, { proxy: { retries: 3 } }] }
-  - { method: GET, path: /z, format: openai-chat, pipeline: [{ proxy: { header_timeout_ms: 0 } }] }
+  - { method: GET, path: /x, format: openai-chat, pipeline: [auth, group-check, { proxy: { header_timeout_ms: soon } }] }
+  - { method: GET, path: /y, format: openai-chat, pipeline: [auth, group-check, { proxy: { retries: 3 } }] }
+  - { method: GET, path: /z, format: openai-chat, pipeline: [auth, group-check, { proxy: { header_timeout_ms: 0 } }] }
 `;
   t.strictSame(problemsOf(yaml), [
-    `gateway.yaml:${pos(yaml, 'soon')} routes.0.pipeline.0.proxy.header_timeout_ms: must be integer (stage proxy)`,
-    `gateway.yaml:${pos(yaml, 'retries')} routes.1.pipeline.1.proxy.retries: unknown field "retries" (stage proxy)`,
-    `gateway.yaml:${pos(yaml, '0 }')} routes.2.pipeline.0.proxy.header_timeout_ms: must be >= 1 (stage proxy)`,
+    `gateway.yaml:${pos(yaml, 'soon')} routes.0.pipeline.2.proxy.header_timeout_ms: must be integer (stage proxy)`,
+    `gateway.yaml:${pos(yaml, 'retries')} routes.1.pipeline.2.proxy.retries: unknown field "retries" (stage proxy)`,
+    `gateway.yaml:${pos(yaml, '0 }')} routes.2.pipeline.2.proxy.header_timeout_ms: must be >= 1 (stage proxy)`,
   ]);
 });
 
@@ -400,9 +429,9 @@ t.test('routes: a pool must be a dedicated group', async (t) => {
   g: { platform: sim }
   d: { platform: sim, dedicated: true }
 routes:
-  - { method: POST, path: /a, format: openai-chat, pipeline: [proxy], pool: g }
-  - { method: POST, path: /b, format: openai-chat, pipeline: [proxy], pool: nope }
-  - { method: POST, path: /c, format: openai-chat, pipeline: [proxy], pool: d }
+  - { method: POST, path: /a, format: openai-chat, pipeline: [auth, group-check, proxy], pool: g }
+  - { method: POST, path: /b, format: openai-chat, pipeline: [auth, group-check, proxy], pool: nope }
+  - { method: POST, path: /c, format: openai-chat, pipeline: [auth, group-check, proxy], pool: d }
 `;
   t.strictSame(problemsOf(yaml), [
     `gateway.yaml:${pos(yaml, 'g }\n  - { method: POST, path: /b')} routes.0.pool: "g" is not a dedicated group`,
@@ -420,7 +449,7 @@ t.test('platforms: formats default from the adapters, declared formats, auth sty
   pinned: { base_url: https://p.example, format: gamma }
   multi: { base_url: https://m.example, format: [alpha, gamma] }
 routes:
-  - { method: POST, path: /x, format: alpha, pipeline: [proxy] }
+  - { method: POST, path: /x, format: alpha, pipeline: [auth, group-check, proxy] }
 `, {}, { formats: fakeFormats });
   t.strictSame(config.platforms.sim.formats, ['alpha', 'beta', 'gamma'], 'a simulator platform serves every format');
   t.strictSame(config.platforms.acme.formats, ['alpha', 'beta'], 'a vendor platform gets the formats whose adapter lists it');
@@ -459,13 +488,13 @@ t.test('YAML syntax errors are reported with a position and stop there', async (
   t.equal(dupProblems.length, 1);
   t.match(dupProblems[0], /^gateway\.yaml:2:1 Map keys must be unique/);
 
-  const unclosed = `routes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: [proxy]\n`;
+  const unclosed = `routes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: [auth, group-check, proxy]\n`;
   const problems = problemsOf(unclosed);
   t.ok(problems.length >= 1);
   for (const p of problems) t.match(p, /^gateway\.yaml:\d+:\d+ \S/, 'FILE:LINE:COL then a message');
   t.match(problems[0], /^gateway\.yaml:3:1 .*Flow map/);
 
-  const tab = `routes:\n\t- { method: GET, path: /x, format: openai-chat, pipeline: [proxy] }\n`;
+  const tab = `routes:\n\t- { method: GET, path: /x, format: openai-chat, pipeline: [auth, group-check, proxy] }\n`;
   t.match(problemsOf(tab)[0], /^gateway\.yaml:2:1 /);
 });
 
@@ -503,12 +532,12 @@ t.test('loadConfig reads the file; a missing file is a ConfigError naming it', a
     t.match((err as ConfigError).problems[0], new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   }
 
-  const badYaml = `routes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: [proxy], typo: 1 }\n`;
-  t.equal(pos(badYaml, 'typo'), '2:70');
+  const badYaml = `routes:\n  - { method: GET, path: /x, format: openai-chat, pipeline: [auth, group-check, proxy], typo: 1 }\n`;
+  t.equal(pos(badYaml, 'typo'), '2:89');
   const bad = writeConfig(badYaml, 'other-name.yaml');
   let named: unknown;
   try { loadConfig(bad, deps()); } catch (err) { named = err; }
-  t.strictSame((named as ConfigError).problems, ['other-name.yaml:2:70 routes.0.typo: unknown field "typo"'], 'problems carry the file\'s own name');
+  t.strictSame((named as ConfigError).problems, ['other-name.yaml:2:89 routes.0.typo: unknown field "typo"'], 'problems carry the file\'s own name');
 });
 
 t.test('CLI: node core/main.ts --check', async (t) => {
@@ -520,7 +549,7 @@ t.test('CLI: node core/main.ts --check', async (t) => {
   const good = writeConfig(demoConfig());
   const ok = check(good);
   t.equal(ok.status, 0, ok.stderr);
-  t.equal(ok.stdout, `${good}: ok\n`);
+  t.equal(ok.stdout, '', 'a good file: no output at all');
   t.equal(ok.stderr, '');
 
   const warn = writeConfig(demoConfig().replace('credential: upstream-credential-1', 'credential: "${UPSTREAM_CRED:-}"'));
@@ -544,4 +573,33 @@ t.test('CLI: node core/main.ts --check', async (t) => {
   const missing = check(join(good, '..', 'nope.yaml'));
   t.equal(missing.status, 1);
   t.match(missing.stderr, /nope\.yaml: ENOENT/);
+});
+
+t.test('stage contracts: a chain whose stage lacks what it requires is refused at load, pointing at the stage', async (t) => {
+  const yaml = `${SIM}groups:
+  g: { platform: sim, models: [m], accounts: [{ id: a, credential: c }] }
+admin: { token: t }
+pipelines:
+  misordered: [group-check, auth, model-allowlist, rate-limit, metering, proxy]
+  unguarded: [{ admin-keys: { action: list } }]
+routes:
+  - { method: POST, path: /a, format: openai-chat, pipeline: misordered }
+  - { method: GET, path: /b, format: gateway, pipeline: unguarded }
+  - { method: POST, path: /c, format: openai-chat, pipeline: [auth, model-allowlist, proxy] }
+`;
+  const problems = problemsOf(yaml);
+  t.same(problems, [
+    `gateway.yaml:${pos(yaml, 'group-check, auth')} pipelines.misordered.0: stage "group-check" requires "key", which no earlier stage of this chain provides (put auth before it)`,
+    `gateway.yaml:${pos(yaml, '{ admin-keys')} pipelines.unguarded.0: stage "admin-keys" requires "admin", which no earlier stage of this chain provides (put admin-auth before it)`,
+    `gateway.yaml:${pos(yaml, 'model-allowlist, proxy] }')} routes.2.pipeline.1: stage "model-allowlist" requires "group", which no earlier stage of this chain provides (put group-check before it)`,
+    `gateway.yaml:${pos(yaml, 'proxy] }')} routes.2.pipeline.2: stage "proxy" requires "group", which no earlier stage of this chain provides (put group-check before it)`,
+  ]);
+  t.ok(parse(yaml.replace('[group-check, auth,', '[auth, group-check,').replace('[{ admin-keys', '[admin-auth, { admin-keys').replace('[auth, model-allowlist', '[auth, group-check, model-allowlist')), 'the same chains in order are accepted');
+});
+
+t.test('--check refuses a mis-ordered pipeline with FILE:LINE:COL and exit 1', async (t) => {
+  const file = writeConfig(`${SIM}groups:\n  g: { platform: sim, models: [m], accounts: [{ id: a, credential: c }] }\nroutes:\n  - { method: POST, path: /a, format: openai-chat, pipeline: [rate-limit, auth] }\n`);
+  const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../core/main.ts'), '--check', '--config', file], { encoding: 'utf8' });
+  t.equal(run.status, 1);
+  t.match(run.stderr, /gateway\.yaml:6:\d+ routes\.0\.pipeline\.0: stage "rate-limit" requires "key", which no earlier stage of this chain provides \(put auth before it\)/);
 });

@@ -70,4 +70,18 @@ t.test('a request in flight is answered; the answer says the connection closes',
   t.match(text, /^HTTP\/1\.1 200 OK\r\n/);
   t.match(text, /\r\nConnection: close\r\n/i);
   t.match(text, /late$/);
+  t.equal(drain.cut, false, 'nothing was cut');
+});
+
+t.test('a response still in progress at the timeout is cut, and the drain says so', async (t) => {
+  const { drain, port } = await listening((_req, res) => { res.writeHead(200); res.write('partial'); });
+  const client = await opened(port);
+  const closed = new Promise((resolve) => client.once('close', resolve));
+  client.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise((resolve) => client.once('data', resolve));
+  const drained = drain.drain(200);
+  t.equal(drain.cut, false, 'not before the timeout');
+  await closed;
+  await drained;
+  t.equal(drain.cut, true);
 });

@@ -1,6 +1,6 @@
 // Router: literal and dynamic patterns, captures ({name}, {name*}, *name), percent-decoding, 404/405, HEAD, duplicates, malformed patterns.
 import t from 'tap';
-import { compilePattern, Router } from '../../core/router.ts';
+import { compilePattern, Router, type RouteMiss } from '../../core/router.ts';
 import { GatewayError } from '../../core/errors.ts';
 
 /** The GatewayError a match throws; throws (failing the test) when the match succeeds or throws something else. */
@@ -112,21 +112,72 @@ t.test('*rest captures the remainder including slashes', async (t) => {
   r.add('POST', '/proxy/{platform}/*rest', 'proxy');
   t.strictSame(r.match('GET', '/responses/resp_1/input_items/x'), { route: 'responses', params: { subpath: 'resp_1/input_items/x' } });
   t.strictSame(r.match('GET', '/responses/resp_1'), { route: 'responses', params: { subpath: 'resp_1' } });
-  t.strictSame(r.match('GET', '/responses/'), { route: 'responses', params: { subpath: '' } });
+  t.equal(matchError(r, 'GET', '/responses/').status, 400, 'an empty capture is refused');
   t.strictSame(r.match('POST', '/proxy/openai/v1/chat/completions'), { route: 'proxy', params: { platform: 'openai', rest: 'v1/chat/completions' } });
   t.equal(matchError(r, 'GET', '/responses').status, 404, 'the slash before *rest is literal');
 });
 
-t.test('params are percent-decoded; malformed escapes are kept as sent', async (t) => {
+t.test('params are percent-decoded', async (t) => {
   const r = new Router<string>();
   r.add('POST', '/v1beta/models/{model}:generateContent', 'generate');
   r.add('GET', '/files/*rest', 'files');
   t.strictSame(r.match('POST', '/v1beta/models/gemini%2D1.5%20pro:generateContent').params, { model: 'gemini-1.5 pro' });
   t.strictSame(r.match('POST', '/v1beta/models/a%3Ab:generateContent').params, { model: 'a:b' }, 'an encoded colon is part of the capture');
-  t.strictSame(r.match('POST', '/v1beta/models/a%2Fb:generateContent').params, { model: 'a/b' }, 'an encoded slash stays inside one segment');
   t.strictSame(r.match('POST', '/v1beta/models/caf%C3%A9:generateContent').params, { model: 'café' });
-  t.strictSame(r.match('POST', '/v1beta/models/bad%E0%A4%A:generateContent').params, { model: 'bad%E0%A4%A' });
-  t.strictSame(r.match('GET', '/files/a%20b/c%2Fd').params, { rest: 'a b/c/d' });
+  t.strictSame(r.match('GET', '/files/a%20b/c%2Dd').params, { rest: 'a b/c-d' });
+});
+
+t.test('a capture never changes the shape of a path: separators, dot segments and control characters are refused (400)', async (t) => {
+  const r = new Router<string>();
+  r.add('POST', '/v1beta/models/{model}:generateContent', 'generate');
+  r.add('POST', '/v1/responses/*subpath', 'subpaths');
+  r.add('GET', '/v1/responses/{id}', 'read');
+  const refused = [
+    ['POST', '/v1beta/models/a%2Fb:generateContent', 'an encoded slash'],
+    ['POST', '/v1beta/models/a%5Cb:generateContent', 'an encoded backslash'],
+    ['POST', '/v1beta/models/%2E%2E:generateContent', 'an encoded dot segment'],
+    ['POST', '/v1beta/models/bad%E0%A4%A:generateContent', 'a malformed escape'],
+    ['POST', '/v1/responses/..%2F..%2Fv1%2Fchat%2Fcompletions', 'encoded slashes in a rest capture'],
+    ['POST', '/v1/responses/../../v1/chat/completions', 'dot segments in a rest capture'],
+    ['POST', '/v1/responses/abc/./cancel', 'a single-dot segment'],
+    ['POST', '/v1/responses/abc//cancel', 'an empty segment'],
+    ['POST', '/v1/responses/abc%3Fx=1', 'an encoded query mark'],
+    ['POST', '/v1/responses/abc%23frag', 'an encoded fragment mark'],
+    ['POST', '/v1/responses/abc%0D%0Ax-injected:1', 'encoded CR LF'],
+    ['POST', '/v1/responses/abc%00', 'an encoded NUL'],
+    ['GET', '/v1/responses/%2e%2e', 'an encoded dot segment as the whole capture'],
+    ['GET', '/v1/responses/.', 'a single dot as the whole capture'],
+  ] as const;
+  for (const [method, path, what] of refused) {
+    const e = matchError(r, method, path);
+    t.equal(e.status, 400, what);
+    t.equal(e.code, 'invalid_path', what);
+    t.equal((e as RouteMiss<string>).near, path.startsWith('/v1beta') ? 'generate' : method === 'GET' ? 'read' : 'subpaths', `${what}: the error names its route`);
+  }
+  t.strictSame(r.match('POST', '/v1/responses/resp_1/cancel').params, { subpath: 'resp_1/cancel' });
+  t.strictSame(r.match('POST', '/v1/responses/a.b/c..d').params, { subpath: 'a.b/c..d' }, 'dots inside a segment are fine');
+});
+
+t.test('a route may restrict a capture (params): a value breaking it is a 404 on that route', async (t) => {
+  const r = new Router<string>();
+  r.add('POST', '/v1/responses/*subpath', 'subpaths', { subpath: /^(?:resp_\w+(?:\/cancel)?|input_tokens)$/ });
+  t.strictSame(r.match('POST', '/v1/responses/resp_1/cancel').params, { subpath: 'resp_1/cancel' });
+  t.strictSame(r.match('POST', '/v1/responses/input_tokens').params, { subpath: 'input_tokens' });
+  const e = matchError(r, 'POST', '/v1/responses/resp_1/files');
+  t.equal(e.status, 404);
+  t.equal((e as RouteMiss<string>).near, 'subpaths');
+});
+
+t.test('a miss names the nearest route (longest literal prefix), so its error speaks that route\'s format', async (t) => {
+  const r = new Router<string>();
+  r.add('POST', '/v1/chat/completions', 'chat');
+  r.add('POST', '/v1beta/models/{model}:generateContent', 'gemini');
+  r.add('GET', '/admin/keys', 'admin');
+  t.equal((matchError(r, 'POST', '/v1beta/models/x:nothing') as RouteMiss<string>).near, 'gemini');
+  t.equal((matchError(r, 'GET', '/v1beta/models/x:generateContent') as RouteMiss<string>).near, 'gemini', 'a 405 names the route of the other method');
+  t.equal((matchError(r, 'GET', '/v1/chat/completions') as RouteMiss<string>).near, 'chat');
+  t.equal((matchError(r, 'DELETE', '/admin/keys/9') as RouteMiss<string>).near, 'admin');
+  t.equal((matchError(r, 'GET', '/nothing') as RouteMiss<string>).near, undefined);
 });
 
 t.test('unknown path → 404 route_not_found naming the path', async (t) => {

@@ -4,7 +4,7 @@
 import t from 'tap';
 import Anthropic from '@anthropic-ai/sdk';
 import { withLoggedGateway } from '../helpers/gateway.ts';
-import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
+import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, sentCredential, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
 
 const { gateway, requests } = await withLoggedGateway(t, SHIPPED_CONFIG);
 const sim = gateway.simulators.demo;
@@ -49,8 +49,10 @@ t.test('messages.create non-stream: reply and exact usage, on the SDK object and
   t.equal(textOf(message), REPLY);
   t.equal(message.stop_reason, 'end_turn');
   t.same(message.usage, BODY_USAGE);
-  t.equal(response.headers.get('x-request-id'), id);
-  t.match(response.headers.get('request-id'), /^req_sim_\d+$/, 'the upstream\'s request-id header is relayed');
+  t.equal(response.headers.get('x-client-request-id'), id, 'the client\'s own request id is echoed');
+  t.match(response.headers.get('request-id'), /^[0-9a-f-]{36}$/, 'request-id, which the SDK reads, is the gateway\'s own id');
+  t.equal(response.headers.get('request-id'), response.headers.get('x-request-id'));
+  t.match(response.headers.get('x-upstream-request-id'), /^req_sim_\d+$/, 'the upstream\'s own id is relayed under a name of its own');
   t.equal(last().path, '/v1/messages');
   t.match(sentHeaders.at(-1)!.get('anthropic-version'), /^\d{4}-\d{2}-\d{2}$/);
   t.equal(last().headers['anthropic-version'], sentHeaders.at(-1)!.get('anthropic-version'), 'anthropic-version as the SDK sent it');
@@ -139,22 +141,25 @@ t.test('messages.countTokens', async (t) => {
 
 const ANTHROPIC_MODEL = (id: string) => ({ type: 'model', id, display_name: id, created_at: '2024-01-01T00:00:00Z' });
 
-t.test('models.list: Anthropic shape (chosen by the anthropic-version header), only what the key may use', async (t) => {
-  const before = sim.requests.length;
+t.test('models.list: Anthropic shape (chosen by the anthropic-version header), only Anthropic\'s models the key may use', async (t) => {
   const ids: string[] = [];
   const page = await client.models.list();
   for await (const model of page) ids.push(model.id);
-  t.same(ids, ['claude-haiku-4-5', 'claude-sonnet-4-5', 'gemini-2.5-flash', 'gemini-2.5-pro', 'gpt-4o', 'gpt-4o-mini', 'gpt-5', 'gpt-image-1']);
-  t.same(page.data[1], ANTHROPIC_MODEL('claude-sonnet-4-5'));
+  // The demo platform serves every vendor: this list shows the upstream's Anthropic list (claude-* matches all three),
+  // not the group's OpenAI and Gemini models.
+  t.same(ids, ['claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-5']);
+  t.same(page.data[2], ANTHROPIC_MODEL('claude-sonnet-4-5'));
   t.equal(page.has_more, false);
   t.equal(page.first_id, 'claude-haiku-4-5');
-  t.equal(page.last_id, 'gpt-image-1');
+  t.equal(page.last_id, 'claude-sonnet-4-5');
+  const before = sim.requests.length;
   const one = await client.models.retrieve('claude-sonnet-4-5');
   t.same(one, ANTHROPIC_MODEL('claude-sonnet-4-5'), 'GET /v1/models/{model} in Anthropic shape too');
   t.same(await client.models.retrieve('claude-opus-4-1'), ANTHROPIC_MODEL('claude-opus-4-1'), 'a model allowed only by the claude-* glob can be looked up');
   const missing = await rejection(client.models.retrieve('gpt-3.5-turbo'));
   t.ok(missing instanceof Anthropic.NotFoundError);
-  t.equal(sim.requests.length, before, 'the gateway answers lists itself');
+  for await (const model of client.models.list()) void model;
+  t.equal(sim.requests.length, before, 'lookups and a warm list are answered by the gateway itself');
 });
 
 t.test('the /antigravity base URL: create, stream, countTokens and models go to the dedicated pool only', async (t) => {
@@ -186,11 +191,12 @@ t.test('the /antigravity base URL: create, stream, countTokens and models go to 
 
   const ids: string[] = [];
   for await (const model of antigravity.models.list()) ids.push(model.id);
-  t.same(ids, ['claude-sonnet-4-5', 'gemini-2.5-flash'], 'the pool\'s own concrete models, not the demo group\'s');
+  t.same(ids, ['claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-5'], 'the pool\'s upstream\'s Anthropic models (not its Gemini one), not the demo group\'s');
 
-  t.equal(agSim.requests.length, 3, 'create, stream and count reached the dedicated upstream');
+  t.same(agSim.requests.slice(0, 3).map((r) => r.path), ['/v1/messages', '/v1/messages', '/v1/messages/count_tokens'], 'create, stream and count reached the dedicated upstream');
+  t.same(agSim.requests.slice(3).map((r) => r.path).sort(), ['/v1/models?limit=1000', '/v1beta/models?pageSize=1000'], 'and its two vendor lists were asked');
   for (const r of agSim.requests) {
-    t.equal(r.headers['x-api-key'], 'demo-antigravity-credential', `${r.path}: the dedicated account's credential`);
+    t.equal(r.headers['x-api-key'] ?? r.headers['x-goog-api-key'], 'demo-antigravity-credential', `${r.path}: the dedicated account's credential`);
     t.equal(r.headers.authorization, undefined);
   }
   t.equal(sim.requests.length, before, 'the ordinary upstream saw none of them');
@@ -273,6 +279,8 @@ t.test('the client key never reached either upstream', async (t) => {
   t.ok(sim.requests.length >= 10 && agSim.requests.length >= 4, `${sim.requests.length} + ${agSim.requests.length} upstream requests to inspect`);
   for (const [name, r] of all) {
     t.notOk(surfaces(r).some((s) => s.includes(DEMO_KEY)), `${name} ${r.method} ${r.path}: no client key in path, body or headers`);
-    t.match(r.headers['x-api-key'], name === 'demo' ? DEMO_ACCOUNT : /^demo-antigravity-credential$/);
+    const sent = sentCredential(r);
+    t.equal(sent.headers, 1, 'one credential header');
+    t.match(sent.credential, name === 'demo' ? DEMO_ACCOUNT : /^demo-antigravity-credential$/, 'an account\'s credential');
   }
 });

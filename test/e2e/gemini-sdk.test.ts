@@ -4,7 +4,7 @@
 import t from 'tap';
 import { ApiError, GoogleGenAI, type GenerateContentResponse, type Model } from '@google/genai';
 import { withLoggedGateway } from '../helpers/gateway.ts';
-import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
+import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, sentCredential, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
 
 const { gateway, requests } = await withLoggedGateway(t, SHIPPED_CONFIG);
 const sim = gateway.simulators.demo;
@@ -32,7 +32,10 @@ const sdkModel = (id: string) => ({
   name: `models/${id}`, displayName: id, description: `${id}, served through the gateway`, version: '001', tunedModelInfo: {},
   inputTokenLimit: 1048576, outputTokenLimit: 65536, supportedActions: ['generateContent', 'countTokens'],
 });
-const DEMO_MODELS = ['claude-haiku-4-5', 'claude-sonnet-4-5', 'gemini-2.5-flash', 'gemini-2.5-pro', 'gpt-4o', 'gpt-4o-mini', 'gpt-5', 'gpt-image-1'];
+// The demo platform serves every vendor: a Gemini list shows the upstream's Gemini list (gemini-* matches all of it), not
+// the group's OpenAI and Anthropic models.
+const DEMO_MODELS = ['gemini-2.0-flash', 'gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-embedding-001', 'gemini-embedding-2'];
+const LIST_ASKS = ['GET /v1/models', 'GET /v1/models?limit=1000', 'GET /v1beta/models?pageSize=1000'];
 
 async function listAll(ai: GoogleGenAI): Promise<Model[]> {
   const models: Model[] = [];
@@ -90,13 +93,15 @@ t.test('v1beta: models.list and models.get in Gemini shape, only what the key ma
   const before = sim.requests.length;
   const models = await listAll(v1beta);
   t.same(models.map((m) => m.name), DEMO_MODELS.map((id) => `models/${id}`));
-  t.same(models[2], sdkModel('gemini-2.5-flash'));
+  t.same(models[1], sdkModel('gemini-2.5-flash'));
+  t.same(sim.requests.slice(before).map((r) => `${r.method} ${r.path}`).sort(), LIST_ASKS, 'each vendor\'s list asked of the upstream once');
+  const asked = sim.requests.length;
   t.same(await v1beta.models.get({ model: MODEL }), sdkModel(MODEL));
   t.same(await v1beta.models.get({ model: 'gemini-2.0-flash-lite' }), sdkModel('gemini-2.0-flash-lite'), 'a glob-allowed model can be looked up');
   const missing = await rejection(v1beta.models.get({ model: 'text-bison-001' }));
   t.ok(missing instanceof ApiError);
   t.equal((missing as ApiError).status, 404);
-  t.equal(sim.requests.length, before, 'answered by the gateway itself');
+  t.equal(sim.requests.length, asked, 'lookups answered by the gateway itself');
 });
 
 t.test('SDK default (v1): models.list and models.get still answer in Gemini shape', async (t) => {
@@ -105,12 +110,12 @@ t.test('SDK default (v1): models.list and models.get still answer in Gemini shap
   const before = sim.requests.length;
   const models = await listAll(v1);
   t.same(models.map((m) => m.name), DEMO_MODELS.map((id) => `models/${id}`));
-  t.same(models[2], sdkModel('gemini-2.5-flash'));
+  t.same(models[1], sdkModel('gemini-2.5-flash'));
   t.same(await v1.models.get({ model: MODEL }), sdkModel(MODEL));
   const missing = await rejection(v1.models.get({ model: 'text-bison-001' }));
   t.ok(missing instanceof ApiError);
   t.equal((missing as ApiError).status, 404);
-  t.equal(sim.requests.length, before, 'answered by the gateway itself');
+  t.equal(sim.requests.length, before, 'a warm list and lookups: answered by the gateway itself');
   // The OpenAI SDK on the same path still gets the OpenAI shape.
   const openaiList = await fetch(gateway.url + '/v1/models', { headers: { authorization: `Bearer ${DEMO_KEY}` } });
   t.equal(((await openaiList.json()) as { object: string }).object, 'list');
@@ -141,10 +146,11 @@ t.test('the /antigravity Gemini entries: generate, stream and list go to the ded
   t.same((await logLine(requests, streamId)).usage, usage(18, 8));
 
   const models = await listAll(ag);
-  t.same(models.map((m) => m.name), ['models/claude-sonnet-4-5', 'models/gemini-2.5-flash'], 'the pool\'s own models');
+  t.same(models.map((m) => m.name), DEMO_MODELS.map((id) => `models/${id}`), 'the pool\'s upstream\'s Gemini models (not its claude-sonnet-4-5)');
 
-  t.same(agSim.requests.map((r) => r.path), [`/v1beta/models/${MODEL}:generateContent`, `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`]);
-  for (const r of agSim.requests) t.equal(r.headers['x-goog-api-key'], 'demo-antigravity-credential');
+  t.same(agSim.requests.slice(0, 2).map((r) => r.path), [`/v1beta/models/${MODEL}:generateContent`, `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`]);
+  t.same(agSim.requests.slice(2).map((r) => r.path).sort(), ['/v1/models?limit=1000', '/v1beta/models?pageSize=1000'], 'the pool\'s two vendor lists');
+  for (const r of agSim.requests) t.same(sentCredential(r), { credential: 'demo-antigravity-credential', headers: 1 });
   t.equal(sim.requests.length, before, 'the ordinary upstream saw none of them');
 });
 
@@ -268,6 +274,8 @@ t.test('the client key never reached either upstream', async (t) => {
   for (const [name, r] of all) {
     t.notOk(surfaces(r).some((s) => s.includes(DEMO_KEY)), `${name} ${r.method} ${r.path}: no client key in path, body or headers`);
     t.notMatch(r.path, /[?&]key=/, `${name} ${r.path}: no key in the query`);
-    t.match(r.headers['x-goog-api-key'], name === 'demo' ? DEMO_ACCOUNT : /^demo-antigravity-credential$/);
+    const sent = sentCredential(r);
+    t.equal(sent.headers, 1, 'one credential header');
+    t.match(sent.credential, name === 'demo' ? DEMO_ACCOUNT : /^demo-antigravity-credential$/, 'an account\'s credential');
   }
 });

@@ -4,7 +4,7 @@
 import t from 'tap';
 import OpenAI, { toFile } from 'openai';
 import { withLoggedGateway } from '../helpers/gateway.ts';
-import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
+import { DEMO_ACCOUNT, DEMO_KEY, logLine, rejection, rid, sentCredential, SHIPPED_CONFIG, surfaces, usage } from '../helpers/e2e.ts';
 
 const { gateway, requests } = await withLoggedGateway(t, SHIPPED_CONFIG);
 const sim = gateway.simulators.demo;
@@ -84,7 +84,7 @@ t.test('responses.create({stream:true}): the raw events, the terminal one carryi
   const id = rid('resp-raw');
   const { data: stream, response } = await v1.responses.create({ model: 'gpt-5', input: 'Hello there', stream: true }, withId(id)).withResponse();
   t.match(response.headers.get('content-type'), /^text\/event-stream/);
-  t.equal(response.headers.get('x-request-id'), id, 'the client\'s own well-formed request id is kept');
+  t.equal(response.headers.get('x-client-request-id'), id, 'the client\'s own well-formed request id is echoed');
   const events: OpenAI.Responses.ResponseStreamEvent[] = [];
   for await (const event of stream) events.push(event);
   t.same(events.map((e) => e.type), STREAM_TYPES);
@@ -184,9 +184,9 @@ t.test('responses.retrieve(id) through GET /v1/responses/{id}', async (t) => {
   t.equal(((missing as InstanceType<typeof OpenAI.NotFoundError>).error as { message: string }).message, "Response with id 'resp_does_not_exist' not found.");
 });
 
-t.test('subpaths: input_tokens through /v1/responses/*, /responses/* and /backend-api/codex/responses/*', async (t) => {
+t.test('input_tokens through /v1/responses, /responses and /backend-api/codex/responses (unbilled count routes)', async (t) => {
   // input_tokens mirrors create: 18 for the instructions + question.
-  for (const [sdk, route] of [[v1, '/v1/responses/*subpath'], [bare, '/responses/*subpath'], [codex, '/backend-api/{client}/responses/*subpath']] as const) {
+  for (const [sdk, route] of [[v1, '/v1/responses/input_tokens'], [bare, '/responses/input_tokens'], [codex, '/backend-api/{client}/responses/input_tokens']] as const) {
     const id = rid('resp-sub');
     const counted = await sdk.responses.inputTokens.count({ model: 'gpt-5', instructions: INSTRUCTIONS, input: QUESTION }, withId(id));
     t.same(counted, { object: 'response.input_tokens', input_tokens: 18 }, route);
@@ -406,27 +406,32 @@ t.test('chat completions on the shipped routes: /v1/chat/completions and the /ch
   }
 });
 
-t.test('models.list and models.retrieve: the concrete models and aliases of the demo group, OpenAI shape', async (t) => {
+t.test('models.list and models.retrieve: the demo group\'s OpenAI models, OpenAI shape', async (t) => {
   const before = sim.requests.length;
   const page = await v1.models.list();
-  t.same(page.data.map((m) => m.id), [
-    'claude-haiku-4-5', 'claude-sonnet-4-5', 'gemini-2.5-flash', 'gemini-2.5-pro', 'gpt-4o', 'gpt-4o-mini', 'gpt-5', 'gpt-image-1',
-  ], 'sorted; globs are not listable, the gpt-4o alias is');
-  t.same(page.data[6], { id: 'gpt-5', object: 'model', created: 1704067200, owned_by: 'demo' });
-  const one = await v1.models.retrieve('gpt-5-mini');
-  t.same(one, { id: 'gpt-5-mini', object: 'model', created: 1704067200, owned_by: 'demo' }, 'a glob-allowed model can be looked up');
+  // Concrete names, the gpt-4o alias, and what the upstream's OpenAI list offers the gpt-5* and text-embedding-* globs;
+  // the group's Claude and Gemini models are on their own vendors' lists.
+  t.same(page.data.map((m) => m.id), ['gpt-4o', 'gpt-4o-mini', 'gpt-5', 'gpt-5-mini', 'gpt-image-1', 'text-embedding-3-small'], 'sorted');
+  t.same(page.data[2], { id: 'gpt-5', object: 'model', created: 1704067200, owned_by: 'demo' });
+  t.same(sim.requests.slice(before).map((r) => `${r.method} ${r.path}`).sort(), ['GET /v1/models', 'GET /v1/models?limit=1000', 'GET /v1beta/models?pageSize=1000'], 'each vendor\'s list asked once');
+  const asked = sim.requests.length;
+  const one = await v1.models.retrieve('gpt-5-turbo');
+  t.same(one, { id: 'gpt-5-turbo', object: 'model', created: 1704067200, owned_by: 'demo' }, 'a glob-allowed model can be looked up');
   const missing = await rejection(v1.models.retrieve('o1-pro'));
   t.ok(missing instanceof OpenAI.NotFoundError);
-  t.equal(sim.requests.length, before, 'answered by the gateway itself');
+  t.same((await v1.models.list()).data.length, 6);
+  t.equal(sim.requests.length, asked, 'lookups and a warm list: answered by the gateway itself');
 });
 
 t.test('the client key never reached the upstream; the account credential did', async (t) => {
   t.ok(sim.requests.length >= 20, `${sim.requests.length} upstream requests to inspect`);
   for (const [i, r] of sim.requests.entries()) {
     t.notOk(surfaces(r).some((s) => s.includes(DEMO_KEY)), `request ${i} (${r.method} ${r.path}) carries no client key`);
-    t.match(r.headers.authorization, new RegExp(`^Bearer ${DEMO_ACCOUNT.source.slice(1)}`), `request ${i}: an account credential`);
+    const sent = sentCredential(r);
+    t.equal(sent.headers, 1, `request ${i}: one credential header`);
+    t.match(sent.credential, DEMO_ACCOUNT, `request ${i}: an account credential`);
   }
-  const used = new Set(sim.requests.map((r) => r.headers.authorization));
+  const used = new Set(sim.requests.map((r) => sentCredential(r).credential));
   t.equal(used.size, 3, 'the shipped demo group spreads requests over its three accounts');
   t.same(gateway.simulators['demo-antigravity'].requests, [], 'nothing went to the dedicated pool');
 });

@@ -2,6 +2,7 @@
 import t from 'tap';
 import OpenAI from 'openai';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
+import { sentCredential } from '../helpers/e2e.ts';
 
 const gw = await withGateway(t, demoConfig());
 const sim = gw.simulators.sim;
@@ -41,14 +42,17 @@ function lastRecorded() {
   return sim.requests[sim.requests.length - 1];
 }
 
-t.test('models.list returns exactly the concrete models and aliases of the key\'s group', async (t) => {
+t.test('models.list: the group\'s concrete models, aliases, and the upstream\'s models its globs match', async (t) => {
   const before = sim.requests.length;
   const page = await alice.models.list();
-  t.same(page.data.map((m) => m.id), ['gpt-4o', 'gpt-4o-mini'], 'gpt-4o-mini plus the gpt-4o alias; the gpt-5* glob is not listable');
+  t.same(page.data.map((m) => m.id), ['gpt-4o', 'gpt-4o-mini', 'gpt-5', 'gpt-5-mini'], 'gpt-4o-mini, the gpt-4o alias, and the upstream\'s gpt-5 models');
   t.same(page.data[0], { id: 'gpt-4o', object: 'model', created: 1704067200, owned_by: 'sim' });
+  // The simulator serves every vendor: each vendor's own list was asked once (so each vendor's clients see their own).
+  t.same(sim.requests.slice(before).map((r) => `${r.method} ${r.path}`).sort(), ['GET /v1/models', 'GET /v1/models?limit=1000', 'GET /v1beta/models?pageSize=1000']);
+  const asked = sim.requests.length;
   const bobs = await client(BOB).models.list();
   t.same(bobs.data.map((m) => m.id), ['gpt-4o-mini'], 'bob\'s key narrows the list');
-  t.equal(sim.requests.length, before, 'the list is answered by the gateway, not the upstream');
+  t.equal(sim.requests.length, asked, 'a warm list is answered by the gateway, not the upstream');
 });
 
 t.test('chat non-stream: reply text and exact usage', async (t) => {
@@ -247,14 +251,13 @@ t.test('an upstream 429 reaches the SDK as RateLimitError with the pool\'s body 
 
 t.test('secrets: no client key ever reached the upstream; the account credential did', async (t) => {
   const requests = sim.requests;
-  t.equal(requests.length, 10, 'the earlier tests left 10 upstream requests to inspect');
+  t.equal(requests.length, 13, 'the earlier tests left 13 upstream requests to inspect (3 of them model-list asks)');
   for (const [i, r] of requests.entries()) {
     const surfaces = [r.path, r.body, JSON.stringify(r.headers)];
     for (const key of CLIENT_KEYS) {
       t.notOk(surfaces.some((s) => s.includes(key)), `request ${i}: ${key} is absent from path, body and headers`);
     }
-    t.equal(r.headers.authorization, 'Bearer upstream-credential-1', `request ${i}: the account credential`);
-    t.equal(r.headers['x-api-key'], undefined);
-    t.equal(r.headers['x-goog-api-key'], undefined);
+    // In the vendor's own header: a list asked of the Anthropic or Gemini side of the simulator uses theirs.
+    t.same(sentCredential(r), { credential: 'upstream-credential-1', headers: 1 }, `request ${i}: the account credential, once`);
   }
 });

@@ -69,11 +69,15 @@ t.test('unknown path → 404 JSON, wrong method → 405 JSON with Allow', async 
   t.equal(gw.simulators.sim.requests.length, 2, 'only the two relayed chats of the metrics test reached the upstream');
 });
 
-t.test('x-request-id: a well-formed client id is echoed, anything else is replaced', async (t) => {
+t.test('x-request-id is always the gateway\'s own; a well-formed client id is echoed as x-client-request-id', async (t) => {
   const kept = await fetch(gw.url + '/healthz', { headers: { 'x-request-id': 'trace.abc-123:4' } });
-  t.equal(kept.headers.get('x-request-id'), 'trace.abc-123:4');
+  t.match(kept.headers.get('x-request-id'), UUID, 'never the client\'s id');
+  t.equal(kept.headers.get('x-client-request-id'), 'trace.abc-123:4');
+  const codex = await fetch(gw.url + '/healthz', { headers: { 'x-client-request-id': 'codex-42' } });
+  t.equal(codex.headers.get('x-client-request-id'), 'codex-42', 'the header Codex CLI names its id in');
   const replaced = await fetch(gw.url + '/healthz', { headers: { 'x-request-id': 'has spaces <and> tags' } });
   t.match(replaced.headers.get('x-request-id'), UUID);
+  t.equal(replaced.headers.get('x-client-request-id'), null, 'a malformed client id is not echoed');
   const a = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
   const b = (await fetch(gw.url + '/healthz')).headers.get('x-request-id');
   t.not(a, b, 'a fresh id per request');

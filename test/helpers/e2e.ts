@@ -11,14 +11,17 @@ export const DEMO_KEY = 'sk-demo-key';
 export const DEMO_ACCOUNT = /^demo-upstream-credential(-2|-3)?$/;
 
 let counter = 0;
-/** A fresh well-formed request id: the gateway keeps it, so a test can find its own log line. */
+/** A fresh well-formed client request id: the gateway logs and records it (client_request_id), so a test finds its own request. */
 export const rid = (label: string): string => `e2e-${label}-${process.pid}-${++counter}`;
 
-/** The log line of one request; it is written when the request ends, which can be just after the client saw the end. */
+/**
+ * The log line of one request, by the gateway's id or the client's own; it is written when the request ends, which can be
+ * just after the client saw the end.
+ */
 export async function logLine(requests: LoggedRequest[], reqId: string, timeoutMs = 3000): Promise<LoggedRequest> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = requests.find((r) => r.req_id === reqId);
+    const found = requests.find((r) => r.req_id === reqId || r.client_request_id === reqId);
     if (found) return found;
     if (Date.now() > deadline) throw new Error(`no log line for request ${reqId}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -42,4 +45,13 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
 /** Every string a recorded upstream request exposes: path with query, raw body, and each header value. */
 export function surfaces(r: { path: string; body: string; headers: Record<string, string | string[] | undefined> }): string[] {
   return [r.path, r.body, ...Object.entries(r.headers).flatMap(([name, value]) => [name, ...(Array.isArray(value) ? value : [value ?? ''])])];
+}
+
+/**
+ * The credential a recorded upstream request carried, in whichever vendor header it went (a model-list ask uses the
+ * vendor's own: Bearer for OpenAI, x-api-key for Anthropic, x-goog-api-key for Gemini), and how many such headers it had.
+ */
+export function sentCredential(r: { headers: Record<string, string | string[] | undefined> }): { credential?: string; headers: number } {
+  const sent = [r.headers.authorization, r.headers['x-api-key'], r.headers['x-goog-api-key']].filter((v): v is string => typeof v === 'string');
+  return { credential: sent[0]?.replace(/^Bearer /, ''), headers: sent.length };
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { createLogger } from '../../core/log.ts';
 import { startGateway, type Gateway } from '../../core/server.ts';
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -13,9 +14,15 @@ export function writeConfig(yaml: string, name = 'gateway.yaml'): string {
   return file;
 }
 
+/**
+ * The environment a test gateway interpolates its config with: the shipped gateway.yaml keeps its embedded store at
+ * ${GATEWAY_STORE_PATH:-./data/gateway.db}, in the repository, so tests keep it in memory unless they say otherwise.
+ */
+export const testEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ GATEWAY_STORE_PATH: ':memory:', ...env });
+
 export async function withGateway(t: Teardown, yaml: string, env: NodeJS.ProcessEnv = {}): Promise<Gateway> {
   const gateway = await startGateway({
-    configFile: writeConfig(yaml), host: '127.0.0.1', port: 0, env: { ...env }, log: pino({ level: 'silent' }),
+    configFile: writeConfig(yaml), host: '127.0.0.1', port: 0, env: testEnv(env), log: pino({ level: 'silent' }),
   });
   t.teardown(() => gateway.close());
   return gateway;
@@ -24,6 +31,7 @@ export async function withGateway(t: Teardown, yaml: string, env: NodeJS.Process
 /** A small config on one simulator platform; tests append or replace parts as they need. */
 export const demoConfig = (extra = '') => `
 server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
+store: { path: ":memory:" }
 admin: { token: admin-secret-token }
 platforms:
   sim: { simulator: true }
@@ -57,13 +65,20 @@ ${extra}`;
 
 export interface LoggedRequest { req_id: string; route: string; status: number; outcome?: string; model?: string; usage?: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }; [k: string]: unknown }
 
-/** Like withGateway, but keeps every per-request log line (parsed) so tests can read what the gateway observed. */
-export async function withLoggedGateway(t: Teardown, configFile: string, env: NodeJS.ProcessEnv = {}): Promise<{ gateway: Gateway; requests: LoggedRequest[] }> {
+/** A parsed log line: pino's level number, the ISO time, the message and its fields. */
+export interface LogLine { level: number; time: string; msg: string; [k: string]: unknown }
+
+/**
+ * Like withGateway, but with the gateway's own logger (core/log.ts) writing into memory: every per-request line (parsed)
+ * so tests can read what the gateway observed, and every line of any kind.
+ */
+export async function withLoggedGateway(t: Teardown, configFile: string, env: NodeJS.ProcessEnv = {}): Promise<{ gateway: Gateway; requests: LoggedRequest[]; lines: LogLine[] }> {
   const requests: LoggedRequest[] = [];
-  const sink = { write(line: string) { const entry = JSON.parse(line); if (entry.msg === 'request') requests.push(entry); } };
-  const gateway = await startGateway({ configFile, host: '127.0.0.1', port: 0, env: { ...env }, log: pino({ level: 'info' }, sink) });
+  const lines: LogLine[] = [];
+  const sink = { write(text: string) { const entry = JSON.parse(text); lines.push(entry); if (entry.msg === 'request') requests.push(entry); } };
+  const gateway = await startGateway({ configFile, host: '127.0.0.1', port: 0, env: testEnv(env), log: createLogger('info', sink) });
   t.teardown(() => gateway.close());
-  return { gateway, requests };
+  return { gateway, requests, lines };
 }
 
 /**
@@ -77,7 +92,7 @@ export function chatConfig(o: {
   const accounts = Array.from({ length: o.accounts ?? 1 }, (_, i) => `      - { id: acct-${i + 1}, credential: upstream-credential-${i + 1} }`);
   return `
 server: { host: 127.0.0.1, port: 0${o.server ? `, ${o.server}` : ''} }
-${o.store ? `store: { ${o.store} }` : ''}
+store: { ${o.store ?? 'path: ":memory:"'} }
 platforms:
   upstream: ${o.platform ?? '{ simulator: true }'}
 groups:

@@ -1,6 +1,6 @@
-// Run with `node --expose-gc`: starts a gateway (memory store with small record caps, the simulator upstream), sends
-// requests in rounds (whole answers and streams, limited key, metering), and prints the heap in use after a full GC
-// at the end of each round, as one JSON line.
+// Run with `node --expose-gc`: starts a gateway (the embedded store, kept in a file of a temp folder, with small record
+// caps; the simulator upstream), sends requests in rounds (whole answers and streams, limited key, metering), and
+// prints the heap in use after a full GC at the end of each round, as one JSON line.
 import { request } from 'node:http';
 import { pino } from 'pino';
 import { startGateway } from '../../core/server.ts';

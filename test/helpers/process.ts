@@ -18,13 +18,18 @@ export const freePort = () => new Promise<number>((resolve, reject) => {
   });
 });
 
-/** One gateway process on a config file; stopped (SIGTERM, then SIGKILL) when the test ends. */
-export async function gatewayProcess(t: Teardown, config: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
+/**
+ * One gateway process on a config file; stopped (SIGTERM, then SIGKILL) when the test ends. The shipped config's
+ * embedded store is kept in memory (GATEWAY_STORE_PATH) unless `env` says otherwise; `port` reuses a port (a restart).
+ */
+export async function gatewayProcess(t: Teardown, config: string, o: { env?: NodeJS.ProcessEnv; port?: number } = {}): Promise<{ url: string; child: ChildProcess; stdout: () => string }> {
+  const port = o.port ?? await freePort();
   const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT, env: { ...process.env, GATEWAY_STORE_PATH: ':memory:', LOG_LEVEL: 'warn', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
   let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
   child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
   t.teardown(() => new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -35,5 +40,5 @@ export async function gatewayProcess(t: Teardown, config: string): Promise<{ url
   const url = `http://127.0.0.1:${port}`;
   const ready = await eventually(() => fetch(url + '/readyz').then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 15_000);
   if (ready !== 200) throw new Error(`gateway process did not start (exit ${child.exitCode}): ${stderr}`);
-  return { url, child };
+  return { url, child, stdout: () => stdout };
 }

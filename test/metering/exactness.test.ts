@@ -17,7 +17,7 @@ import { admin, ADMIN, eventually } from '../admin/helpers.ts';
 import { redisForTest } from '../store/redis-server.ts';
 
 // ---- the shipped prices (USD per 1M tokens), checked against gateway.yaml below ----
-const PRICES: Record<string, { input: number; output: number; cache_read?: number; cache_write?: number; cache_write_1h?: number }> = {
+const PRICES: Record<string, { input: number; output?: number; cache_read?: number; cache_write?: number; cache_write_1h?: number }> = {
   'gpt-4o-mini': { input: 0.15, output: 0.60, cache_read: 0.075 },
   'gpt-5*': { input: 1.25, output: 10.0, cache_read: 0.125 },
   'gpt-image-1': { input: 5.0, output: 40.0 },
@@ -25,6 +25,11 @@ const PRICES: Record<string, { input: number; output: number; cache_read?: numbe
   'claude-sonnet-4-5*': { input: 3.0, output: 15.0, cache_read: 0.30, cache_write: 3.75, cache_write_1h: 6.0 },
   'gemini-2.5-flash*': { input: 0.30, output: 2.50, cache_read: 0.075 },
   'gemini-2.5-pro*': { input: 1.25, output: 10.0, cache_read: 0.31 },
+  // Embeddings read input only (test/e2e/embeddings.test.ts meters them).
+  'text-embedding-3-small': { input: 0.02 },
+  'text-embedding-3-large': { input: 0.13 },
+  'gemini-embedding-001': { input: 0.15 },
+  'gemini-embedding-2*': { input: 0.20 },
 };
 // The price entry each upstream model falls under (by hand; the group's rate_multiplier is 1).
 const PRICE_OF: Record<string, string> = {
@@ -34,7 +39,7 @@ const PRICE_OF: Record<string, string> = {
 /** No cache reads or writes in the simulator: input × input price + output × output price. */
 const costOf = (model: string, input: number, output: number) => {
   const p = PRICES[PRICE_OF[model]];
-  return (input * p.input + output * p.output) / 1_000_000;
+  return (input * p.input + output * (p.output ?? 0)) / 1_000_000;
 };
 
 // ---- the simulator's numbers, by hand from its rules (simulator/tokens.ts, reply.ts, each format file) ----
@@ -314,13 +319,14 @@ async function exactness(t: Test, store: string, env: Record<string, string>) {
 
   t.test('every request id recorded exactly once', async (t) => {
     t.equal(records.length, N, `${N} records for ${N} requests`);
-    const recorded = records.map((r) => r.request_id).sort();
-    t.same(recorded, [...ids.values()].sort(), 'the same ids, none lost, none doubled');
+    const recorded = records.map((r) => r.client_request_id).sort();
+    t.same(recorded, [...ids.values()].sort(), 'the same client ids, none lost, none doubled');
+    t.equal(new Set(records.map((r) => r.request_id)).size, N, 'each under a gateway request id of its own');
   });
 
   t.test('each record: the simulator\'s tokens, the ending, and cost = tokens × shipped price', async (t) => {
     for (const c of CASES) {
-      const r = records.find((x) => x.request_id === ids.get(c));
+      const r = records.find((x) => x.client_request_id === ids.get(c));
       if (!r) { t.fail(`${c.name}: no record`); continue; }
       t.match(r, {
         key_id: c.key, group: 'demo', platform: 'demo', model: c.model, upstream_model: c.upstream ?? c.model, stream: c.stream, ending: c.ending,
@@ -368,13 +374,13 @@ async function exactness(t: Test, store: string, env: Record<string, string>) {
     const uncached = text.split('\n').filter((l) => l.startsWith('gateway_prompt_tokens_total{') && l.includes('cache="uncached"'));
     t.equal(uncached.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0), all.input_tokens, 'prompt tokens by account: the uncached ones add up');
     t.ok(uncached.every((l) => /account="demo-[123]"/.test(l)), 'labelled with the serving account');
-    t.comment(`${store.includes('redis: ""') ? 'MemoryStore' : 'RedisStore'}: ${N} requests (${CASES.filter((c) => c.stream).length} streamed), `
+    t.comment(`${store.includes(':memory:') ? 'MemoryStore' : 'RedisStore'}: ${N} requests (${CASES.filter((c) => c.stream).length} streamed), `
       + `endings ${JSON.stringify(Object.fromEntries(['completed', 'incomplete', 'failed', 'missing-terminal', 'disconnected'].map((e) => [e, CASES.filter((c) => c.ending === e).length])))}, `
       + `${all.input_tokens} input + ${all.output_tokens} output tokens (${CASES.filter((c) => c.estimated).reduce((s, c) => s + c.output, 0)} estimated), cost ${(all.cost_nano / 1e9).toFixed(9)} USD`);
   });
 }
 
-t.test('MemoryStore', (t) => exactness(t, 'store: { redis: "" }', {}));
+t.test('MemoryStore', (t) => exactness(t, 'store: { path: ":memory:" }', {}));
 
 t.test('RedisStore', async (t) => {
   const { url: redisUrl, prefix } = await redisForTest(t, 'exact');

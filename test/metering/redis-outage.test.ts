@@ -58,14 +58,16 @@ t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when
     }
   };
 
-  const before = `outage-before-${randomUUID()}`;
-  t.equal((await chat(before, false)).status, 200);
-  t.ok(await recorded(before), 'recorded while Redis is up');
+  // Records are kept under the gateway's own request id, which the response names.
+  const first = await chat(`outage-before-${randomUUID()}`, false);
+  t.equal(first.status, 200);
+  t.ok(await recorded(first.headers.get('x-request-id')!), 'recorded while Redis is up');
+  t.equal(metricValue(await metricsText(gw.url), 'gateway_store_available'), 1, 'the store is available');
 
   // A slow stream is under way (its account and admission taken) when Redis dies.
-  const streamed = `outage-stream-${randomUUID()}`;
-  const res = await chat(streamed, true, { 'x-simulator-chunk-delay-ms': '150' });
+  const res = await chat(`outage-stream-${randomUUID()}`, true, { 'x-simulator-chunk-delay-ms': '150' });
   t.equal(res.status, 200);
+  const streamed = res.headers.get('x-request-id')!;
   const reader = res.body!.getReader();
   await reader.read();
   await stop(redis);
@@ -84,15 +86,17 @@ t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when
   let pending = 0;
   for (let i = 0; i < 40 && pending === 0; i++, await sleep(50)) pending = metricValue(await metricsText(gw.url), 'gateway_settlements_pending') ?? 0;
   t.equal(pending, 1, 'the stream\'s settlement is held');
+  t.equal(metricValue(await metricsText(gw.url), 'gateway_store_available'), 0, 'the store is reported unavailable');
 
   redis = await redisServer(port);
   let back = false;
   for (let i = 0; i < 150 && !back; i++, await sleep(100)) back = await recorded(streamed);
   t.ok(back, 'the held settlement reached Redis once it was back');
   t.equal(metricValue(await metricsText(gw.url), 'gateway_settlements_pending'), 0);
-  const after = `outage-after-${randomUUID()}`;
-  t.equal((await chat(after, false)).status, 200, 'served again');
-  t.ok(await recorded(after));
+  t.equal(metricValue(await metricsText(gw.url), 'gateway_store_available'), 1, 'and available again');
+  const after = await chat(`outage-after-${randomUUID()}`, false);
+  t.equal(after.status, 200, 'served again');
+  t.ok(await recorded(after.headers.get('x-request-id')!));
 });
 
 t.test('issued-key change notices: a gateway started while Redis is away subscribes once it is back', async (t) => {

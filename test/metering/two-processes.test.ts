@@ -46,7 +46,7 @@ server: { host: 127.0.0.1, port: 0 }
 store: { redis: "${redisUrl}", prefix: "${prefix}" }
 admin: { token: admin-secret-token }
 platforms:
-  upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, anthropic-messages] }
+  upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, anthropic-messages], forward_headers: [x-simulator-*] }
 groups:
   main:
     platform: upstream
@@ -138,10 +138,10 @@ ${adminRoutes()}`);
   t.test('the ledger, read from either process, is exactly the admitted requests', async (t) => {
     const fromA = await records();
     const fromB = (await admin(b.url, 'GET', '/admin/usage?key=capped&limit=500')).body.records;
-    t.same(fromA.map((r) => r.request_id).sort(), admitted.map((s) => s.id).sort(), 'one record per admitted request, none for a refused one');
+    t.same(fromA.map((r) => r.client_request_id).sort(), admitted.map((s) => s.id).sort(), 'one record per admitted request, none for a refused one');
     t.same(fromB, fromA, 'both processes read the same ledger');
     for (const s of admitted) {
-      const r = fromA.find((x) => x.request_id === s.id);
+      const r = fromA.find((x) => x.client_request_id === s.id);
       t.match(r, { key_id: 'capped', model: s.model, stream: true, status: 200, ending: 'completed', input_tokens: INPUT, output_tokens: OUTPUT }, s.id);
       t.ok(Math.abs(r.cost - costOf(s.model)) <= 1e-9, `${s.id}: cost`);
     }

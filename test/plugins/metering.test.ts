@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { metering } from '../../plugins/metering/index.ts';
 import { MemoryStore } from '../../core/store/memory.ts';
-import type { Ctx, Env, StreamedText } from '../../core/types.ts';
+import type { Ctx, Env, Outcome, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
 import { logLine } from '../helpers/e2e.ts';
@@ -15,14 +15,14 @@ const silent = pino({ level: 'silent' });
 const PRICE = { input: 1, output: 2 }; // USD per 1M tokens
 
 /** Runs the metering stage once around a fake proxy that leaves `outcome`, `usage` and `streamed` on ctx; returns the record. */
-async function meter(options: Record<string, unknown>, seen: { outcome?: string; usage?: Usage; streamed?: StreamedText; status?: number }) {
+async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome; usage?: Usage; streamed?: StreamedText; status?: number }) {
   const store = new MemoryStore();
   const env = { store, config: { pricing: { m: PRICE } }, metrics: new Registry(), log: silent } as unknown as Env;
-  const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { admissionSentLater: false });
+  const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { laterTakes: () => false });
   const ctx = {
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
     route: { path: '/v1/messages' }, model: 'm', upstreamModel: 'm', stream: true, timings: { start: performance.now() },
-    res: { statusCode: seen.status ?? 200 }, log: silent, flags: {},
+    res: { statusCode: seen.status ?? 200 }, log: silent, flags: {}, get: () => undefined,
   } as unknown as Ctx;
   await stage(ctx, async () => { ctx.outcome = seen.outcome; ctx.usage = seen.usage; ctx.streamed = seen.streamed; });
   const { records } = await store.records({ limit: 10 });
@@ -58,7 +58,7 @@ t.test('on_disconnect none bills nothing; other endings never estimate', async (
   const none = await meter({ on_disconnect: 'none' }, { outcome: 'disconnected', usage: u(18, 1), streamed: { chars: 40, outputFinal: false } });
   t.match(none, { ending: 'disconnected', input_tokens: 0, output_tokens: 0, cost: 0 });
   t.notOk('estimated' in none);
-  for (const outcome of ['missing-terminal', 'failed']) {
+  for (const outcome of ['missing-terminal', 'failed'] as const) {
     const r = await meter({}, { outcome, usage: u(18, 1), streamed: { chars: 40, outputFinal: false } });
     t.match(r, { ending: outcome, input_tokens: 18, output_tokens: 1 }, `${outcome}: what the upstream reported`);
     t.notOk('estimated' in r);
@@ -72,10 +72,10 @@ t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_writ
   const priced = async (price: Record<string, number>) => {
     const store = new MemoryStore();
     const env = { store, config: { pricing: { m: price } }, metrics: new Registry(), log: silent } as unknown as Env;
-    const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { admissionSentLater: false });
+    const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { laterTakes: () => false });
     const ctx = {
       id: 'req-1h', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, route: { path: '/v1/messages' },
-      model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, flags: {},
+      model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, flags: {}, get: () => undefined,
     } as unknown as Ctx;
     await stage(ctx, async () => { ctx.outcome = 'completed'; ctx.usage = usage; });
     return (await store.records({ limit: 1 })).records[0];
@@ -178,8 +178,8 @@ t.test('a client leaving mid-stream: settled at once with the prompt already rep
   }
   for (const { c, id, seen } of results) {
     t.notMatch(seen, 'wonderful', `${c.format}: the client left before the whole answer`);
-    const found = await eventually(() => admin(gateway, 'GET', `/admin/usage?key=alice`), (r) => r.body.records.some((x: any) => x.request_id === id));
-    const record = found.body.records.find((x: any) => x.request_id === id);
+    const found = await eventually(() => admin(gateway, 'GET', `/admin/usage?key=alice`), (r) => r.body.records.some((x: any) => x.client_request_id === id));
+    const record = found.body.records.find((x: any) => x.client_request_id === id);
     t.match(record, { ending: 'disconnected', status: 200, stream: true, input_tokens: c.input, output_tokens: 5, estimated: true }, c.format);
     t.ok(Math.abs(record.cost - (c.input * 1 + 5 * 2) / 1e6) < 1e-12, `${c.format}: priced`);
     const line = await logLine(requests, id);
@@ -191,8 +191,8 @@ t.test('the whole answer read: the upstream\'s own numbers, never an estimate', 
   const id = 'meter-whole';
   const res = await fetch(gateway.url + '/v1/messages', { method: 'POST', headers: { ...cases[0].headers, 'x-simulator-chunk-delay-ms': '0', 'x-request-id': id }, body: JSON.stringify(cases[0].body) });
   await res.text();
-  const found = await eventually(() => admin(gateway, 'GET', `/admin/usage?key=alice`), (r) => r.body.records.some((x: any) => x.request_id === id));
-  const record = found.body.records.find((x: any) => x.request_id === id);
+  const found = await eventually(() => admin(gateway, 'GET', `/admin/usage?key=alice`), (r) => r.body.records.some((x: any) => x.client_request_id === id));
+  const record = found.body.records.find((x: any) => x.client_request_id === id);
   t.match(record, { ending: 'completed', input_tokens: 17, output_tokens: 7 });
   t.notOk('estimated' in record);
 });
@@ -211,8 +211,8 @@ t.test('a Gemini stream as one JSON array (no alt=sse): cut by the cap is incomp
   const seen = await leaveAfter(path, cases[1].headers, cases[1].body, '"text"', 4, id);
   t.notMatch(seen, 'wonderful');
   const found = await eventually(() => admin(gateway, 'GET', '/admin/usage?key=alice'),
-    (r) => ['meter-array-cap', id].every((x) => r.body.records.some((y: any) => y.request_id === x)));
-  const record = (x: string) => found.body.records.find((y: any) => y.request_id === x);
+    (r) => ['meter-array-cap', id].every((x) => r.body.records.some((y: any) => y.client_request_id === x)));
+  const record = (x: string) => found.body.records.find((y: any) => y.client_request_id === x);
   t.match(record('meter-array-cap'), { ending: 'incomplete', input_tokens: 11, output_tokens: 3 });
   // The array so far, closed after its last whole element, names the prompt; its text is not counted (no SSE scanner here).
   t.match(record(id), { ending: 'disconnected', input_tokens: 11, output_tokens: 0 });

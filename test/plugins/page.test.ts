@@ -13,6 +13,7 @@ writeFileSync(join(dir, 'hello.html'), '<!doctype html><title>hi</title><p>hello
 
 const config = (file: string) => `
 server: { host: 127.0.0.1, port: 0 }
+store: { path: ":memory:" }
 platforms: { sim: { simulator: true } }
 groups: { main: { platform: sim, models: ["*"], accounts: [{ id: s, credential: c }] } }
 routes:
@@ -72,4 +73,22 @@ t.test('a missing file stops the gateway from starting, naming the file', async 
   });
   t.equal(run.code, 1);
   t.match(run.out, /page: cannot read [^"]*missing\.html/);
+});
+
+t.test('optional: a missing file answers 404 and the gateway starts; a present one is served', async (t) => {
+  const configFile = join(dir, 'gateway-optional.yaml');
+  writeFileSync(configFile, `
+server: { host: 127.0.0.1, port: 0 }
+platforms: { sim: { simulator: true } }
+groups: { main: { platform: sim, models: ["*"], accounts: [{ id: s, credential: c }] } }
+routes:
+  - { method: GET, path: /lib.js, format: gateway, pipeline: [{ page: { file: ${JSON.stringify(join(dir, 'not-installed.js'))}, content_type: "text/javascript", optional: true } }] }
+  - { method: GET, path: /hello, format: gateway, pipeline: [{ page: { file: ${JSON.stringify(join(dir, 'hello.html'))}, content_type: "text/html", optional: true } }] }
+`);
+  const gw = await startGateway({ configFile, host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }) });
+  t.teardown(() => gw.close());
+  const missing = await fetch(gw.url + '/lib.js');
+  t.equal(missing.status, 404);
+  t.match(await missing.json(), { error: { code: 'not_found' } });
+  t.equal((await fetch(gw.url + '/hello')).status, 200);
 });

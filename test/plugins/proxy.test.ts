@@ -22,7 +22,7 @@ const config = demoConfig(`  - { method: POST, path: /slow/v1/chat/completions, 
   - { method: POST, path: /ka/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ keepalive_ms: 100 }')}, upstream_path: /v1/chat/completions }
 `).replace('platforms:\n', `platforms:
   dead: { base_url: "http://127.0.0.1:1", format: openai-chat }
-  scripted: { base_url: "${scripted.url}", format: openai-chat }
+  scripted: { base_url: "${scripted.url}", format: openai-chat, forward_headers: [x-script] }
 `).replace('groups:\n', `groups:
   dead-group:
     platform: dead
@@ -185,7 +185,7 @@ t.test('an upstream 503 fails over; with no other account the answer is the pool
   t.equal(res.headers.get('x-upstream-request-id'), null, 'no upstream internals');
 });
 
-t.test('headers: hop-by-hop and credentials dropped, custom headers and query kept, identity encoding', async (t) => {
+t.test('headers: only the format\'s allow list goes upstream (never credentials, hop-by-hop, account or unknown headers), identity encoding', async (t) => {
   sim.clear();
   const body = JSON.stringify(chatBody());
   const res = await rawRequest(gw.url, {
@@ -206,7 +206,14 @@ t.test('headers: hop-by-hop and credentials dropped, custom headers and query ke
       'anthropic-beta': 'prompt-caching-2024-07-31,tools-2024-05-16',
       'anthropic-version': '2023-06-01',
       'openai-organization': 'org-123',
+      'openai-project': 'proj-123',
+      'chatgpt-account-id': 'acct-9',
       'x-custom-trace': 'trace-42',
+      'x-forwarded-for': '10.0.0.1',
+      'openai-beta': 'responses=v1',
+      'x-stainless-lang': 'js',
+      'user-agent': 'test-client/1.0',
+      session_id: 'sess-1',
       'accept-encoding': 'gzip, deflate, br',
       'x-request-id': 'client-trace-1',
       'content-type': 'application/json',
@@ -215,20 +222,25 @@ t.test('headers: hop-by-hop and credentials dropped, custom headers and query ke
     body,
   });
   t.equal(res.status, 200);
-  t.equal(res.headers['x-request-id'], 'client-trace-1', 'a well-formed client request id is kept');
+  t.not(res.headers['x-request-id'], 'client-trace-1', 'the gateway\'s own id, never the client\'s');
+  t.equal(res.headers['x-client-request-id'], 'client-trace-1', 'a well-formed client request id is echoed');
   t.match(res.headers['x-upstream-request-id'], /^req_sim_\d+$/);
   t.equal(sim.requests.length, 1);
   const up = sim.requests[0];
-  t.equal(up.path, '/v1/chat/completions?beta=true&alt=sse', 'query parameters pass through');
+  t.equal(up.path, '/v1/chat/completions', 'query parameters the chat format does not pass are dropped');
   t.equal(up.headers.authorization, 'Bearer upstream-credential-1');
-  for (const name of ['x-api-key', 'x-goog-api-key', 'api-key', 'proxy-authorization', 'cookie', 'keep-alive', 'proxy-connection', 'te']) {
+  for (const name of [
+    'x-api-key', 'x-goog-api-key', 'api-key', 'proxy-authorization', 'cookie', 'keep-alive', 'proxy-connection', 'te',
+    'openai-organization', 'openai-project', 'chatgpt-account-id', 'x-custom-trace', 'x-forwarded-for', 'x-request-id',
+    'anthropic-beta', 'anthropic-version',
+  ]) {
     t.equal(up.headers[name], undefined, `${name} is not forwarded`);
   }
   t.equal(up.headers['x-hop-custom'], undefined, 'a header named in Connection is hop-by-hop (RFC 9110 §7.6.1)');
-  t.equal(up.headers['anthropic-beta'], 'prompt-caching-2024-07-31,tools-2024-05-16');
-  t.equal(up.headers['anthropic-version'], '2023-06-01');
-  t.equal(up.headers['openai-organization'], 'org-123');
-  t.equal(up.headers['x-custom-trace'], 'trace-42');
+  t.equal(up.headers['openai-beta'], 'responses=v1', 'the format\'s own headers pass');
+  t.equal(up.headers['x-stainless-lang'], 'js');
+  t.equal(up.headers['user-agent'], 'test-client/1.0');
+  t.equal(up.headers.session_id, 'sess-1', 'a session header the pool reads passes');
   t.equal(up.headers['accept-encoding'], 'identity', 'responses must arrive uncompressed to be scanned');
   t.notMatch(JSON.stringify(up), 'sk-alice-0001', 'the client key appears nowhere upstream');
 });

@@ -52,7 +52,7 @@ t.test('the first request fails over twice and succeeds; the record lists every 
   t.equal(upstream(LIMITED).length, 1, 'limited was tried once');
   t.equal(upstream(BROKEN).length, 1, 'broken was tried once');
   t.equal(upstream(HEALTHY).length, 1, 'healthy served it');
-  const record = (await records(gateway)).find((r) => r.request_id === first.id)!;
+  const record = (await records(gateway)).find((r) => r.client_request_id === first.id)!;
   t.equal(record.account, 'healthy');
   t.equal(record.status, 200);
   t.equal(record.attempts.length, 3);

@@ -20,7 +20,7 @@ t.test('a refused connection and a header timeout move the request on; the accou
   t.equal(res.status, 200);
   t.ok(elapsed >= 290 && elapsed < 2000, `answered after ${elapsed} ms: one header timeout (300 ms) on the way`);
   t.same(sim.requests.map(credentialOf), ['sim-fault:hang', 'healthy-credential'], 'the simulator saw the hanging attempt, then the healthy one');
-  const record = (await records(gateway)).find((r) => r.request_id === 'unreachable-1')!;
+  const record = (await records(gateway)).find((r) => r.client_request_id === 'unreachable-1')!;
   t.same(record.attempts, [
     { account: 'dead', status: 0, reason: 'unreachable' },
     { account: 'hanging', status: 0, reason: 'timeout' },
@@ -28,7 +28,7 @@ t.test('a refused connection and a header timeout move the request on; the accou
   ]);
 
   t.equal((await postJson(gateway, '/v1/chat/completions', chat(), { 'x-request-id': 'unreachable-2' })).status, 200);
-  const next = (await records(gateway)).find((r) => r.request_id === 'unreachable-2')!;
+  const next = (await records(gateway)).find((r) => r.client_request_id === 'unreachable-2')!;
   t.same([next.account, next.attempts], ['healthy', undefined], 'the next request goes straight to the healthy account');
   t.equal(sim.requests.length, 3, 'nothing more for the cooling hanging account');
   const m = await metricsText(gateway.url);
@@ -51,18 +51,21 @@ t.test('a refused credential: failover, a warning naming the account (not the cr
   t.equal(metricValue(m, 'gateway_account_needs_attention_total{group="pool",account="revoked"}'), 1);
   t.equal(metricValue(m, 'gateway_account_state{group="pool",account="revoked",state="needs_attention"}'), 1);
   t.equal(metricValue(m, 'gateway_account_state{group="pool",account="healthy",state="available"}'), 1);
-  const record = (await records(gateway)).find((r) => r.request_id === 'auth-1')!;
+  const record = (await records(gateway)).find((r) => r.client_request_id === 'auth-1')!;
   t.same(record.attempts[0], { account: 'revoked', status: 401, reason: 'auth' });
+  const check = gateway.simulators.sim.requests.find((r) => r.method === 'GET');
+  t.match(check, { path: '/v1/models', body: '' }, 'the credential was checked alone, before the account was paused');
+  t.equal(credentialOf(check!), BAD_CREDENTIAL);
 
   // With the healthy account gone from the group, nothing is left: 503 NO_ACCOUNT_AVAILABLE.
   const { gateway: alone } = await poolGateway(t, poolConfig([{ id: 'revoked', credential: BAD_CREDENTIAL }]));
   const refused = await postJson(alone, '/v1/chat/completions', chat());
   t.equal(refused.status, 503);
   t.same(await refused.json(), { error: { message: 'No upstream account of group "pool" is available: every account needs attention from the operator', type: 'server_error', param: null, code: 'NO_ACCOUNT_AVAILABLE' } });
-  t.equal(alone.simulators.sim.requests.length, 1);
+  t.same(alone.simulators.sim.requests.map((r) => r.method), ['POST', 'GET'], 'the request, then the credential check');
   const next = await postJson(alone, '/v1/chat/completions', chat());
   t.equal(next.status, 503, 'the account rests (auth_pause_ms): the next request is refused at once');
-  t.equal(alone.simulators.sim.requests.length, 1, 'and never reaches the upstream');
+  t.equal(alone.simulators.sim.requests.length, 2, 'and never reaches the upstream');
 });
 
 t.test('every account rate limited: 429 ALL_ACCOUNTS_RATE_LIMITED with the soonest reset, then no upstream call', async (t) => {

@@ -66,7 +66,7 @@ t.test('an error before the first content fails over: the client gets one clean 
   }
   const rs = await records(gateway);
   for (const f of FORMATS) {
-    const r = rs.find((x) => x.request_id === `early-${f.name}`);
+    const r = rs.find((x) => x.client_request_id === `early-${f.name}`);
     t.same(r?.attempts, [{ account: 'faulty', status: 200, reason: f.reason }, { account: 'healthy', status: 200, reason: 'ok' }], `${f.name}: both attempts recorded`);
     t.equal(r?.ending, 'completed');
   }
@@ -105,6 +105,6 @@ t.test('max_switches bounds the attempts; then the pool answers 502 UPSTREAM_FAI
   t.equal(sim.requests.length, 4, 'max_switches 0: one attempt');
 
   const rs = await records(gateway);
-  t.equal(rs.find((r) => r.request_id === 'switches-2')?.attempts.length, 3);
-  t.same(rs.find((r) => r.request_id === 'switches-0')?.attempts.map((a: any) => a.reason), ['upstream_error']);
+  t.equal(rs.find((r) => r.client_request_id === 'switches-2')?.attempts.length, 3);
+  t.same(rs.find((r) => r.client_request_id === 'switches-0')?.attempts.map((a: any) => a.reason), ['upstream_error']);
 });

@@ -35,7 +35,7 @@ t.test('two gateway processes on one Redis', async (t) => {
 server: { host: 127.0.0.1, port: 0 }
 store: { redis: "${redisUrl}", prefix: "${prefix}" }
 platforms:
-  upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat] }
+  upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat], forward_headers: [x-simulator-*] }
 groups:
   main:
     platform: upstream

@@ -169,7 +169,7 @@ t.test('bad bodies are a 400 invalid_request_error', async (t) => {
   const cases: Array<[unknown, string]> = [
     ['{"model":', 'The request body is not valid JSON.'],
     [{ ...base, max_tokens: undefined }, 'max_tokens: Field required'],
-    [{ ...base, max_tokens: 0 }, 'max_tokens: Input should be an integer of at least 1'],
+    [{ ...base, max_tokens: 0 }, 'max_tokens: Input should be greater than or equal to 1'],
     [{ ...base, model: undefined }, 'model: Field required'],
     [{ ...base, messages: undefined }, 'messages: Field required'],
   ];

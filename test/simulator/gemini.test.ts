@@ -159,7 +159,9 @@ t.test('GET /v1beta/models lists and pages; GET /v1beta/models/{model} finds one
   t.equal(res.status, 200);
   const list = await res.json();
   t.same(Object.keys(list), ['models'], 'no nextPageToken on the last page');
-  t.same(list.models.map((m: { name: string }) => m.name), ['models/gemini-2.5-flash', 'models/gemini-2.5-pro', 'models/gemini-2.0-flash']);
+  t.same(list.models.map((m: { name: string }) => m.name), [
+    'models/gemini-2.5-flash', 'models/gemini-2.5-pro', 'models/gemini-2.0-flash', 'models/gemini-embedding-001', 'models/gemini-embedding-2',
+  ]);
   const flash = list.models[0];
   for (const key of ['name', 'version', 'displayName', 'description', 'inputTokenLimit', 'outputTokenLimit', 'supportedGenerationMethods']) t.ok(key in flash, key);
   t.same(flash.supportedGenerationMethods, ['generateContent', 'countTokens', 'createCachedContent', 'batchGenerateContent']);

@@ -54,3 +54,39 @@ export async function readToCut(res: Response): Promise<{ text: string; failed: 
     return { text, failed: true };
   }
 }
+
+/** One refused request: the rule it breaks (a table row's `refuses`), and the vendor's whole error body. */
+export interface RefusalCase {
+  rule: string;
+  body: unknown;
+  error: unknown;
+  status?: number;
+  path?: string;
+}
+
+interface Tap { test(name: string, fn: (t: any) => Promise<void>): unknown }
+
+/**
+ * One test per case, each asserting the exact status and error envelope; then a test that every row of the strictness
+ * table has at least one case, so a rule added later cannot go untested.
+ */
+export function testRefusals(t: Tap, sim: Simulator, opts: { path: string; headers?: Record<string, string>; rules: readonly { refuses: string }[]; cases: RefusalCase[] }): void {
+  for (const c of opts.cases) {
+    t.test(c.rule, async (t) => {
+      const res = await postJson(sim, c.path ?? opts.path, c.body, opts.headers);
+      t.equal(res.status, c.status ?? 400);
+      t.same(await res.json(), c.error);
+    });
+  }
+  t.test('every rule of the table has a case', async (t) => {
+    for (const rule of opts.rules) t.ok(opts.cases.some((c) => c.rule === rule.refuses), rule.refuses);
+    for (const c of opts.cases) t.ok(opts.rules.some((rule) => rule.refuses === c.rule), `the case names a rule of the table: ${c.rule}`);
+  });
+}
+
+/** The `refuses` text of the one rule that starts with `start`, so cases name rules without copying whole sentences. */
+export function ruleStarting(rules: readonly { refuses: string }[], start: string): string {
+  const found = rules.filter((rule) => rule.refuses.startsWith(start));
+  if (found.length !== 1) throw new Error(`${found.length} rules start with "${start}"`);
+  return found[0].refuses;
+}

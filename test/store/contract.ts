@@ -2,6 +2,7 @@
 import { accountsContract } from './contract-accounts.ts';
 import { keysContract } from './contract-keys.ts';
 import { ledgerContract } from './contract-ledger.ts';
+import { overviewContract } from './contract-overview.ts';
 import { limitsContract } from './contract-limits.ts';
 import { spendContract } from './contract-spend.ts';
 import { usageDaysContract } from './contract-usage-days.ts';
@@ -17,4 +18,5 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   ledgerContract(t, makeStore);
   usageDaysContract(t, makeStore);
   accountsContract(t, makeStore);
+  overviewContract(t, makeStore);
 }

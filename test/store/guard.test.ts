@@ -37,6 +37,7 @@ t.test('a failed call is the gateway\'s own 503, a failed settlement is held and
   const err = await guarded.admit({ keyId: 'k', requestId: 'r0', now: T0, limits: { rpm: 1 }, estimatedTokens: 0, leaseMs: 1000 }).catch((e: unknown) => e);
   t.ok(err instanceof GatewayError);
   t.match(err, { status: 503, code: 'STORE_UNAVAILABLE', headers: { 'retry-after': '1' } });
+  t.equal(guarded.available?.(), false, 'unavailable from the failed call');
   t.strictSame(await guarded.settle(record({ request_id: 'a', key_id: 'k', input_tokens: 5 }), undefined, {}), { recorded: false, held: true });
   t.strictSame(await guarded.settle(record({ request_id: 'b', key_id: 'k', input_tokens: 7 }), undefined, {}), { recorded: false, held: true });
   t.equal(guarded.pendingSettlements?.(), 2);
@@ -44,6 +45,7 @@ t.test('a failed call is the gateway\'s own 503, a failed settlement is held and
   await guarded.accountStates('g', ['x'], T0); // any answer: the held ones go now, not at the next retry
   for (let i = 0; i < 40 && guarded.pendingSettlements?.(); i++) await new Promise((r) => setTimeout(r, 25));
   t.equal(guarded.pendingSettlements?.(), 0);
+  t.equal(guarded.available?.(), true, 'available again once a call succeeded');
   t.strictSame(settled, ['a', 'b'], 'written in the order they were made');
   t.equal((await guarded.keyUsage('k', { days: 1, now: T0 })).total.input_tokens, 12, 'counted once each');
   t.strictSame(await guarded.settle(record({ request_id: 'c', key_id: 'k' }), undefined, {}), { recorded: true }, 'straight through again');

@@ -10,7 +10,7 @@ import { T0 } from './fixtures.ts';
 contract(t, async (options) => new MemoryStore(options));
 
 t.test('createStore without a Redis URL is the memory store', async (t) => {
-  const s = createStore({ redis: '' }, pino({ level: 'silent' }));
+  const s = await createStore({ redis: '' }, pino({ level: 'silent' }));
   t.equal(s.kind, 'memory');
   await s.close();
 });

@@ -1,5 +1,5 @@
-// The Store contract on RedisStore over a Redis Cluster; runs only when REDIS_CLUSTER_URL is set
-// (redis+cluster://host:port,host:port), since a cluster takes several servers to set up.
+// The Store contract on RedisStore over a Redis Cluster of three nodes: REDIS_CLUSTER_URL
+// (redis+cluster://host:port,host:port) when set, else three redis-server --cluster-enabled started here.
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import t from 'tap';
@@ -10,15 +10,14 @@ import { contract } from './contract.ts';
 import { T0, callCounter, issued } from './fixtures.ts';
 import { hammer } from './redis-hammer.ts';
 import { accountHammer } from './redis-account-hammer.ts';
+import { clusterUnavailable, testCluster } from './redis-cluster-server.ts';
 
-const url = process.env.REDIS_CLUSTER_URL;
-if (!url) {
-  t.pass('REDIS_CLUSTER_URL not set: cluster run skipped');
+const unavailable = clusterUnavailable();
+if (unavailable) {
+  t.test('Redis Cluster', { skip: unavailable }, async () => {});
 } else {
-  const nodes = url.replace(/^redis\+cluster:\/\//, '').split(',').map((h) => {
-    const [host, port] = h.split(':');
-    return { host, port: Number(port) };
-  });
+  const cluster = await testCluster();
+  const { url, nodes } = cluster;
   const runPrefix = `gwtest:${process.pid}:${randomBytes(4).toString('hex')}:`;
   let n = 0;
   const nextPrefix = () => `${runPrefix}${++n}:`;
@@ -34,14 +33,21 @@ if (!url) {
       } while (cursor !== '0');
     }
     await admin.quit();
+    await cluster.stop();
+  });
+
+  t.test('the cluster serves its slots from several masters', async (t) => {
+    await admin.ping();
+    const masters = admin.nodes('master').length;
+    t.ok(process.env.REDIS_CLUSTER_URL ? masters >= 1 : masters === 3, `${masters} masters`);
   });
 
   contract(t, async (options) => new RedisStore({ client: new Cluster(nodes), closeClient: true, prefix: nextPrefix(), ...options }));
 
   t.test('createStore understands redis+cluster:// and shares notices across stores', async (t) => {
     const prefix = nextPrefix();
-    const a = createStore({ redis: url, prefix }, pino({ level: 'silent' }));
-    const b = createStore({ redis: url, prefix }, pino({ level: 'silent' }));
+    const a = await createStore({ redis: url, prefix }, pino({ level: 'silent' }));
+    const b = await createStore({ redis: url, prefix }, pino({ level: 'silent' }));
     t.teardown(async () => { await a.close(); await b.close(); });
     const c = callCounter();
     await b.onKeysChanged(c.listener);

@@ -142,7 +142,7 @@ t.test('a caller-owned client stays open after close(); createStore makes a Redi
   await s.close();
   t.equal(await c.ping(), 'PONG');
   await c.quit();
-  const made = createStore({ redis: redis.url, prefix: nextPrefix() }, pino({ level: 'silent' }));
+  const made = await createStore({ redis: redis.url, prefix: nextPrefix() }, pino({ level: 'silent' }));
   t.equal(made.kind, 'redis');
   await made.close();
 });

@@ -1,0 +1,28 @@
+// Chat Completions usage both ways: the upstream's usage object → canonical usage (what the ledger bills), and canonical
+// usage → the usage object a chat client reads (wire-formats §1.3, §7.5: prompt tokens include cached ones, completion
+// tokens include reasoning).
+import { num, type Usage } from '../../core/usage.ts';
+
+/** OpenAI usage object → canonical usage (prompt tokens include cached ones, completion includes reasoning). */
+export function chatUsage(u: unknown): Usage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  const usage = u as Record<string, any>;
+  return {
+    input: num(usage.prompt_tokens),
+    cacheRead: num(usage.prompt_tokens_details?.cached_tokens),
+    cacheWrite: num(usage.prompt_tokens_details?.cache_write_tokens),
+    output: num(usage.completion_tokens),
+    reasoning: num(usage.completion_tokens_details?.reasoning_tokens),
+  };
+}
+
+/** Canonical usage → a chat usage object; cache writes appear (as relays report them) only when there were some. */
+export function chatUsageObject(usage: Usage) {
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    prompt_tokens_details: { cached_tokens: usage.cacheRead, ...(usage.cacheWrite > 0 ? { cache_write_tokens: usage.cacheWrite } : {}) },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning },
+  };
+}

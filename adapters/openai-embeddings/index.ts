@@ -1,0 +1,41 @@
+// OpenAI Embeddings (POST /v1/embeddings): model in the body, never streamed, usage of the prompt only, OpenAI error envelope.
+import { GatewayError } from '../../core/errors.ts';
+import type { FormatAdapter } from '../../core/types.ts';
+import { num, type Usage } from '../../core/usage.ts';
+import { noStream } from '../shared/no-stream.ts';
+import { openaiErrorBody } from '../shared/openai-errors.ts';
+import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
+import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+
+/** usage: { prompt_tokens, total_tokens }: embeddings read input and write no tokens. */
+function embeddingUsage(json: unknown): Usage | undefined {
+  const usage = (json as { usage?: Record<string, unknown> } | undefined)?.usage;
+  if (!usage || typeof usage !== 'object') return undefined;
+  return { input: num(usage.prompt_tokens), cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+}
+
+export const openaiEmbeddings: FormatAdapter = {
+  name: 'openai-embeddings',
+  platforms: ['openai'],
+  upstreamAuth: 'bearer',
+  model: { body: 'model' },
+  jsonBody: true,
+  forwardHeaders: OPENAI_REQUEST_HEADERS,
+  returnHeaders: RESPONSE_HEADERS,
+  forwardQuery: [],
+  credentialCheck: OPENAI_CREDENTIAL_CHECK,
+  // input: a string, strings, token ids or lists of token ids; the upstream checks the details.
+  requestSchema: { type: 'object', required: ['input'], properties: { input: { type: ['string', 'array'] } } },
+  isStream: () => false,
+  usageFromBody: embeddingUsage,
+  scanStream: () => noStream,
+  setModel(json, model) { if (typeof json.model === 'string') json.model = model; },
+  errorBody: (err) => openaiErrorBody(err),
+  // Never streamed; should an answer fail after it began, its body ends with the same JSON error.
+  streamError: (err) => JSON.stringify(openaiErrorBody(err)),
+  keepalive: null,
+  modelList: openaiModelList,
+  modelInfo: openaiModel,
+  modelListUpstream: openaiModelListUpstream,
+  unsupported: (platform) => new GatewayError(404, 'EMBEDDINGS_NOT_SUPPORTED', `Embeddings API is not supported for this platform (${platform})`),
+};

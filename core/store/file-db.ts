@@ -1,0 +1,81 @@
+// Opens the file store's SQLite database: one owner (a lock file held exclusively), WAL, a commit that survives power
+// loss, the tables.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { sqlite } from './sqlite.ts';
+import { COUNTER_FIELDS } from './rollup.ts';
+
+/** Bumped when the tables change shape; a file of a newer version is refused rather than misread. */
+export const SCHEMA_VERSION = 1;
+
+const TABLES = `
+CREATE TABLE IF NOT EXISTS keys (sha256 TEXT PRIMARY KEY, id TEXT NOT NULL, json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS keys_id ON keys (id);
+CREATE TABLE IF NOT EXISTS records (
+  key_id TEXT NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key_id, request_id));
+CREATE INDEX IF NOT EXISTS records_time ON records (time, request_id);
+CREATE TABLE IF NOT EXISTS ledgers (key_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rollups (
+  key_id TEXT NOT NULL, kind TEXT NOT NULL, date TEXT NOT NULL, hour INTEGER NOT NULL, model TEXT NOT NULL,
+  ${COUNTER_FIELDS.map((f) => `${f} INTEGER NOT NULL`).join(', ')},
+  PRIMARY KEY (key_id, kind, date, hour, model));
+CREATE INDEX IF NOT EXISTS rollups_date ON rollups (date);
+CREATE TABLE IF NOT EXISTS tpm (key_id TEXT NOT NULL, minute INTEGER NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (key_id, minute));
+CREATE TABLE IF NOT EXISTS rate (
+  key_id TEXT NOT NULL, second INTEGER NOT NULL, requests INTEGER NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (key_id, second));
+CREATE TABLE IF NOT EXISTS rpm (key_id TEXT NOT NULL, request_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (key_id, request_id));
+CREATE INDEX IF NOT EXISTS rpm_at ON rpm (at);
+CREATE TABLE IF NOT EXISTS accounts (grp TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (grp, id));
+CREATE TABLE IF NOT EXISTS bindings (
+  grp TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, account TEXT NOT NULL, expires INTEGER NOT NULL,
+  PRIMARY KEY (grp, kind, name));
+`;
+
+export interface OpenFile { db: DatabaseSync; close(): void }
+
+/**
+ * The owner's lock: a small SQLite file beside the store (PATH.lock), locked exclusively (locking_mode EXCLUSIVE holds
+ * the lock from the first transaction until close, and the system drops it when the process dies). A second gateway on
+ * the same file fails here ("database is locked") instead of both writing their own view of the state, while the store
+ * itself stays readable by others (sqlite3 PATH ".backup COPY" on a running gateway).
+ */
+function ownerLock(path: string): DatabaseSync {
+  const lock = new (sqlite().DatabaseSync)(`${path}.lock`);
+  try {
+    lock.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = OFF; BEGIN EXCLUSIVE; COMMIT;');
+    return lock;
+  } catch (err) {
+    lock.close();
+    const busy = /locked|busy/i.test((err as Error).message);
+    throw busy ? new Error(`in use by another gateway process (${(err as Error).message}); give each process its own store.path, or share store.redis`) : err;
+  }
+}
+
+/**
+ * Opens the store (creating it and its folder when missing) for its one owner. WAL: readers never wait for the writer.
+ * synchronous FULL syncs every commit: with one commit a second that costs one fsync a second, off the gateway's
+ * thread, and a power cut then loses no more than a kill -9 does.
+ */
+export function openDatabase(path: string): OpenFile {
+  mkdirSync(dirname(path), { recursive: true });
+  const lock = ownerLock(path);
+  let db: DatabaseSync | undefined;
+  try {
+    // A reader (a backup) may hold a lock for a moment: wait for it rather than fail.
+    db = new (sqlite().DatabaseSync)(path, { timeout: 5000 });
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
+    db.exec('BEGIN IMMEDIATE');
+    const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+    if (version > SCHEMA_VERSION) throw new Error(`written by a newer gateway (schema ${version}, this one reads ${SCHEMA_VERSION})`);
+    db.exec(TABLES);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec('COMMIT');
+    const opened = db;
+    return { db: opened, close: () => { opened.close(); lock.close(); } };
+  } catch (err) {
+    db?.close();
+    lock.close();
+    throw err;
+  }
+}

@@ -1,0 +1,138 @@
+// The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
+// Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
+// thousand times a second writes its totals and rollups once a second, not a thousand times.
+import type { IssuedKey, UsageRecord } from './types.ts';
+import type { AccountBook } from './memory-accounts.ts';
+import type { KeyLedger } from './memory-ledger.ts';
+import type { Batch, KeptLedger, RecordRow, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
+import { COUNTER_FIELDS, type Counters } from './rollup.ts';
+import { DAY_MS, HOUR_MS, secondOf, utcDate } from './units.ts';
+
+/** The parts of a MemoryStore the file store keeps. */
+export interface MemoryState {
+  keys: Map<string, IssuedKey>;
+  ledgers: Map<string, KeyLedger>;
+  accounts: AccountBook;
+}
+
+// Names from clients (models, session names) come last in a composite key, so a separator inside one cannot collide.
+const SEP = '\u0000';
+
+const counters = (c: Counters | undefined): number[] | null => (c ? COUNTER_FIELDS.map((f) => c[f]) : null);
+
+function rollup(l: KeyLedger | undefined, r: Omit<RollupRow, 'counters'>): Counters | undefined {
+  switch (r.kind) {
+    case 'day': return l?.days.get(r.date);
+    case 'dm': return l?.dayModels.get(r.date)?.get(r.model);
+    case 'hr': return l?.hours.get(r.date)?.get(r.hour);
+    case 'hm': return l?.hourModels.get(r.date)?.get(r.hour)?.get(r.model);
+  }
+}
+
+export class Journal {
+  private keyIds = new Set<string>();
+  private records: RecordRow[] = [];
+  private ledgers = new Set<string>();
+  private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
+  private tpm = new Map<string, { key: string; minute: number }>();
+  private rate = new Map<string, { key: string; second: number }>();
+  private rpm: RpmRow[] = [];
+  private accounts = new Map<string, { group: string; id: string }>();
+  private bindings = new Map<string, { group: string; kind: string; name: string }>();
+  private dirty = false;
+
+  get empty(): boolean { return !this.dirty; }
+
+  key(id: string): void {
+    this.keyIds.add(id);
+    this.dirty = true;
+  }
+
+  /** A request admitted: its rpm entry (kept when the key has an rpm limit) and the minute of its tpm estimate, if any. */
+  admitted(key: string, id: string, at: number, minute: number | undefined): void {
+    this.rpm.push({ key, id, at });
+    if (minute !== undefined) this.minute(key, minute);
+    this.dirty = true;
+  }
+
+  /** A tpm bucket that changed (an estimate reserved, given back or reconciled). */
+  minute(key: string, minute: number): void {
+    this.tpm.set(key + SEP + minute, { key, minute });
+    this.dirty = true;
+  }
+
+  settled(r: UsageRecord, json: string, minute: number | undefined): void {
+    const key = r.key_id;
+    const time = Math.floor(r.time);
+    this.records.push({ key, id: r.request_id, time, json });
+    this.ledgers.add(key);
+    const date = utcDate(time);
+    const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
+    this.mark(key, 'day', date, -1, '');
+    this.mark(key, 'dm', date, -1, r.model);
+    this.mark(key, 'hr', date, hour, '');
+    this.mark(key, 'hm', date, hour, r.model);
+    const second = secondOf(time);
+    this.rate.set(key + SEP + second, { key, second });
+    if (minute !== undefined) this.minute(key, minute);
+    this.dirty = true;
+  }
+
+  private mark(key: string, kind: RollupKind, date: string, hour: number, model: string): void {
+    this.rollups.set(key + SEP + kind + SEP + date + SEP + hour + SEP + model, { key, kind, date, hour, model });
+  }
+
+  account(group: string, id: string): void {
+    this.accounts.set(group + SEP + id, { group, id });
+    this.dirty = true;
+  }
+
+  binding(group: string, kind: string, name: string): void {
+    this.bindings.set(group + SEP + kind + SEP + name, { group, kind, name });
+    this.dirty = true;
+  }
+
+  /** The current values of everything marked, and a clean journal. */
+  take(state: MemoryState, seq: number): Batch {
+    const { ledgers, accounts } = state;
+    const batch: Batch = {
+      seq,
+      keyIds: [...this.keyIds],
+      keys: this.keyIds.size ? [...state.keys.values()].filter((k) => this.keyIds.has(k.id)).map((k) => ({ sha256: k.sha256, id: k.id, json: JSON.stringify(k) })) : [],
+      records: this.records,
+      ledgers: [...this.ledgers].map((key) => ({ key, json: JSON.stringify(kept(ledgers.get(key)!)) })),
+      rollups: [...this.rollups.values()].map((r) => ({ ...r, counters: counters(rollup(ledgers.get(r.key), r)) })),
+      tpm: [...this.tpm.values()].map((t) => ({ ...t, tokens: ledgers.get(t.key)?.tpm.get(t.minute) ?? null })),
+      rate: [...this.rate.values()].map((s) => {
+        const r = ledgers.get(s.key)?.perSecond.get(s.second);
+        return { ...s, counts: r ? [r.requests, r.tokens] : null };
+      }),
+      rpm: this.rpm.filter((r) => ledgers.get(r.key)?.rpm.get(r.id) === r.at),
+      accounts: [...this.accounts.values()].map((a) => {
+        const k = accounts.kept(a.group, a.id);
+        return { ...a, json: k ? JSON.stringify(k) : null };
+      }),
+      bindings: [...this.bindings.values()].map((b) => {
+        const k = accounts.keptBinding(b.group, b.kind, b.name);
+        return { ...b, account: k?.account ?? null, expires: k?.expires ?? 0 };
+      }),
+    };
+    this.clear();
+    return batch;
+  }
+
+  clear(): void {
+    this.keyIds = new Set();
+    this.records = [];
+    this.ledgers = new Set();
+    this.rollups = new Map();
+    this.tpm = new Map();
+    this.rate = new Map();
+    this.rpm = [];
+    this.accounts = new Map();
+    this.bindings = new Map();
+    this.dirty = false;
+  }
+}
+
+const kept = (l: KeyLedger): KeptLedger => ({ spend: l.spend, total: l.total, windows: l.windows, duration: l.duration });

@@ -1,0 +1,94 @@
+// The file store's writes: one batch in one transaction, and pruning what the memory store ages out (file-load.ts reads).
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { Batch } from './file-rows.ts';
+import { COUNTER_FIELDS } from './rollup.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, RPM_WINDOW_MS, utcDate } from './units.ts';
+
+type Row = Record<string, any>;
+const FIELDS = COUNTER_FIELDS.join(', ');
+
+export class FileTables {
+  private readonly db: DatabaseSync;
+  private readonly put: Record<string, StatementSync>;
+  private readonly drop: Record<string, StatementSync>;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    const q = (sql: string) => db.prepare(sql);
+    this.put = {
+      key: q('INSERT OR REPLACE INTO keys (sha256, id, json) VALUES (?, ?, ?)'),
+      record: q('INSERT OR IGNORE INTO records (key_id, request_id, time, json) VALUES (?, ?, ?, ?)'),
+      ledger: q('INSERT OR REPLACE INTO ledgers (key_id, json) VALUES (?, ?)'),
+      rollup: q(`INSERT OR REPLACE INTO rollups (key_id, kind, date, hour, model, ${FIELDS}) VALUES (?, ?, ?, ?, ?, ${COUNTER_FIELDS.map(() => '?').join(', ')})`),
+      tpm: q('INSERT OR REPLACE INTO tpm (key_id, minute, tokens) VALUES (?, ?, ?)'),
+      rate: q('INSERT OR REPLACE INTO rate (key_id, second, requests, tokens) VALUES (?, ?, ?, ?)'),
+      rpm: q('INSERT OR REPLACE INTO rpm (key_id, request_id, at) VALUES (?, ?, ?)'),
+      account: q('INSERT OR REPLACE INTO accounts (grp, id, json) VALUES (?, ?, ?)'),
+      binding: q('INSERT OR REPLACE INTO bindings (grp, kind, name, account, expires) VALUES (?, ?, ?, ?, ?)'),
+    };
+    this.drop = {
+      key: q('DELETE FROM keys WHERE id = ?'),
+      rollup: q('DELETE FROM rollups WHERE key_id = ? AND kind = ? AND date = ? AND hour = ? AND model = ?'),
+      tpm: q('DELETE FROM tpm WHERE key_id = ? AND minute = ?'),
+      rate: q('DELETE FROM rate WHERE key_id = ? AND second = ?'),
+      account: q('DELETE FROM accounts WHERE grp = ? AND id = ?'),
+      binding: q('DELETE FROM bindings WHERE grp = ? AND kind = ? AND name = ?'),
+    };
+  }
+
+  /** One batch, one transaction: all of it or (on an error) none of it. */
+  write(b: Batch): void {
+    const { put, drop } = this;
+    this.db.exec('BEGIN');
+    try {
+      for (const id of b.keyIds) drop.key.run(id);
+      for (const k of b.keys) put.key.run(k.sha256, k.id, k.json);
+      for (const r of b.records) put.record.run(r.key, r.id, r.time, r.json);
+      for (const l of b.ledgers) put.ledger.run(l.key, l.json);
+      for (const r of b.rollups) {
+        if (r.counters) put.rollup.run(r.key, r.kind, r.date, r.hour, r.model, ...r.counters);
+        else drop.rollup.run(r.key, r.kind, r.date, r.hour, r.model);
+      }
+      for (const t of b.tpm) t.tokens === null ? drop.tpm.run(t.key, t.minute) : put.tpm.run(t.key, t.minute, t.tokens);
+      for (const s of b.rate) s.counts ? put.rate.run(s.key, s.second, ...s.counts) : drop.rate.run(s.key, s.second);
+      for (const r of b.rpm) put.rpm.run(r.key, r.id, r.at);
+      for (const a of b.accounts) a.json === null ? drop.account.run(a.group, a.id) : put.account.run(a.group, a.id, a.json);
+      for (const x of b.bindings) x.account === null ? drop.binding.run(x.group, x.kind, x.name) : put.binding.run(x.group, x.kind, x.name, x.account, x.expires);
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /**
+   * Deletes what the memory store no longer holds, on the store's own clocks (the newest record's time, the newest
+   * minute, second and rpm entry), as its maps age them: records past retention or outside both the newest per key and
+   * the newest overall, rollups past their days, spent minute and second buckets, expired bindings.
+   */
+  prune(o: { retentionMs: number; recordsPerKey: number; recordsTotal: number }): void {
+    const newest = (this.db.prepare('SELECT max(time) AS t FROM records').get() as Row).t as number | null;
+    this.db.exec('BEGIN');
+    try {
+      if (newest !== null) {
+        this.db.prepare('DELETE FROM records WHERE time < ?').run(newest - o.retentionMs);
+        // Only past records_total can a record be outside both the newest overall and the newest of its key.
+        const rows = (this.db.prepare('SELECT count(*) AS n FROM records').get() as Row).n as number;
+        if (rows > o.recordsTotal) this.db.prepare(`DELETE FROM records WHERE rowid IN (SELECT rowid FROM (SELECT rowid,
+          row_number() OVER (PARTITION BY key_id ORDER BY time DESC, request_id DESC) AS per_key,
+          row_number() OVER (ORDER BY time DESC, request_id DESC) AS overall FROM records) WHERE per_key > ? AND overall > ?)`)
+          .run(o.recordsPerKey, o.recordsTotal);
+        this.db.prepare("DELETE FROM rollups WHERE kind IN ('day', 'dm') AND date < ?").run(utcDate(newest - ROLLUP_DAYS * DAY_MS));
+        this.db.prepare("DELETE FROM rollups WHERE kind IN ('hr', 'hm') AND date < ?").run(utcDate(newest - HOUR_ROLLUP_DAYS * DAY_MS));
+      }
+      this.db.exec('DELETE FROM tpm WHERE minute < (SELECT max(minute) FROM tpm) - 1');
+      this.db.exec(`DELETE FROM rate WHERE second <= (SELECT max(second) FROM rate) - ${RATE_KEPT_SECONDS}`);
+      this.db.exec(`DELETE FROM rpm WHERE at <= (SELECT max(at) FROM rpm) - ${RPM_WINDOW_MS}`);
+      this.db.prepare('DELETE FROM bindings WHERE expires <= ?').run(Date.now());
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+}

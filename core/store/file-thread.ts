@@ -1,0 +1,59 @@
+// The writer thread (file-writer.ts) as the file stores see it: one per process, started by the first store, shared
+// by every store the process opens (a thread's start costs more than opening a file), never keeping the process up
+// unless a store waits for an answer.
+import { Worker } from 'node:worker_threads';
+import type { FromWriter, ToWriter } from './file-rows.ts';
+
+type Listener = (m: FromWriter) => void;
+type Message = ToWriter extends infer M ? (M extends ToWriter ? Omit<M, 'id'> : never) : never;
+
+export interface WriterLink {
+  post(m: Message): void;
+  /** The store waits for an answer: the thread keeps the process up until `done`. */
+  wait(): void;
+  done(): void;
+  disconnect(): void;
+}
+
+let thread: Worker | undefined;
+const listeners = new Map<number, Listener>();
+let lastId = 0;
+let waiting = 0;
+
+function start(): Worker {
+  const w = new Worker(new URL('./file-writer.ts', import.meta.url));
+  w.on('message', (m: FromWriter) => listeners.get(m.id)?.(m));
+  const stopped = (message: string) => {
+    if (thread === w) thread = undefined;
+    for (const [id, listener] of listeners) listener({ id, type: 'stopped', message });
+  };
+  w.on('error', (err: Error) => stopped(err.message));
+  w.on('exit', (code) => stopped(`the writer thread exited (code ${code})`));
+  w.unref();
+  return w;
+}
+
+export function connect(listener: Listener): WriterLink {
+  const w = (thread ??= start());
+  const id = ++lastId;
+  listeners.set(id, listener);
+  let held = 0;
+  return {
+    post: (m) => w.postMessage({ ...m, id }),
+    wait: () => {
+      held++;
+      if (waiting++ === 0) w.ref();
+    },
+    done: () => {
+      if (held === 0) return;
+      held--;
+      if (--waiting === 0) w.unref();
+    },
+    disconnect: () => {
+      listeners.delete(id);
+      waiting -= held;
+      held = 0;
+      if (waiting === 0) w.unref();
+    },
+  };
+}

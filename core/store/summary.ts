@@ -1,0 +1,119 @@
+// The gateway-wide rollups behind the operator's overview, the same fields in both stores: per minute, hour and UTC day,
+// usage by key, group and model (requests, errors, tokens, cost) and failed upstream attempts by group, account and reason.
+import type { RollupUnit, UsageBucket, UsageRecord } from './types.ts';
+import { recordCounters, recordTokens } from './rollup.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, fromNano } from './units.ts';
+
+export const UNIT_MS: Record<RollupUnit, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
+/** How long a bucket of each unit is kept: the longest overview window drawn in that unit (1 h, 7 d, 30 d) and a margin. */
+export const UNIT_KEEP_MS: Record<RollupUnit, number> = { minute: 2 * HOUR_MS, hour: 8 * DAY_MS, day: 32 * DAY_MS };
+export const ROLLUP_UNITS: RollupUnit[] = ['minute', 'hour', 'day'];
+/** Buckets one read returns at most (the newest). */
+export const MAX_BUCKETS = 1000;
+
+// A client that left is not an error of the gateway or the upstream; an answer cut by its output cap is not either.
+const ERROR_ENDINGS = new Set(['failed', 'missing-terminal', 'timeout']);
+export const isError = (r: Pick<UsageRecord, 'status' | 'ending'>): boolean => r.status >= 400 || ERROR_ENDINGS.has(r.ending);
+
+// Attempts that say nothing against the account: it answered, or the request itself was refused.
+const NOT_FAILURES = new Set(['ok', 'client_error']);
+
+/**
+ * A field is one letter (the counter) and the JSON array of its dimensions, so names from clients (models) can hold any
+ * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
+ * [group, account, reason].
+ */
+export function summaryFields(r: UsageRecord): [string, number][] {
+  const dims = JSON.stringify([r.key_id, r.group, r.model]);
+  const out: [string, number][] = [[`r${dims}`, 1]];
+  if (isError(r)) out.push([`e${dims}`, 1]);
+  const tokens = recordTokens(r);
+  if (tokens > 0) out.push([`t${dims}`, tokens]);
+  const cost = recordCounters(r).cost;
+  if (cost > 0) out.push([`c${dims}`, cost]);
+  const attempts = r.attempts ?? [];
+  attempts.forEach((a, i) => {
+    if (NOT_FAILURES.has(a.reason)) return;
+    const at = JSON.stringify([r.group, a.account, a.reason]);
+    out.push([`f${at}`, 1]);
+    // A failed attempt followed by another one moved the request to another account.
+    if (i < attempts.length - 1) out.push([`v${at}`, 1]);
+  });
+  return out;
+}
+
+/** Bucket starts of `unit` from the one holding `from` to the one holding `to`, oldest first, at most MAX_BUCKETS. */
+export function bucketStarts(unit: RollupUnit, from: number, to: number): number[] {
+  const ms = UNIT_MS[unit];
+  const last = Math.floor(to / ms) * ms;
+  const first = Math.max(Math.floor(from / ms) * ms, last - (MAX_BUCKETS - 1) * ms);
+  const out: number[] = [];
+  for (let s = first; s <= last; s += ms) out.push(s);
+  return out;
+}
+
+const USAGE = { r: 'requests', e: 'errors', t: 'tokens', c: 'cost' } as const;
+const ATTEMPTS = { f: 'failures', v: 'failovers' } as const;
+
+type UsageRow = UsageBucket['usage'][number];
+type AttemptRow = UsageBucket['attempts'][number];
+
+function dimensions(field: string): string[] | undefined {
+  try {
+    const d: unknown = JSON.parse(field.slice(1));
+    return Array.isArray(d) && d.length === 3 && d.every((x) => typeof x === 'string') ? d : undefined;
+  } catch { return undefined; }
+}
+
+/** One bucket from its stored fields (a Redis hash reply or the memory store's map); unknown fields are skipped. */
+export function parseBucket(start: number, fields: Iterable<[string, number | string]>): UsageBucket {
+  const usage = new Map<string, UsageRow>();
+  const attempts = new Map<string, AttemptRow>();
+  for (const [field, raw] of fields) {
+    const letter = field[0];
+    const d = dimensions(field);
+    const n = Number(raw) || 0;
+    if (!d) continue;
+    const id = field.slice(1);
+    if (letter in USAGE) {
+      let row = usage.get(id);
+      if (!row) usage.set(id, (row = { key: d[0], group: d[1], model: d[2], requests: 0, errors: 0, tokens: 0, cost: 0 }));
+      row[USAGE[letter as keyof typeof USAGE]] = letter === 'c' ? fromNano(n) : n;
+    } else if (letter in ATTEMPTS) {
+      let row = attempts.get(id);
+      if (!row) attempts.set(id, (row = { group: d[0], account: d[1], reason: d[2], failures: 0, failovers: 0 }));
+      row[ATTEMPTS[letter as keyof typeof ATTEMPTS]] = n;
+    }
+  }
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return {
+    start,
+    usage: [...usage.entries()].sort(([a], [b]) => order(a, b)).map(([, row]) => row),
+    attempts: [...attempts.entries()].sort(([a], [b]) => order(a, b)).map(([, row]) => row),
+  };
+}
+
+/** The memory store's rollups: one map of fields per bucket, per unit; a bucket older than its unit's keep is dropped. */
+export class MemorySummary {
+  private readonly units = new Map<RollupUnit, Map<number, Map<string, number>>>(ROLLUP_UNITS.map((u) => [u, new Map()]));
+
+  add(r: UsageRecord): void {
+    const fields = summaryFields(r);
+    const clock = Math.floor(r.time);
+    for (const unit of ROLLUP_UNITS) {
+      const buckets = this.units.get(unit)!;
+      const start = Math.floor(clock / UNIT_MS[unit]) * UNIT_MS[unit];
+      let bucket = buckets.get(start);
+      if (!bucket) {
+        buckets.set(start, (bucket = new Map()));
+        for (const s of buckets.keys()) if (s < clock - UNIT_KEEP_MS[unit]) buckets.delete(s);
+      }
+      for (const [f, n] of fields) bucket.set(f, (bucket.get(f) ?? 0) + n);
+    }
+  }
+
+  read(unit: RollupUnit, from: number, to: number): UsageBucket[] {
+    const buckets = this.units.get(unit)!;
+    return bucketStarts(unit, from, to).map((s) => parseBucket(s, buckets.get(s) ?? []));
+  }
+}

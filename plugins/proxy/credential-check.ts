@@ -1,0 +1,79 @@
+// Tells an account's failure from a request's. When an upstream refuses a request with 401/403, the account's credential
+// is tried alone: the format's credentialCheck, a GET carrying nothing from any client. Only a refusal of that (or, when
+// the check cannot tell, refusals for two different client keys) pauses the account: a client can never take an account
+// offline with a request of its own.
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AccountConfig, Ctx, Env, GroupConfig } from '../../core/types.ts';
+import type { Upstreams } from './attempt.ts';
+
+/** refused: the credential itself is refused; valid: it works, so the request was refused for what it is; unknown: no telling. */
+export type CredentialVerdict = 'refused' | 'valid' | 'unknown';
+
+/** A credential seen to work is trusted this long before it is checked again (a client cannot make a check per request). */
+const VALID_FOR_MS = 30_000;
+/** The longest a check may take. */
+const CHECK_TIMEOUT_MS = 10_000;
+/** Without a conclusive check: refusals for this many different client keys within the window show the credential's fault. */
+const DISTINCT_KEYS = 2;
+const KEY_WINDOW_MS = 600_000;
+
+export class CredentialChecks {
+  readonly #env: Env;
+  readonly #upstreams: Upstreams;
+  readonly #running = new Map<string, Promise<CredentialVerdict>>();
+  readonly #validUntil = new Map<string, number>();
+  /** Per account: the client keys refused with 401/403 lately, and when. */
+  readonly #refusedKeys = new Map<string, Map<string, number>>();
+
+  constructor(env: Env, upstreams: Upstreams) {
+    this.#env = env;
+    this.#upstreams = upstreams;
+  }
+
+  /** Whose failure a 401/403 on this account was, for this request. */
+  async whose(ctx: Ctx, group: GroupConfig, account: AccountConfig): Promise<CredentialVerdict> {
+    const id = `${group.name}\0${account.id}`;
+    const now = Date.now();
+    if ((this.#validUntil.get(id) ?? 0) > now) return 'valid';
+    let running = this.#running.get(id);
+    if (!running) {
+      running = this.#check(ctx, account).finally(() => this.#running.delete(id));
+      this.#running.set(id, running);
+    }
+    const verdict = await running;
+    if (verdict === 'valid') this.#validUntil.set(id, now + VALID_FOR_MS);
+    if (verdict !== 'unknown') return verdict;
+    return this.#byKeys(id, ctx.key?.id ?? '', now) ? 'refused' : 'unknown';
+  }
+
+  /** Refusals for several different client keys are the credential's, not any one request's. */
+  #byKeys(id: string, keyId: string, now: number): boolean {
+    let keys = this.#refusedKeys.get(id);
+    if (!keys) this.#refusedKeys.set(id, keys = new Map());
+    for (const [k, at] of keys) if (at < now - KEY_WINDOW_MS) keys.delete(k);
+    keys.set(keyId, now);
+    if (keys.size > 100) keys.delete(keys.keys().next().value!);
+    return keys.size >= DISTINCT_KEYS;
+  }
+
+  /** The format's credential check on this account: nothing of the client's request goes into it. */
+  #check(ctx: Ctx, account: AccountConfig): Promise<CredentialVerdict> {
+    const check = ctx.format.credentialCheck;
+    if (!check) return Promise.resolve('unknown');
+    const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${check.path}`);
+    const style = this.#env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
+    const headers = { accept: 'application/json', 'accept-encoding': 'identity', ...check.headers, [style.header]: style.value(account.credential) };
+    const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<CredentialVerdict>((resolve) => {
+      const req = send(target.url, { method: 'GET', headers, agent: target.agent, timeout: CHECK_TIMEOUT_MS }, (res) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        resolve(status === 401 || status === 403 ? 'refused' : status >= 200 && status < 300 ? 'valid' : 'unknown');
+      });
+      req.once('timeout', () => req.destroy());
+      req.once('error', () => resolve('unknown'));
+      req.end();
+    });
+  }
+}

@@ -1,0 +1,93 @@
+// One exchange with one account: send the request, classify the answer, hold a stream's opening frames until its first
+// content (an error before it can still fail over), relay the answer, and pin the id it created before the client can
+// use it.
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import { GatewayError } from '../../core/errors.ts';
+import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
+import type { Affinity } from './affinity.ts';
+import { errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
+import { classify, type CooldownOptions } from './classify.ts';
+import type { Failed, Failures } from './failures.ts';
+import { relay } from './relay.ts';
+import type { Body } from './upstream-request.ts';
+import { upstreamPath } from './upstream-request.ts';
+
+export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; usage: boolean; first_content_ms: number }
+
+/** What one attempt came to: the request is answered (or the client left; `created`: the id it made, to pin), or the account failed. */
+export type Tried = { done: true; created?: string } | Failed;
+
+export class Exchange {
+  readonly #upstreams: Upstreams;
+  readonly #o: ExchangeOptions;
+  readonly #affinity: Affinity;
+  readonly #failures: Failures;
+  readonly #log: Logger;
+
+  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger) {
+    this.#upstreams = upstreams;
+    this.#o = o;
+    this.#affinity = affinity;
+    this.#failures = failures;
+    this.#log = log;
+  }
+
+  /** One attempt on one account (ctx.req.headers already hold the upstream headers). */
+  async run(ctx: Ctx, trail: Attempt[], group: GroupConfig, account: AccountConfig, body: Body): Promise<Tried> {
+    const o = this.#o;
+    const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${upstreamPath(ctx)}`);
+    ctx.timings.upstreamStart = performance.now();
+    const sent = await this.#upstreams.send(ctx, target, body.bytes);
+    if (sent.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
+    if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
+    const upstream = sent.upstream;
+    const status = upstream.statusCode ?? 502;
+    const verdict = classify({ kind: 'status', status, headers: upstream.headers }, o);
+    if (verdict.failover) { upstream.resume(); return { done: false, verdict, status }; }
+    const sse = isSse(upstream.headers);
+    let early: string | undefined;
+    if (status < 300 && ctx.stream && sse) {
+      const flags = { ...ctx.flags };
+      const held = await holdFirstContent(ctx, upstream, o.first_content_ms);
+      if (held.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
+      if (held.kind === 'failure') {
+        // What the throwaway scanner left in ctx.flags belongs to the failed attempt.
+        for (const k of Object.keys(ctx.flags)) if (!(k in flags)) delete ctx.flags[k];
+        Object.assign(ctx.flags, flags);
+        return { done: false, verdict: classify(held.failure, o), status };
+      }
+      early = this.#affinity.streamedId(ctx);
+    }
+    ctx.timings.firstByte = performance.now();
+    this.#failures.record(ctx, trail, group, account, status, verdict.reason);
+    if (ctx.res.headersSent && !(status < 300 && sse)) return intoCommittedStream(ctx, upstream, status);
+    const whole = ctx.format.pins && !ctx.stream && status < 300 ? collect(upstream) : undefined;
+    const relayed = relay(ctx, upstream, o.keepalive_ms, o.usage);
+    // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
+    // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
+    if (early) await this.#affinity.pinNow(group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));
+    upstream.resume();
+    await relayed;
+    const late = whole ? this.#affinity.bodyId(ctx, await whole) : status < 300 && ctx.stream ? this.#affinity.streamedId(ctx) : undefined;
+    return late !== undefined && late !== early ? { done: true, created: late } : { done: true };
+  }
+}
+
+/** A stream committed by queue keepalives cannot take a status any more: the upstream's refusal becomes its error event. */
+async function intoCommittedStream(ctx: Ctx, upstream: IncomingMessage, status: number): Promise<Tried> {
+  const text = await readAll(upstream);
+  ctx.outcome = 'failed';
+  ctx.endedBy = 'upstream';
+  throw new GatewayError(status < 400 ? 502 : status, 'upstream_error', errorMessage(text) ?? `The upstream answered ${status} to a stream request`);
+}
+
+/** The whole upstream body, read alongside the relay (a whole answer's id is in it). */
+function collect(upstream: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  upstream.on('data', (c: Buffer) => chunks.push(c));
+  return new Promise((resolve) => {
+    upstream.once('end', () => resolve(Buffer.concat(chunks)));
+    upstream.once('close', () => resolve(Buffer.concat(chunks)));
+  });
+}

@@ -1,0 +1,60 @@
+// The recorded requests of Claude Code, Codex CLI and Gemini CLI are valid to the strict simulator in their own
+// dialect, and so is each client's next turn built from the simulator's answer (signatures replayed as received).
+import t from 'tap';
+import { startSimulator } from '../../simulator/server.ts';
+import { eventsOf, postJson } from './helpers.ts';
+import { clientFixture as fixture } from '../helpers/client-fixtures.ts';
+
+const sim = await startSimulator();
+t.teardown(() => sim.close());
+
+t.test('Claude Code 2.1.330 → /v1/messages?beta=true: accepted, streamed with an omitted-display thinking block; its next turn too', async (t) => {
+  const { url, headers, body } = fixture('claude-code-2.1.330.json');
+  const res = await postJson(sim, url, body, headers);
+  t.equal(res.status, 200);
+  const events = eventsOf(await res.text());
+  t.equal(events[events.length - 1].event, 'message_stop');
+  const blocks = events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block.type);
+  t.same(blocks, ['thinking', 'tool_use'], 'thinking (display omitted), then a call of its first tool');
+
+  const whole = await (await postJson(sim, url, { ...body, stream: false }, headers)).json();
+  t.same(whole.content[0].thinking, '', 'display omitted: no thinking text');
+  const toolUse = whole.content.find((b: { type: string }) => b.type === 'tool_use');
+  const messages = [...(body.messages as unknown[]), { role: 'assistant', content: whole.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'done' }] }];
+  const next = await postJson(sim, url, { ...body, messages }, headers);
+  t.equal(next.status, 200, 'the next turn, thinking block replayed as received, is accepted');
+  await next.text();
+});
+
+t.test('Codex CLI 0.169.0 → /v1/responses: accepted, streamed with an encrypted reasoning item; its stateless next turn too', async (t) => {
+  const { url, headers, body } = fixture('codex-cli-0.169.0.json');
+  const res = await postJson(sim, url, body, headers);
+  t.equal(res.status, 200);
+  const events = eventsOf(await res.text());
+  const completed = events[events.length - 1];
+  t.equal(completed.event, 'response.completed');
+  const output = completed.data.response.output;
+  t.same(output.map((item: { type: string }) => item.type), ['reasoning', 'function_call']);
+  t.ok(output[0].encrypted_content && output[0].summary.length === 1, 'include asked for encrypted_content, summary auto for a summary');
+  t.ok(events.some((e) => e.event === 'response.reasoning_summary_text.delta'));
+
+  const input = [...(body.input as unknown[]), ...output, { type: 'function_call_output', call_id: output[1].call_id, output: 'exit 0' }];
+  const next = await postJson(sim, url, { ...body, input }, headers);
+  t.equal(next.status, 200, 'the next turn, reasoning item replayed with its encrypted_content (store false), is accepted');
+  await next.text();
+});
+
+t.test('Gemini CLI 0.61.0 → streamGenerateContent?alt=sse: accepted, with thoughts and a signed function call; its next turn too', async (t) => {
+  const { url, headers, body } = fixture('gemini-cli-0.61.0.json');
+  const res = await postJson(sim, url, body, headers);
+  t.equal(res.status, 200);
+  const chunks = (await res.text()).split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.slice('data: '.length)));
+  const parts = chunks.flatMap((c) => c.candidates[0].content.parts);
+  t.same(parts.map((p: Record<string, unknown>) => Object.keys(p)), [['text', 'thought'], ['functionCall', 'thoughtSignature']]);
+  t.equal(parts[1].functionCall.name, 'update_topic', 'its first declared function');
+
+  const contents = [...(body.contents as unknown[]), { role: 'model', parts }, { role: 'user', parts: [{ functionResponse: { name: 'update_topic', response: { output: 'ok' } } }] }];
+  const next = await postJson(sim, url, { ...body, contents }, headers);
+  t.equal(next.status, 200, 'the next turn, thought part and signature replayed, is accepted');
+  await next.text();
+});
