@@ -169,7 +169,17 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     groups[name] = {
       name, platform: g.platform, models: g.models ?? [], model_map: g.model_map ?? {},
       rate_multiplier: g.rate_multiplier ?? 1, dedicated: g.dedicated === true, accounts,
+      client_formats: g.client_formats, upstream_format: g.upstream_format,
+      default_max_tokens: g.default_max_tokens ?? 8192, conversation_ttl_ms: g.conversation_ttl_ms ?? 604_800_000,
     };
+    (g.client_formats ?? []).forEach((f: string, i: number) => {
+      if (!deps.formats[f]) problem(['groups', name, 'client_formats', i], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
+    });
+    const platform = platforms[g.platform];
+    if (g.upstream_format !== undefined && platform && !(platform.formats?.includes(g.upstream_format) && deps.formats[g.upstream_format]?.codec)) {
+      const can = (platform.formats ?? []).filter((f) => deps.formats[f]?.codec);
+      problem(['groups', name, 'upstream_format'], `"${g.upstream_format}" is not a format of platform "${g.platform}" that can be translated to (${can.join(', ') || 'none'})`);
+    }
   }
 
   const keys: KeyConfig[] = [];

@@ -76,6 +76,7 @@ class RequestCtx implements Ctx {
   account: AccountConfig | undefined = undefined;
   model: string | undefined = undefined;
   upstreamModel: string | undefined = undefined;
+  upstreamFormat: FormatAdapter | undefined = undefined;
   stream = false;
   usage: Usage | undefined = undefined;
   outcome: Outcome | undefined = undefined;

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Codec, Operation } from './canonical.ts';
 import type { GatewayError } from './errors.ts';
 import type { Usage } from './usage.ts';
 import type { IssuedKey, Store } from './store/types.ts';
@@ -47,6 +48,14 @@ export interface GroupConfig {
   rate_multiplier: number;
   dedicated: boolean;
   accounts: AccountConfig[];
+  /** Client formats this group accepts, native or translated (undefined: every format). */
+  client_formats?: string[];
+  /** The format translated requests are sent in (undefined: the platform's first format that has a codec). */
+  upstream_format?: string;
+  /** max_tokens of a translated request that names none, where the upstream format requires one. */
+  default_max_tokens: number;
+  /** Translated conversations (Responses previous_response_id on non-OpenAI upstreams) are kept this long. */
+  conversation_ttl_ms: number;
 }
 
 /** A client key as auth sees it: from gateway.yaml, or issued at runtime (an IssuedKey, which adds its own bookkeeping). */
@@ -109,6 +118,8 @@ export interface Ctx {
   /** Model as the client named it, and as it is sent upstream (after model_map). */
   model?: string;
   upstreamModel?: string;
+  /** Set when the group's platform does not speak the client's format: the format the request is translated to. */
+  upstreamFormat?: FormatAdapter;
   stream: boolean;
   usage?: Usage;
   /** What a stream relayed of the answer's text, for billing a stream the client left before its final usage. */
@@ -290,6 +301,13 @@ export interface FormatAdapter {
   modelInfo?(model: ModelListEntry): unknown;
   /** The smallest request of this format (a one-token answer), sent through one account by the admin API's account test. */
   probe?: FormatProbe;
+  /** The format's translation to and from the canonical model (docs/translation.md), when it has one. */
+  codec?: Codec;
+  /**
+   * Which routes of this format its codec translates, by route path (the gateway's pattern, e.g.
+   * `/v1/messages/count_tokens`): the operation, or undefined for a route only a native upstream serves.
+   */
+  operation?(routePath: string): Operation | undefined;
   /** The error for a group whose platform does not serve this format (default: 400 naming the platform). */
   unsupported?(platform: string): GatewayError;
 }

@@ -1,9 +1,28 @@
-// Which client formats reach a group: the one rule, read by group-check (may this route serve the group?) and by list-models
-// (which models does a format's list show?).
-import type { PlatformConfig } from '../core/types.ts';
+// Which client formats reach a group: the one rule, read by group-check (may this route serve the group, and how?) and by
+// list-models (which models does a format's list show?).
+import type { FormatAdapter, GroupConfig, PlatformConfig } from '../core/types.ts';
+
+/** How a client format reaches a group: natively (relayed byte for byte), or translated into `upstream`. */
+export type Reach = { native: true } | { native: false; upstream: FormatAdapter };
+
+const NATIVE: Reach = { native: true };
+
+/** The format a group's translated requests are sent in: its upstream_format, else the platform's first with a codec. */
+export function upstreamFormatOf(group: GroupConfig, platform: PlatformConfig, formats: Record<string, FormatAdapter>): FormatAdapter | undefined {
+  const name = group.upstream_format ?? platform.formats?.find((f) => formats[f]?.codec);
+  return name === undefined ? undefined : formats[name];
+}
 
 /**
- * A format reaches a group when the group's platform serves it natively. Translation between formats widens this
- * rule, and only here: every caller follows.
+ * A format reaches a group the group accepts it from (client_formats, default all) when the platform serves it
+ * natively, or when both it and one of the platform's formats have a codec. `routePath` narrows this to one route: a
+ * route the codec does not translate (a Gemini embedding, a stored-response read) is reached only natively.
  */
-export const formatReaches = (platform: PlatformConfig, format: string): boolean => platform.formats?.includes(format) === true;
+export function reach(group: GroupConfig, platform: PlatformConfig, format: FormatAdapter,
+  formats: Record<string, FormatAdapter>, routePath?: string): Reach | undefined {
+  if (group.client_formats && !group.client_formats.includes(format.name)) return undefined;
+  if (platform.formats?.includes(format.name)) return NATIVE;
+  if (!format.codec || (routePath !== undefined && format.operation?.(routePath) === undefined)) return undefined;
+  const upstream = upstreamFormatOf(group, platform, formats);
+  return upstream?.codec ? { native: false, upstream } : undefined;
+}

@@ -7,6 +7,7 @@ import { scanMessagesStream } from './stream.ts';
 import { anthropicUsage } from './usage.ts';
 import { errorType } from './errors.ts';
 import { REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { codec } from './codec/index.ts';
 
 // `code` is not part of Anthropic's envelope: the SDK ignores it, while tooling can still tell gateway refusals apart.
 const errorObject = (err: GatewayError) => ({
@@ -17,6 +18,8 @@ const errorObject = (err: GatewayError) => ({
 
 export const anthropicMessages: FormatAdapter = {
   name: 'anthropic-messages',
+  codec,
+  operation: (path) => (/\/messages$/.test(path) ? 'generate' : /\/messages\/count_tokens$/.test(path) ? 'count_tokens' : undefined),
   platforms: ['anthropic'],
   upstreamAuth: 'x-api-key',
   model: { body: 'model' },

@@ -5,6 +5,7 @@ import { geminiModel, geminiModelList, geminiModelListUpstream } from './models.
 import { cutByCap, geminiFrame, scanGeminiStream } from './stream.ts';
 import { usageOfBody } from './usage.ts';
 import { REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { codec } from './codec/index.ts';
 
 // google.rpc.Code names by HTTP status, as Google's own front end maps them (wire-formats §6.7, §7.7).
 const STATUS_BY_HTTP: Record<number, string> = {
@@ -52,6 +53,9 @@ const setModelVersion = (json: unknown, model: string): void => {
 
 export const gemini: FormatAdapter = {
   name: 'gemini',
+  codec,
+  // Embedding routes share the format but not the codec: they stay native.
+  operation: (path) => (/:(generateContent|streamGenerateContent)$/.test(path) ? 'generate' : /:countTokens$/.test(path) ? 'count_tokens' : undefined),
   platforms: ['gemini'],
   upstreamAuth: 'x-goog-api-key',
   model: { param: 'model' },

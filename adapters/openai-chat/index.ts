@@ -9,6 +9,7 @@ import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 import { chatUsage } from './usage.ts';
+import { codec } from './codec/index.ts';
 
 export { chatUsage };
 
@@ -65,6 +66,9 @@ class ChatScanner extends Scanner {
 
 export const openaiChat: FormatAdapter = {
   name: 'openai-chat',
+  codec,
+  // Chat completions is one route; everything else of the format (model lists) is native.
+  operation: (path) => (/\/chat\/completions$/.test(path) ? 'generate' : undefined),
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { body: 'model' },

@@ -5,9 +5,13 @@ import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
 import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 import { POSITION, responsesStreamError, scanResponsesStream } from './stream.ts';
+import { codec } from './codec/index.ts';
 
 export const openaiResponses: FormatAdapter = {
   name: 'openai-responses',
+  codec,
+  // Creating a response, or counting its input; stored-response routes (get, cancel, compact) are native only.
+  operation: (path) => (/\/responses$/.test(path) ? 'generate' : /\/responses\/input_tokens$/.test(path) ? 'count_tokens' : undefined),
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { body: 'model' },

@@ -68,7 +68,7 @@ export const listModels: Plugin<Options> = {
         body = format.modelInfo(found);
       } else {
         if (!format.modelList) throw new GatewayError(404, 'not_supported', `The ${format.name} format has no model list`);
-        const shown = shownLists(platform, format, env.formats);
+        const shown = shownLists(group, platform, format, env.formats);
         const lists = shown.length ? await vendorLists(group, platform) : new Map();
         body = format.modelList(visibleModels({ group, key, shown, lists, priced }).map((id) => ({ id, owner: group.platform })));
       }

@@ -1,7 +1,7 @@
 // The rule for what a model list shows: which vendor lists a format's list draws on, and which of a group's models belong to them.
 import type { FormatAdapter, GroupConfig, KeyConfig, ModelListUpstream, PlatformConfig } from '../../core/types.ts';
 import { isGlob, matchesAny, modelAllowed } from '../globs.ts';
-import { formatReaches } from '../reach.ts';
+import { reach } from '../reach.ts';
 
 /** The vendor lists a platform serves natively, each with the first native format that uses it (for its auth style). */
 export function nativeLists(platform: PlatformConfig, formats: Record<string, FormatAdapter>): Map<ModelListUpstream, FormatAdapter> {
@@ -18,12 +18,12 @@ export function nativeLists(platform: PlatformConfig, formats: Record<string, Fo
  * platform; every list native to the platform, when a format of the vendor reaches it only through translation;
  * none when no format of the vendor reaches the group.
  */
-export function shownLists(platform: PlatformConfig, shape: FormatAdapter, formats: Record<string, FormatAdapter>): ModelListUpstream[] {
+export function shownLists(group: GroupConfig, platform: PlatformConfig, shape: FormatAdapter, formats: Record<string, FormatAdapter>): ModelListUpstream[] {
   const own = shape.modelListUpstream;
   const vendor = own ? Object.values(formats).filter((f) => f.modelListUpstream === own) : [shape];
   const native = nativeLists(platform, formats);
   if (own && native.has(own)) return [own];
-  return vendor.some((f) => formatReaches(platform, f.name)) ? [...native.keys()] : [];
+  return vendor.some((f) => reach(group, platform, f, formats) !== undefined) ? [...native.keys()] : [];
 }
 
 export interface ListInput {

@@ -4,7 +4,7 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type 
 import { Agent as HttpsAgent } from 'node:https';
 import { createProxyServer } from 'http-proxy-3';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import type { Ctx } from '../../core/types.ts';
+import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
@@ -128,8 +128,8 @@ const ENDINGS = ['end', 'aborted', 'error', 'close'] as const;
  * its answer, or `waitMs` passed: then put the bytes back for the relay (commit). An error event (or the end of the
  * stream) before any content is a failure, and nothing has reached the client.
  */
-export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: number): Promise<Held> {
-  const probe = ctx.format.scanStream(ctx);
+export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
+  const probe = format.scanStream(ctx);
   if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
   const parser = new SseParser();
   const held: Buffer[] = [];

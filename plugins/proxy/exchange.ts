@@ -9,11 +9,9 @@ import type { Affinity } from './affinity.ts';
 import { errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
 import type { Failed, Failures } from './failures.ts';
-import { relay } from './relay.ts';
-import type { Body } from './upstream-request.ts';
-import { upstreamPath } from './upstream-request.ts';
+import type { Crossing, Outbound } from './crossing.ts';
 
-export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; usage: boolean; first_content_ms: number }
+export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number }
 
 /** What one attempt came to: the request is answered (or the client left; `created`: the id it made, to pin), or the account failed. */
 export type Tried = { done: true; created?: string } | Failed;
@@ -33,12 +31,12 @@ export class Exchange {
     this.#log = log;
   }
 
-  /** One attempt on one account (ctx.req.headers already hold the upstream headers). */
-  async run(ctx: Ctx, trail: Attempt[], group: GroupConfig, account: AccountConfig, body: Body): Promise<Tried> {
+  /** One attempt on one account (ctx.req.headers already hold `out.headers`). */
+  async run(ctx: Ctx, trail: Attempt[], group: GroupConfig, account: AccountConfig, out: Outbound, crossing: Crossing): Promise<Tried> {
     const o = this.#o;
-    const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${upstreamPath(ctx)}`);
+    const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${out.path}`);
     ctx.timings.upstreamStart = performance.now();
-    const sent = await this.#upstreams.send(ctx, target, body.bytes);
+    const sent = await this.#upstreams.send(ctx, target, out.body.bytes);
     if (sent.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
     const upstream = sent.upstream;
@@ -49,7 +47,7 @@ export class Exchange {
     let early: string | undefined;
     if (status < 300 && ctx.stream && sse) {
       const flags = { ...ctx.flags };
-      const held = await holdFirstContent(ctx, upstream, o.first_content_ms);
+      const held = await holdFirstContent(ctx, upstream, o.first_content_ms, crossing.upstreamFormat);
       if (held.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
       if (held.kind === 'failure') {
         // What the throwaway scanner left in ctx.flags belongs to the failed attempt.
@@ -57,19 +55,19 @@ export class Exchange {
         Object.assign(ctx.flags, flags);
         return { done: false, verdict: classify(held.failure, o), status };
       }
-      early = this.#affinity.streamedId(ctx);
+      if (crossing.pins) early = this.#affinity.streamedId(ctx);
     }
     ctx.timings.firstByte = performance.now();
     this.#failures.record(ctx, trail, group, account, status, verdict.reason);
     if (ctx.res.headersSent && !(status < 300 && sse)) return intoCommittedStream(ctx, upstream, status);
-    const whole = ctx.format.pins && !ctx.stream && status < 300 ? collect(upstream) : undefined;
-    const relayed = relay(ctx, upstream, o.keepalive_ms, o.usage);
+    const whole = crossing.pins && !ctx.stream && status < 300 ? collect(upstream) : undefined;
+    const relayed = crossing.relay(ctx, upstream, o.keepalive_ms);
     // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
     // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
     if (early) await this.#affinity.pinNow(group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));
     upstream.resume();
     await relayed;
-    const late = whole ? this.#affinity.bodyId(ctx, await whole) : status < 300 && ctx.stream ? this.#affinity.streamedId(ctx) : undefined;
+    const late = whole ? this.#affinity.bodyId(ctx, await whole) : crossing.pins && status < 300 && ctx.stream ? this.#affinity.streamedId(ctx) : undefined;
     return late !== undefined && late !== early ? { done: true, created: late } : { done: true };
   }
 }

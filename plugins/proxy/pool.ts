@@ -1,7 +1,6 @@
 // Serves one request from the group's account pool: the preferred account first (affinity.ts), one exchange per account
 // (exchange.ts), failover before the first byte with cool-downs and the credential check (failures.ts), each slot given
 // back with what the exchange taught the store.
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Attempt, Ctx, Env } from '../../core/types.ts';
 import type { FoundBinding } from '../../core/store/types.ts';
@@ -9,6 +8,7 @@ import { Affinity, type AffinityOptions } from './affinity.ts';
 import { Upstreams, type AttemptOptions } from './attempt.ts';
 import type { CooldownOptions } from './classify.ts';
 import { CredentialChecks } from './credential-check.ts';
+import { NativeCrossing, type Crossing } from './crossing.ts';
 import { Exchange, type Tried } from './exchange.ts';
 import { Failures } from './failures.ts';
 import { ADMISSION } from '../vars.ts';
@@ -16,7 +16,8 @@ import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
 import { queueKeepalive } from './relay.ts';
 import { accountModel, candidatesFor, Scheduler, type ScheduleOptions } from './schedule.ts';
-import { bodyForAccount, HeaderAllowList, upstreamBody, upstreamHeaders } from './upstream-request.ts';
+import { TranslatedCrossing } from './translate/crossing.ts';
+import { HeaderAllowList } from './upstream-request.ts';
 
 export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityOptions, AttemptOptions {
   keepalive_ms: number;
@@ -34,7 +35,8 @@ export interface PoolParts {
   failures: Failures;
   exchange: Pick<Exchange, 'run'>;
   metrics: Pick<PoolMetrics, 'failovers'>;
-  headers: HeaderAllowList;
+  /** How the request crosses: natively, or translated when the group's platform speaks another format. */
+  cross(ctx: Ctx): Promise<Crossing>;
   env: Env;
   log: Logger;
 }
@@ -45,11 +47,12 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const upstreams = new Upstreams(o);
   const affinity = new Affinity(store, o, metrics.sticky);
   const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams));
+  // The session headers the pool reads also reach the upstream (they name the client's own conversation).
+  const headers = new HeaderAllowList(o.session_headers);
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
     exchange: new Exchange(upstreams, o, affinity, failures, log),
-    // The session headers the pool reads also reach the upstream (they name the client's own conversation).
-    headers: new HeaderAllowList(o.session_headers),
+    cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, env, headers) : NativeCrossing.open(ctx, env, headers, o.usage)),
   };
 }
 
@@ -67,9 +70,11 @@ export class Pool {
     const group = ctx.group!;
     const baseModel = ctx.upstreamModel;
     const candidates = candidatesFor(group, baseModel);
-    const base = await upstreamBody(ctx);
-    const clientHeaders: IncomingHttpHeaders = ctx.req.headers;
-    const allowed = this.#p.headers.for(ctx.format, ctx.platform!);
+    const crossing = await this.#p.cross(ctx);
+    if (crossing.local) {
+      await admission(ctx);
+      return crossing.local();
+    }
     const p = await affinity.preference(ctx, group, candidates);
     const tried = new Set<string>();
     const trail: Attempt[] = [];
@@ -91,11 +96,10 @@ export class Pool {
       try {
         ctx.account = account;
         ctx.upstreamModel = accountModel(account, baseModel);
-        const body = await bodyForAccount(ctx, base, baseModel, ctx.upstreamModel);
+        const out = await crossing.outbound(account);
         // http-proxy-3 copies the outgoing headers from req.headers: hand it the cleaned set for this account.
-        ctx.req.headers = clientHeaders;
-        ctx.req.headers = upstreamHeaders(ctx, account, env, body, allowed);
-        result = await exchange.run(ctx, trail, group, account, body);
+        ctx.req.headers = out.headers;
+        result = await exchange.run(ctx, trail, group, account, out, crossing);
       } finally {
         // Not awaited: after an answer, the slot, the success and the bindings reach the store in the same round trip
         // as the settlement that follows.

@@ -32,7 +32,7 @@ function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders
  * The gateway's own time so far, in ms: everything before the (last) upstream attempt was sent, plus the time since
  * `since` (a whole answer: since the upstream finished it). The upstream's own time is not in it.
  */
-function overheadMs(ctx: Ctx, since?: number): string {
+export function overheadMs(ctx: Ctx, since?: number): string {
   const { start, upstreamStart = start } = ctx.timings;
   return (upstreamStart - start + (since === undefined ? 0 : performance.now() - since)).toFixed(1);
 }

@@ -2,7 +2,7 @@
 // passes), the headers (the format's allow list, the account's credential), and the body bytes.
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
-import type { AccountConfig, Ctx, Env, FormatAdapter, PlatformConfig } from '../../core/types.ts';
+import type { AccountConfig, Ctx, FormatAdapter, PlatformConfig, UpstreamAuthStyle } from '../../core/types.ts';
 
 /**
  * Upstream path: the route's upstream_path (or its own pattern) with {name} / *name filled from the captures, each
@@ -31,6 +31,7 @@ export function upstreamPath(ctx: Ctx): string {
 export class HeaderAllowList {
   readonly #extra: string[];
   readonly #compiled = new WeakMap<PlatformConfig, Map<FormatAdapter, (name: string) => boolean>>();
+  readonly #translated = new WeakMap<PlatformConfig, (name: string) => boolean>();
   constructor(extra: string[]) { this.#extra = extra; }
 
   for(format: FormatAdapter, platform: PlatformConfig): (name: string) => boolean {
@@ -40,20 +41,32 @@ export class HeaderAllowList {
     if (!test) byFormat.set(format, test = headerMatcher([...format.forwardHeaders, ...platform.forward_headers, ...this.#extra]));
     return test;
   }
+
+  /**
+   * A translated request's: only what the platform itself lets through. The client's vendor headers (versions, betas)
+   * mean nothing to another vendor; the headers the upstream format requires come from its codec.
+   */
+  translated(platform: PlatformConfig): (name: string) => boolean {
+    let test = this.#translated.get(platform);
+    if (!test) this.#translated.set(platform, test = headerMatcher(platform.forward_headers));
+    return test;
+  }
 }
 
-/** The headers sent upstream: only what the allow list names (never a client credential), plus the account's credential. */
-export function upstreamHeaders(ctx: Ctx, account: AccountConfig, env: Env, body: Body, allowed: (name: string) => boolean): IncomingHttpHeaders {
+/**
+ * The headers sent upstream: of the client's, only what the allow list names (never a client credential), plus the
+ * account's credential in the upstream's auth style, and the body's own length and type.
+ */
+export function upstreamHeaders(given: IncomingHttpHeaders, auth: UpstreamAuthStyle, account: AccountConfig, body: Body,
+  allowed: (name: string) => boolean): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
-  const given = ctx.req.headers;
   // Headers the client named in Connection are scoped to its own connection (RFC 9110 §7.6.1).
   const scoped = given.connection ? given.connection.toLowerCase().split(',').map((h) => h.trim()) : undefined;
   for (const name in given) {
     const value = given[name];
     if (value !== undefined && allowed(name) && !scoped?.includes(name)) headers[name] = value;
   }
-  const style = env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
-  headers[style.header] = style.value(account.credential);
+  headers[auth.header] = auth.value(account.credential);
   // Responses are scanned for usage, so they must arrive uncompressed.
   headers['accept-encoding'] = 'identity';
   if (body.bytes) headers['content-length'] = String(body.bytes.length);

@@ -1,0 +1,153 @@
+// Relays a translated answer: the upstream's error, whole answer or stream decoded by its format's codec and written in
+// the client's own by the client's codec. Usage is the upstream's own numbers, as its decoder read them.
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { CanonError, CanonEvent, Codec, CodecContext } from '../../../core/canonical.ts';
+import { SseParser } from '../../../adapters/shared/sse.ts';
+import { GatewayError } from '../../../core/errors.ts';
+import type { Ctx } from '../../../core/types.ts';
+import type { Usage } from '../../../core/usage.ts';
+import { readAll } from '../attempt.ts';
+import { overheadMs } from '../relay.ts';
+
+/** The two codecs of a translated exchange and what they share. */
+export interface Codecs { client: Codec; upstream: Codec; cctx: CodecContext }
+
+/** Largest whole (non-stream) upstream answer read for translation. */
+const WHOLE_LIMIT = 64 * 1024 * 1024;
+
+function headersFor(ctx: Ctx, type: string, extra?: Record<string, string>, since?: number): OutgoingHttpHeaders {
+  return { 'content-type': type, ...extra, 'x-request-id': ctx.id, 'x-gateway-overhead-ms': overheadMs(ctx, since) };
+}
+
+/** Write one JSON answer (an error or a whole response) in the client's format. */
+function answer(ctx: Ctx, status: number, body: unknown, extra?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  const headers = { ...headersFor(ctx, 'application/json', extra, ctx.timings.upstreamEnd), 'content-length': Buffer.byteLength(text) };
+  ctx.res.writeHead(status, headers).end(text);
+}
+
+/** What a stream showed of its answer so far: the usage, the text relayed, and how it ended. */
+class Observed {
+  #usage: Partial<Usage> | undefined;
+  chars = 0;
+  finish: (CanonEvent & { type: 'finish' }) | undefined;
+  error: CanonError | undefined;
+
+  see(e: CanonEvent): void {
+    switch (e.type) {
+      case 'start': if (e.usage) this.#usage = { ...this.#usage, ...e.usage }; break;
+      case 'usage': this.#usage = { ...this.#usage, ...e.usage }; break;
+      case 'delta': this.chars += (e.text?.length ?? 0) + (e.arguments?.length ?? 0); break;
+      case 'finish': this.finish = e; if (e.usage) this.#usage = { ...e.usage }; break;
+      case 'error': this.error = e.error; break;
+    }
+  }
+
+  usage(): Usage | undefined {
+    const u = this.#usage;
+    if (!u) return undefined;
+    return { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0, reasoning: u.reasoning ?? 0, ...(u.cacheWrite1h ? { cacheWrite1h: u.cacheWrite1h } : {}) };
+  }
+}
+
+/** Relay one translated upstream answer; resolves when the client response ended or the client left. */
+export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c: Codecs): Promise<void> {
+  const status = upstream.statusCode ?? 502;
+  const { promise, resolve, reject } = Promise.withResolvers<void>();
+  let abandon: (() => void) | undefined;
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
+    resolve();
+  });
+  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
+  if (status >= 400) {
+    void readAll(upstream).then((text) => {
+      const out = c.client.encodeError(c.upstream.decodeError(status, text));
+      ctx.outcome = 'failed';
+      answer(ctx, out.status, out.body, out.headers);
+    });
+  } else if (ctx.stream) {
+    abandon = relayEvents(ctx, upstream, keepaliveMs, c);
+  } else {
+    void readAll(upstream, WHOLE_LIMIT).then((text) => {
+      if (!upstream.complete) throw new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete');
+      whole(ctx, text, c);
+    }).catch((err) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); });
+  }
+  return promise;
+}
+
+/** A whole answer (or a count), decoded and encoded. */
+function whole(ctx: Ctx, text: string, c: Codecs): void {
+  let json: unknown;
+  try { json = JSON.parse(text); } catch {
+    throw new GatewayError(502, 'upstream_invalid', 'The upstream answered with a body that is not JSON');
+  }
+  if (c.cctx.request.operation === 'count_tokens') {
+    ctx.outcome = 'completed';
+    return answer(ctx, 200, c.client.encodeCount(c.upstream.decodeCount(json), c.cctx));
+  }
+  const res = c.upstream.decodeResponse(json, c.cctx);
+  ctx.usage = res.usage;
+  ctx.outcome = res.stop === 'max_tokens' ? 'incomplete' : 'completed';
+  answer(ctx, 200, c.client.encodeResponse(res, c.cctx));
+}
+
+/** A stream: upstream frames → canonical events → client frames. Returns what to do when the client leaves first. */
+function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c: Codecs): () => void {
+  const { res } = ctx;
+  const parser = new SseParser();
+  const decoder = c.upstream.decodeStream(c.cctx);
+  const encoder = c.client.encodeStream(c.cctx);
+  const seen = new Observed();
+  // A stream that waited for an account already sent its 200 with the queue's keepalives.
+  if (!res.headersSent) {
+    res.writeHead(200, { ...headersFor(ctx, c.client.streamContentType(c.cctx.request)), 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+  }
+  const keepalive = ctx.format.keepalive;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (!keepalive || keepaliveMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => { res.write(keepalive); arm(); }, keepaliveMs);
+  };
+  arm();
+  const encode = (events: CanonEvent[]): string => {
+    let out = '';
+    for (const e of events) { seen.see(e); out += encoder.event(e); }
+    return out;
+  };
+  upstream.on('data', (chunk: Buffer) => {
+    arm();
+    let out = '';
+    for (const frame of parser.push(chunk)) out += encode(decoder.frame(frame));
+    if (out) res.write(out);
+  });
+  let finished = false;
+  const observe = () => {
+    finished = true;
+    clearTimeout(timer);
+    ctx.usage = seen.usage();
+    ctx.streamed = { chars: seen.chars, outputFinal: seen.finish?.usage !== undefined };
+  };
+  const finish = () => {
+    if (finished) return;
+    let out = encode(decoder.end());
+    if (!seen.error && !seen.finish) {
+      // Never let a cut stream look like a clean finish: the client's own error event, then its end.
+      out += encode([{ type: 'error', error: { status: 502, kind: 'server', message: 'The upstream stream ended before it completed' } }]);
+      ctx.outcome = 'missing-terminal';
+    } else if (seen.error) ctx.outcome = 'failed';
+    else ctx.outcome = seen.finish!.stop === 'max_tokens' ? 'incomplete' : 'completed';
+    observe();
+    if (res.writableEnded || res.destroyed) return;
+    res.end(out + encoder.end());
+  };
+  upstream.once('end', finish);
+  upstream.once('aborted', finish);
+  upstream.once('error', finish);
+  upstream.once('close', finish);
+  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
+  return () => { if (!finished) observe(); };
+}
