@@ -41,6 +41,7 @@ pipelines:
   relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
   gemini-relay: [{ auth: { query_key_paths: [/v1beta/] } }, group-check, { model-allowlist: { list_endpoint: /v1beta/models } }, rate-limit, metering, proxy]
 routes:
+  - { method: GET, path: /admin/usage, format: gateway, pipeline: [admin-auth, admin-usage] }
   - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
   - { method: POST, path: /v1/responses, format: openai-responses, pipeline: relay }
   - { method: POST, path: /v1/responses/input_tokens, format: openai-responses, pipeline: relay, billed: false }

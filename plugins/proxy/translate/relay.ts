@@ -133,13 +133,16 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
   };
   const finish = () => {
     if (finished) return;
+    // An error the upstream sent in its stream fails the answer; one only its end brings is the stream's cut.
+    const failed = seen.error !== undefined;
     let out = encode(decoder.end());
-    if (!seen.error && !seen.finish) {
+    if (failed) ctx.outcome = 'failed';
+    else if (seen.finish && !seen.error) ctx.outcome = seen.finish.stop === 'max_tokens' ? 'incomplete' : 'completed';
+    else {
       // Never let a cut stream look like a clean finish: the client's own error event, then its end.
-      out += encode([{ type: 'error', error: { status: 502, kind: 'server', message: 'The upstream stream ended before it completed' } }]);
+      if (!seen.error) out += encode([{ type: 'error', error: { status: 502, kind: 'server', message: 'The upstream stream ended before it completed' } }]);
       ctx.outcome = 'missing-terminal';
-    } else if (seen.error) ctx.outcome = 'failed';
-    else ctx.outcome = seen.finish!.stop === 'max_tokens' ? 'incomplete' : 'completed';
+    }
     observe();
     if (res.writableEnded || res.destroyed) return;
     res.end(out + encoder.end());
