@@ -1,7 +1,7 @@
 // Stage `model-allowlist`: reads the requested model, checks it against the group and key allow-lists, applies model_map.
 import { GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
-import { modelAllowed } from './globs.ts';
+import { mapModel, modelAllowed } from './globs.ts';
 
 interface Options { list_endpoint: string; required: boolean }
 
@@ -43,7 +43,7 @@ export const modelAllowlist: Plugin<Options> = {
           `The model "${model}" does not exist or this API key may not use it. GET ${options.list_endpoint} lists the models you can use.`, { param: 'model' });
       }
       ctx.model = model;
-      ctx.upstreamModel = Object.hasOwn(group.model_map, model) ? group.model_map[model] : model;
+      ctx.upstreamModel = mapModel(group.model_map, model) ?? model;
       ctx.stream = ctx.format.isStream(body, ctx);
       const where = ctx.format.model;
       if (ctx.upstreamModel !== model) {

@@ -2,6 +2,7 @@
 // to that account's base URL with its credential. Not a client request: no key, no ledger, no cool-down, no slot.
 import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Env, FormatAdapter, GroupConfig } from '../../core/types.ts';
+import { mapModel } from '../globs.ts';
 
 export interface TestTarget { group: GroupConfig; account: AccountConfig }
 
@@ -14,7 +15,7 @@ const GLOB = /[*?[\]]/;
 export function testModel({ group, account }: TestTarget): string | undefined {
   const named = [...(account.models ?? group.models), ...Object.keys(group.model_map)].find((m) => !GLOB.test(m));
   if (named === undefined) return undefined;
-  const upstream = group.model_map[named] ?? named;
+  const upstream = mapModel(group.model_map, named) ?? named;
   return account.model_map?.[upstream] ?? upstream;
 }
 

@@ -51,7 +51,8 @@ export function visibleModels(i: ListInput): string[] {
   };
   const names = new Set<string>();
   for (const m of i.group.models) if (!isGlob(m) && belongs(m)) names.add(m);
-  for (const [alias, target] of Object.entries(i.group.model_map)) if (belongs(target)) names.add(alias);
+  // A glob alias ("claude-*": gpt-5) names no model of its own to list.
+  for (const [alias, target] of Object.entries(i.group.model_map)) if (!isGlob(alias) && belongs(target)) names.add(alias);
   const globs = i.group.models.filter(isGlob);
   if (globs.length) {
     for (const list of i.shown) {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
-import { matchesAny } from '../globs.ts';
+import { mapModel, matchesAny } from '../globs.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
 
 export interface ScheduleOptions { lease_ms: number; heartbeat_ms: number; queue_timeout_ms: number; queue_size: number }
@@ -16,12 +16,12 @@ const MAX_POLL_MS = 1000;
 /** Enabled accounts of the group that serve this upstream model (their `models` globs, or their own model_map). */
 export function candidatesFor(group: GroupConfig, model: string | undefined): AccountConfig[] {
   return group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
-    || (a.model_map !== undefined && Object.hasOwn(a.model_map, model))));
+    || mapModel(a.model_map, model) !== undefined));
 }
 
 /** The model this account is sent: its own model_map applied to the group's upstream model. */
 export const accountModel = (account: AccountConfig, model: string | undefined): string | undefined =>
-  model !== undefined && account.model_map && Object.hasOwn(account.model_map, model) ? account.model_map[model] : model;
+  model === undefined ? model : mapModel(account.model_map, model) ?? model;
 
 const busy = (code: string, message: string) =>
   new GatewayError(429, code, message, { headers: { 'x-gateway-limit': 'accounts_busy', 'retry-after': '1' } });

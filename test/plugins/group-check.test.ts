@@ -1,6 +1,5 @@
 // Stage `group-check`: dedicated pools on their own routes only, for keys that list them; a platform must serve the route format.
 import t from 'tap';
-import { formats } from '../../core/registry.ts';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, expectOpenAIError, post } from '../helpers/http.ts';
 
@@ -59,15 +58,18 @@ t.test('a key whose group is dedicated is refused on ordinary routes', async (t)
   t.equal(sim.requests.length, 0);
 });
 
-// The mismatch needs a platform that serves some format other than the route's; with openai-chat as the only
-// format there is none to declare, so the case waits for the next adapter and runs by itself once one exists.
-const other = Object.keys(formats).find((name) => name !== 'openai-chat');
-t.test('a group whose platform does not serve the route format → 400 naming the platform',
-  { skip: other ? false : 'only the openai-chat format exists, so no platform can lack it' }, async (t) => {
-    const mismatch = demoConfig().replace('platforms:\n', `platforms:\n  elsewhere: { base_url: "http://127.0.0.1:1", format: ${other} }\n`)
-      .replace('groups:\n', 'groups:\n  foreign:\n    platform: elsewhere\n    models: [gpt-4o-mini]\n    accounts: [ { id: f-1, credential: foreign-credential } ]\n')
+// A format reaches a group natively or translated; it does not when the group's client_formats leave it out, or when
+// the platform speaks no format with a codec to translate into (images only).
+for (const [what, platform, group] of [
+  ['client_formats leave the format out', 'format: openai-responses', 'client_formats: [openai-responses]'],
+  ['the platform speaks no format a request can be translated into', 'format: openai-images', ''],
+] as const) {
+  t.test(`${what} → 400 FORMAT_NOT_SUPPORTED naming the platform, nothing sent`, async (t) => {
+    const mismatch = demoConfig().replace('platforms:\n', `platforms:\n  elsewhere: { base_url: "http://127.0.0.1:1", ${platform} }\n`)
+      .replace('groups:\n', `groups:\n  foreign:\n    platform: elsewhere\n    ${group}\n    models: [gpt-4o-mini]\n    accounts: [ { id: f-1, credential: foreign-credential } ]\n`)
       .replace('keys:\n', 'keys:\n  - { id: frank, key: sk-frank-0007, group: foreign }\n');
     const gw2 = await withGateway(t, mismatch);
     const err = await expectOpenAIError(t, await post(gw2.url + '/v1/chat/completions', chatBody(), bearer('sk-frank-0007')), 400, 'FORMAT_NOT_SUPPORTED', 'invalid_request_error');
     t.match(err.message, '"elsewhere"', 'the message names the group\'s platform');
   });
+}

@@ -14,6 +14,7 @@ const config = demoConfig(`  - { method: GET, path: "/v1/models/{model}", format
   - { method: GET, path: /openai-only/v1/models, format: openai-chat, pipeline: models, pool: openai-only }
   - { method: GET, path: /down/v1/models, format: openai-chat, pipeline: models, pool: down }
   - { method: GET, path: /anthropic-only/v1/models, format: openai-chat, pipeline: models, pool: anthropic-only }
+  - { method: GET, path: /anthropic-strict/v1/models, format: openai-chat, pipeline: models, pool: anthropic-strict }
   - { method: GET, path: /slow/v1/models, format: openai-chat, pipeline: [auth, group-check, { list-models: { ttl_ms: 2000, first_wait_ms: 100 } }], pool: slow }
 `).replace('  models: [auth, group-check, list-models]', `  models: [auth, { group-check: { format: false } }, { list-models: { shape_by_header: { anthropic-version: anthropic-messages } } }]`)
   .replace('pipelines:\n  relay', `pricing:
@@ -52,6 +53,13 @@ pipelines:
     models: ["claude-*"]
     accounts:
       - { id: ao-1, credential: anthropic-only-credential }
+  anthropic-strict:
+    platform: anthropic-sim
+    dedicated: true
+    client_formats: [anthropic-messages]
+    models: ["claude-*"]
+    accounts:
+      - { id: as-1, credential: anthropic-only-credential }
   slow:
     platform: slow-sim
     dedicated: true
@@ -64,7 +72,7 @@ keys:
   - { id: carol, key: sk-carol-0005, group: pool-a }
   - { id: erin, key: sk-erin-0010, group: mixed }
   - { id: fred, key: sk-fred-0011, group: mixed, models: ["claude-haiku*", sonnet], pools: [anthropic-only] }
-  - { id: pooler, key: sk-pooler-0012, group: main, pools: [openai-only, down, anthropic-only, slow] }
+  - { id: pooler, key: sk-pooler-0012, group: main, pools: [openai-only, down, anthropic-only, anthropic-strict, slow] }
 `);
 const gw = await withGateway(t, config);
 const sim = gw.simulators.sim;
@@ -135,7 +143,9 @@ t.test('an upstream that cannot be asked: the priced names its globs match', asy
 });
 
 t.test('a format that does not reach the group lists nothing; its own vendor\'s format lists the upstream\'s', async (t) => {
-  t.same(await ids(list('sk-pooler-0012', '/anthropic-only/v1/models')), [], 'the OpenAI shape: no OpenAI format reaches an Anthropic-only platform');
+  t.same(await ids(list('sk-pooler-0012', '/anthropic-strict/v1/models')), [], 'the OpenAI shape: the group accepts only Anthropic clients');
+  t.same(await ids(list('sk-pooler-0012', '/anthropic-only/v1/models')), ['claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-5'],
+    'translated: an OpenAI client of an Anthropic-only platform sees the Claude models it can call');
   t.same(await ids(list('sk-pooler-0012', '/anthropic-only/v1/models', ANTHROPIC)), ['claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-5']);
   t.same(await ids(list('sk-fred-0011', '/anthropic-only/v1/models', ANTHROPIC)), ['claude-haiku-4-5'], 'narrowed by the key');
   t.same(asks(gw.simulators['anthropic-sim']).map((r) => r.path), ['/v1/models?limit=1000']);

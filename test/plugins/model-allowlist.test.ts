@@ -7,6 +7,7 @@ import { bearer, chatBody, expectOpenAIError, post } from '../helpers/http.ts';
 const config = demoConfig(
   '  - { method: POST, path: /custom/v1/chat/completions, format: openai-chat, pipeline: [auth, group-check, { model-allowlist: { list_endpoint: /custom/models } }, proxy], upstream_path: /v1/chat/completions }\n',
 ).replace('models: [gpt-4o-mini, "gpt-5*"]', 'models: [gpt-4o-mini, "gpt-5*", o3.pro]')
+  .replace('model_map: { gpt-4o: gpt-4o-mini }', 'model_map: { gpt-4o: gpt-4o-mini, "legacy-*": gpt-4o-mini, "legacy-big-*": gpt-5, "gpt-5-old": gpt-5 }')
   .replace('keys:\n', 'keys:\n  - { id: dave, key: sk-dave-0008, group: main, models: ["gpt-5*"] }\n');
 const gw = await withGateway(t, config);
 const sim = gw.simulators.sim;
@@ -55,6 +56,13 @@ t.test('a key\'s own models narrow the group\'s', async (t) => {
 
 t.test('model_map: the alias is allowed, rewritten upstream and written back to the client', async (t) => {
   t.equal((await allowed(t, 'gpt-4o')).model, 'gpt-4o-mini');
+});
+
+t.test('model_map glob keys: an exact key wins, else the first glob written that matches', async (t) => {
+  t.equal((await allowed(t, 'legacy-small')).model, 'gpt-4o-mini', 'a name no list has, mapped by its glob');
+  t.equal((await allowed(t, 'legacy-big-one')).model, 'gpt-4o-mini', 'the first matching glob in the order written');
+  t.equal((await allowed(t, 'gpt-5-old')).model, 'gpt-5', 'an exact key');
+  await refused(t, 'xlegacy-small');
 });
 
 t.test('the refusal message points at the model list endpoint', async (t) => {

@@ -49,7 +49,7 @@ export async function send(base: string, client: ClientFormat, upstream: Upstrea
   const model = MODELS[client];
   const path = opts.count ? COUNT_PATHS[client]!(model) : PATHS[client](opts.stream === true, model);
   const key = KEYS[upstream];
-  const auth = client === 'anthropic-messages' ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
+  const auth: Record<string, string> = client === 'anthropic-messages' ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
     : client === 'gemini' ? { 'x-goog-api-key': key } : { authorization: `Bearer ${key}` };
   const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...opts.headers }, body: JSON.stringify(body) });
   return { status: res.status, text: await res.text(), headers: res.headers };

@@ -3,7 +3,7 @@
 // upstream's own usage in the ledger, upstream errors in the client's envelope, a stream failing or cut mid-way ending
 // with the client's own error event, token counts, and what reaches the upstream (its own path, no client headers).
 import t from 'tap';
-import type { Codec } from '../../core/canonical.ts';
+import type { CanonRequest, Codec } from '../../core/canonical.ts';
 import { codec as chat } from '../../adapters/openai-chat/codec/index.ts';
 import { codec as responses } from '../../adapters/openai-responses/codec/index.ts';
 import { codec as anthropic } from '../../adapters/anthropic-messages/codec/index.ts';
@@ -27,8 +27,8 @@ async function upstreamUsage(up: UpstreamFormat, r: RecordedRequest) {
   const path = r.path.replace(':streamGenerateContent?alt=sse', ':generateContent');
   const auth = Object.fromEntries(['authorization', 'x-api-key', 'x-goog-api-key', 'anthropic-version'].filter((h) => r.headers[h]).map((h) => [h, String(r.headers[h])]));
   const res = await fetch(gw.simulators[`sim-${up}`].url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
-  const request = { operation: 'generate', model: 'm', stream: false, system: [], messages: [], tools: [], extras: {} } as const;
-  return CODECS[up].decodeResponse(await res.json(), { request: { ...request }, clientModel: 'm', defaults: { maxOutputTokens: 100 } }).usage;
+  const request: CanonRequest = { operation: 'generate', model: 'm', stream: false, system: [], messages: [], tools: [], extras: {} };
+  return CODECS[up].decodeResponse(await res.json(), { request, clientModel: 'm', defaults: { maxOutputTokens: 100 } }).usage;
 }
 
 async function record(up: UpstreamFormat, requestId: string) {
