@@ -28,7 +28,7 @@ const config = {
   },
   groups: {
     main: { platform: 'sim', models: ['gpt-4o-mini', 'gpt-5*', 'gpt-image-1', 'claude-*', 'gemini-*'], accounts: account('sim') },
-    chat: { platform: 'chat-only', models: ['*'], accounts: account('chat') },
+    chat: { platform: 'chat-only', client_formats: ['openai-chat'], models: ['*'], accounts: account('chat') },
     claude: { platform: 'claude-sim', models: ['*'], accounts: account('claude') },
     'demo-antigravity': { platform: 'sim', dedicated: true, models: ['*'], accounts: account('pool') },
   },
@@ -114,7 +114,7 @@ t.test('disallowed model → each SDK\'s NotFound class, nothing sent upstream',
 const wrongPlatform = (format: string) =>
   `This API key's group "chat" is on platform "chat-only", which does not serve the ${format} API; use that platform's own endpoint`;
 
-t.test('wrong platform for the route\'s format → each SDK\'s BadRequest class, naming the platform', async (t) => {
+t.test('a format the group does not accept (client_formats) → each SDK\'s BadRequest class, naming the platform', async (t) => {
   const before = upstreamCount();
 
   const message = await rejection(anthropic(CHAT).messages.create({ model: 'claude-haiku-4-5', max_tokens: 10, messages }));
