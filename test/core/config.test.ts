@@ -74,6 +74,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.strictSame(config.groups, {
     g: {
       name: 'g', platform: 'sim', models: ['gpt-4o-mini'], model_map: {}, rate_multiplier: 1, dedicated: false,
+      client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000,
       accounts: [
         { id: 'a1', credential: 'cred-1', enabled: true, priority: 1, weight: 1, concurrency: 8, base_url: undefined, models: undefined, model_map: undefined },
         { id: 'a2', credential: 'cred-2', enabled: true, priority: 2, weight: 3, concurrency: 16, base_url: 'http://10.0.0.1:9000', models: undefined, model_map: undefined },
@@ -602,4 +603,21 @@ t.test('--check refuses a mis-ordered pipeline with FILE:LINE:COL and exit 1', a
   const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../core/main.ts'), '--check', '--config', file], { encoding: 'utf8' });
   t.equal(run.status, 1);
   t.match(run.stderr, /gateway\.yaml:6:\d+ routes\.0\.pipeline\.0: stage "rate-limit" requires "key", which no earlier stage of this chain provides \(put auth before it\)/);
+});
+
+t.test('translation settings of a group: client_formats must name formats, upstream_format one of the platform\'s with a codec', async (t) => {
+  const yaml = `platforms:
+  imgs: { base_url: "https://img.example", format: [openai-images] }
+  anth: { base_url: "https://an.example", format: [anthropic-messages] }
+groups:
+  a: { platform: anth, client_formats: [openai-chat, klingon], upstream_format: gemini }
+  b: { platform: imgs, upstream_format: openai-images }
+  c: { platform: anth, upstream_format: anthropic-messages, default_max_tokens: 1000 }
+routes:
+${ROUTE}`;
+  t.strictSame(problemsOf(yaml), [
+    `gateway.yaml:${pos(yaml, 'klingon')} groups.a.client_formats.1: unknown format "klingon" (known: ${Object.keys(formats).join(', ')})`,
+    `gateway.yaml:${pos(yaml, 'gemini }')} groups.a.upstream_format: "gemini" is not a format of platform "anth" that can be translated to (anthropic-messages)`,
+    `gateway.yaml:${pos(yaml, 'openai-images }')} groups.b.upstream_format: "openai-images" is not a format of platform "imgs" that can be translated to (none)`,
+  ]);
 });
