@@ -259,8 +259,23 @@ export interface Codec {
   decodeStream(ctx: CodecContext): StreamDecoder;
   decodeCount(json: unknown): CanonCount;
   decodeError(status: number, body: string): CanonError;
+  /**
+   * Server-side conversation state a client of this format relies on (Responses: previous_response_id, store): where
+   * the upstream cannot keep it, the bridge keeps it in the gateway's store.
+   */
+  state?: ConversationState;
   /** False: no counting endpoint upstream; the bridge estimates locally and marks the answer estimated. */
   countsTokens: boolean;
   /** The upstream takes media only inline: the bridge fetches `url` images and files into base64 first. */
   inlineMedia: boolean;
+}
+
+/** How a client format names stored answers, read by the bridge (the codec stays pure: the bridge does the storing). */
+export interface ConversationState {
+  /** The id of the stored answer this request continues, if it names one. */
+  continues(req: CanonRequest): string | undefined;
+  /** Whether the client wants this answer kept (false for Responses `store: false`). */
+  keeps(req: CanonRequest): boolean;
+  /** Mints the id the client will see for this answer and writes it into the request, where the encoders read it. */
+  name(req: CanonRequest): string;
 }

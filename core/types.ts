@@ -305,9 +305,10 @@ export interface FormatAdapter {
   codec?: Codec;
   /**
    * Which routes of this format its codec translates, by route path (the gateway's pattern, e.g.
-   * `/v1/messages/count_tokens`): the operation, or undefined for a route only a native upstream serves.
+   * `/v1/messages/count_tokens`): the operation, `retrieve` for reading a stored answer (which the bridge serves from
+   * the conversations it keeps, Codec.state), or undefined for a route only a native upstream serves.
    */
-  operation?(routePath: string): Operation | undefined;
+  operation?(routePath: string): Operation | 'retrieve' | undefined;
   /** The error for a group whose platform does not serve this format (default: 400 naming the platform). */
   unsupported?(platform: string): GatewayError;
 }

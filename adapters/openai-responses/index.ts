@@ -10,8 +10,9 @@ import { codec } from './codec/index.ts';
 export const openaiResponses: FormatAdapter = {
   name: 'openai-responses',
   codec,
-  // Creating a response, or counting its input; stored-response routes (get, cancel, compact) are native only.
-  operation: (path) => (/\/responses$/.test(path) ? 'generate' : /\/responses\/input_tokens$/.test(path) ? 'count_tokens' : undefined),
+  // Creating a response, counting its input, reading a stored one; cancel and compact are native only.
+  operation: (path) => (/\/responses$/.test(path) ? 'generate' : /\/responses\/input_tokens$/.test(path) ? 'count_tokens'
+    : /\/responses\/\{id\}$/.test(path) ? 'retrieve' : undefined),
   platforms: ['openai'],
   upstreamAuth: 'bearer',
   model: { body: 'model' },

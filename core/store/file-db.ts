@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS accounts (grp TEXT NOT NULL, id TEXT NOT NULL, json T
 CREATE TABLE IF NOT EXISTS bindings (
   grp TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, account TEXT NOT NULL, expires INTEGER NOT NULL,
   PRIMARY KEY (grp, kind, name));
+CREATE TABLE IF NOT EXISTS conversations (
+  key_id TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (key_id, id));
 `;
 
 export interface OpenFile { db: DatabaseSync; close(): void }

@@ -3,6 +3,7 @@
 // thousand times a second writes its totals and rollups once a second, not a thousand times.
 import type { IssuedKey, UsageRecord } from './types.ts';
 import type { AccountBook } from './memory-accounts.ts';
+import type { ConversationBook } from './memory-conversations.ts';
 import type { KeyLedger } from './memory-ledger.ts';
 import type { Batch, KeptLedger, RecordRow, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
 import { COUNTER_FIELDS, type Counters } from './rollup.ts';
@@ -13,6 +14,7 @@ export interface MemoryState {
   keys: Map<string, IssuedKey>;
   ledgers: Map<string, KeyLedger>;
   accounts: AccountBook;
+  conversations: ConversationBook;
 }
 
 // Names from clients (models, session names) come last in a composite key, so a separator inside one cannot collide.
@@ -39,6 +41,7 @@ export class Journal {
   private rpm: RpmRow[] = [];
   private accounts = new Map<string, { group: string; id: string }>();
   private bindings = new Map<string, { group: string; kind: string; name: string }>();
+  private conversations = new Map<string, { key: string; id: string }>();
   private dirty = false;
 
   get empty(): boolean { return !this.dirty; }
@@ -92,6 +95,11 @@ export class Journal {
     this.dirty = true;
   }
 
+  conversation(key: string, id: string): void {
+    this.conversations.set(key + SEP + id, { key, id });
+    this.dirty = true;
+  }
+
   /** The current values of everything marked, and a clean journal. */
   take(state: MemoryState, seq: number): Batch {
     const { ledgers, accounts } = state;
@@ -116,6 +124,10 @@ export class Journal {
         const k = accounts.keptBinding(b.group, b.kind, b.name);
         return { ...b, account: k?.account ?? null, expires: k?.expires ?? 0 };
       }),
+      conversations: [...this.conversations.values()].map((c) => {
+        const k = state.conversations.kept(c.key, c.id);
+        return { ...c, value: k?.value ?? null, expires: k?.expires ?? 0 };
+      }),
     };
     this.clear();
     return batch;
@@ -131,6 +143,7 @@ export class Journal {
     this.rpm = [];
     this.accounts = new Map();
     this.bindings = new Map();
+    this.conversations = new Map();
     this.dirty = false;
   }
 }

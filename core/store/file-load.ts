@@ -36,5 +36,6 @@ function loadTables(db: DatabaseSync): Loaded {
     rpm: all('SELECT key_id, request_id, at FROM rpm').map(([key, id, at]) => ({ key, id, at })),
     accounts: all('SELECT grp, id, json FROM accounts').map(([group, id, json]) => ({ group, id, json })),
     bindings: all('SELECT grp, kind, name, account, expires FROM bindings').map(([group, kind, name, account, expires]) => ({ group, kind, name, account, expires })),
+    conversations: all('SELECT key_id, id, value, expires FROM conversations ORDER BY expires').map(([key, id, value, expires]) => ({ key, id, value, expires })),
   };
 }

@@ -62,4 +62,5 @@ export function restore(into: RestoreTarget, state: Loaded): void {
   }
   for (const a of state.accounts) if (a.json) into.accounts.restore(a.group, a.id, JSON.parse(a.json) as KeptAccount);
   for (const b of state.bindings) if (b.account) into.accounts.restoreBinding(b.group, b.kind, b.name, { account: b.account, expires: b.expires });
+  for (const c of state.conversations) if (c.value !== null) into.conversations.restore(c.key, c.id, { value: c.value, expires: c.expires });
 }

@@ -18,6 +18,8 @@ export interface LedgerRow { key: string; json: string }
 export interface AccountRow { group: string; id: string; json: string | null }
 /** account null: unbound. */
 export interface BindingRow { group: string; kind: string; name: string; account: string | null; expires: number }
+/** A kept conversation (Store.putConversation); value null: gone. */
+export interface ConversationRow { key: string; id: string; value: string | null; expires: number }
 export interface KeyRow { sha256: string; id: string; json: string }
 
 /** Every change since the last batch, as the values to write (not deltas): writing a batch twice is harmless. */
@@ -34,6 +36,7 @@ export interface Batch {
   rpm: RpmRow[];
   accounts: AccountRow[];
   bindings: BindingRow[];
+  conversations: ConversationRow[];
 }
 
 /** What the store reads at start: every table, records oldest first. */

@@ -25,6 +25,7 @@ export class FileTables {
       rpm: q('INSERT OR REPLACE INTO rpm (key_id, request_id, at) VALUES (?, ?, ?)'),
       account: q('INSERT OR REPLACE INTO accounts (grp, id, json) VALUES (?, ?, ?)'),
       binding: q('INSERT OR REPLACE INTO bindings (grp, kind, name, account, expires) VALUES (?, ?, ?, ?, ?)'),
+      conversation: q('INSERT OR REPLACE INTO conversations (key_id, id, value, expires) VALUES (?, ?, ?, ?)'),
     };
     this.drop = {
       key: q('DELETE FROM keys WHERE id = ?'),
@@ -33,6 +34,7 @@ export class FileTables {
       rate: q('DELETE FROM rate WHERE key_id = ? AND second = ?'),
       account: q('DELETE FROM accounts WHERE grp = ? AND id = ?'),
       binding: q('DELETE FROM bindings WHERE grp = ? AND kind = ? AND name = ?'),
+      conversation: q('DELETE FROM conversations WHERE key_id = ? AND id = ?'),
     };
   }
 
@@ -54,6 +56,7 @@ export class FileTables {
       for (const r of b.rpm) put.rpm.run(r.key, r.id, r.at);
       for (const a of b.accounts) a.json === null ? drop.account.run(a.group, a.id) : put.account.run(a.group, a.id, a.json);
       for (const x of b.bindings) x.account === null ? drop.binding.run(x.group, x.kind, x.name) : put.binding.run(x.group, x.kind, x.name, x.account, x.expires);
+      for (const c of b.conversations) c.value === null ? drop.conversation.run(c.key, c.id) : put.conversation.run(c.key, c.id, c.value, c.expires);
       this.db.exec('COMMIT');
     } catch (err) {
       this.db.exec('ROLLBACK');
@@ -64,7 +67,7 @@ export class FileTables {
   /**
    * Deletes what the memory store no longer holds, on the store's own clocks (the newest record's time, the newest
    * minute, second and rpm entry), as its maps age them: records past retention or outside both the newest per key and
-   * the newest overall, rollups past their days, spent minute and second buckets, expired bindings.
+   * the newest overall, rollups past their days, spent minute and second buckets, expired bindings and conversations.
    */
   prune(o: { retentionMs: number; recordsPerKey: number; recordsTotal: number }): void {
     const newest = (this.db.prepare('SELECT max(time) AS t FROM records').get() as Row).t as number | null;
@@ -85,6 +88,7 @@ export class FileTables {
       this.db.exec(`DELETE FROM rate WHERE second <= (SELECT max(second) FROM rate) - ${RATE_KEPT_SECONDS}`);
       this.db.exec(`DELETE FROM rpm WHERE at <= (SELECT max(at) FROM rpm) - ${RPM_WINDOW_MS}`);
       this.db.prepare('DELETE FROM bindings WHERE expires <= ?').run(Date.now());
+      this.db.prepare('DELETE FROM conversations WHERE expires <= ?').run(Date.now());
       this.db.exec('COMMIT');
     } catch (err) {
       this.db.exec('ROLLBACK');

@@ -47,7 +47,7 @@ export class FileStore extends MemoryStore {
     super(options);
     this.path = path;
     this.log = log;
-    this.state = { keys: this.keys, ledgers: this.ledgers, accounts: this.accounts };
+    this.state = { keys: this.keys, ledgers: this.ledgers, accounts: this.accounts, conversations: this.conversations };
     this.link = connect((m) => this.heard(m));
   }
 
@@ -178,6 +178,11 @@ export class FileStore extends MemoryStore {
   override async bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void> {
     await super.bind(group, kind, name, account, ttlMs);
     this.journal.binding(group, kind, name);
+  }
+
+  override async putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void> {
+    await super.putConversation(keyId, responseId, value, ttlMs);
+    this.journal.conversation(keyId, responseId);
   }
 
   /** Writes the last batch and closes the file (leases are not kept: nothing is in flight after a restart). */

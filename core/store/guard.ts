@@ -69,7 +69,8 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
     log.error({ err: redisError(err), pending_settlements: heldSettlements, pending_calls: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements and released slots`);
   };
   const fail = (name: string) => (err: unknown): never => {
-    if (err instanceof GatewayError) throw err;
+    // A refusal of the call's own arguments (a RangeError: an unknown time zone, a malformed conversation) is the caller's.
+    if (err instanceof GatewayError || err instanceof RangeError) throw err;
     report(err, name);
     throw storeUnavailable();
   };

@@ -5,6 +5,7 @@ import type {
   CooldownReason, IssuedKey, KeyLimits, LeaseEnding, KeyUsage, RecordFilter, RollupUnit, Store, UsageBucket, UsageRecord,
 } from './types.ts';
 import { AccountBook } from './memory-accounts.ts';
+import { ConversationBook } from './memory-conversations.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
 import { KeyLedger } from './memory-ledger.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
@@ -27,6 +28,7 @@ export class MemoryStore implements Store {
   protected readonly global = new MemoryRecordIndex();
   protected readonly summary = new MemorySummary();
   protected readonly accounts = new AccountBook();
+  protected readonly conversations = new ConversationBook();
 
   constructor(options: StoreOptions = {}) {
     this.opts = resolveOptions(options);
@@ -165,6 +167,14 @@ export class MemoryStore implements Store {
 
   async bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined> {
     return this.accounts.bound(group, kind, name);
+  }
+
+  async putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void> {
+    this.conversations.put(keyId, responseId, value, ttlMs);
+  }
+
+  async getConversation(keyId: string, responseId: string): Promise<string | undefined> {
+    return this.conversations.get(keyId, responseId);
   }
 
   async close(): Promise<void> {

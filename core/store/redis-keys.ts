@@ -38,6 +38,7 @@ export class KeyLayout {
       released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
       records: `${p}rec`, // hash request id -> record JSON
       index: `${p}idx`, // zset request id -> record time
+      conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)
     };
   }
 

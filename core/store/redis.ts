@@ -1,5 +1,6 @@
 // RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
 // Per-key and per-group updates are single Lua scripts on one slot (layout in redis-keys.ts, scripts in lua/).
+import { checkConversation, CONVERSATION_ID } from './memory-conversations.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
@@ -160,6 +161,15 @@ export class RedisStore implements Store {
   }
   bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined> {
     return this.accounts.bound(group, kind, name);
+  }
+
+  async putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void> {
+    checkConversation(responseId, value);
+    await this.client.set(this.layout.key(keyId).conversation(responseId), value, 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+  async getConversation(keyId: string, responseId: string): Promise<string | undefined> {
+    if (!CONVERSATION_ID.test(responseId)) return undefined;
+    return (await this.client.get(this.layout.key(keyId).conversation(responseId))) ?? undefined;
   }
 
   async close(): Promise<void> {

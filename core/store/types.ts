@@ -275,5 +275,14 @@ export interface Store {
   bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void>;
   bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined>;
 
+  // conversations the gateway keeps for clients (a translated Responses answer, for previous_response_id)
+  /**
+   * Keeps opaque JSON text under (key id, answer id) for ttlMs, on the real clock; a later put replaces it. An id
+   * outside [A-Za-z0-9_-]{1,128} or a value over 16 MiB is refused (RangeError).
+   */
+  putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void>;
+  /** What is kept under (key id, answer id); undefined when unknown, expired or malformed. A key reads only its own. */
+  getConversation(keyId: string, responseId: string): Promise<string | undefined>;
+
   close(): Promise<void>;
 }

@@ -175,15 +175,20 @@ export function errorMessage(text: string): string | undefined {
   } catch { return undefined; }
 }
 
-/** Read a (small) upstream error body. */
-export function readAll(upstream: IncomingMessage, limit = 64 * 1024): Promise<string> {
+/** Largest upstream error body read (its message is all that is used). */
+export const ERROR_BODY_LIMIT = 64 * 1024;
+
+/**
+ * The one collector of an upstream body: resolves with what arrived (at most `limit` bytes kept) once it ended, or was
+ * cut (error, abort, close). It reads alongside any other listener (a relay that pipes the same body).
+ */
+export function readAll(upstream: IncomingMessage, limit = Infinity): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     upstream.on('data', (c: Buffer) => { size += c.length; if (size <= limit) chunks.push(c); });
-    upstream.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    upstream.once('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    upstream.once('aborted', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    const done = () => resolve(Buffer.concat(chunks));
+    for (const event of ENDINGS) upstream.once(event, done);
   });
 }
 

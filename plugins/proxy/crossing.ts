@@ -17,8 +17,8 @@ export interface Crossing {
   outbound(account: AccountConfig): Promise<Outbound>;
   /** Relays one upstream answer to the client; resolves when the client response ended or the client left. */
   relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void>;
-  /** Answers the request without any upstream (a count the upstream format cannot make), when set. */
-  readonly local?: () => void;
+  /** Answers the request without any upstream (a count the upstream cannot make, a kept answer), when set. */
+  readonly local?: () => Promise<void>;
 }
 
 /** The client's own format upstream: its bytes (re-serialised only when a stage or the account's model changed them). */

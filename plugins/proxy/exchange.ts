@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
-import { errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
+import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
 import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
@@ -60,7 +60,7 @@ export class Exchange {
     ctx.timings.firstByte = performance.now();
     this.#failures.record(ctx, trail, group, account, status, verdict.reason);
     if (ctx.res.headersSent && !(status < 300 && sse)) return intoCommittedStream(ctx, upstream, status);
-    const whole = crossing.pins && !ctx.stream && status < 300 ? collect(upstream) : undefined;
+    const whole = crossing.pins && !ctx.stream && status < 300 ? readAll(upstream) : undefined;
     const relayed = crossing.relay(ctx, upstream, o.keepalive_ms);
     // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
     // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
@@ -74,18 +74,8 @@ export class Exchange {
 
 /** A stream committed by queue keepalives cannot take a status any more: the upstream's refusal becomes its error event. */
 async function intoCommittedStream(ctx: Ctx, upstream: IncomingMessage, status: number): Promise<Tried> {
-  const text = await readAll(upstream);
+  const text = (await readAll(upstream, ERROR_BODY_LIMIT)).toString('utf8');
   ctx.outcome = 'failed';
   ctx.endedBy = 'upstream';
   throw new GatewayError(status < 400 ? 502 : status, 'upstream_error', errorMessage(text) ?? `The upstream answered ${status} to a stream request`);
-}
-
-/** The whole upstream body, read alongside the relay (a whole answer's id is in it). */
-function collect(upstream: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  upstream.on('data', (c: Buffer) => chunks.push(c));
-  return new Promise((resolve) => {
-    upstream.once('end', () => resolve(Buffer.concat(chunks)));
-    upstream.once('close', () => resolve(Buffer.concat(chunks)));
-  });
 }

@@ -16,6 +16,7 @@ import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
 import { queueKeepalive } from './relay.ts';
 import { accountModel, candidatesFor, Scheduler, type ScheduleOptions } from './schedule.ts';
+import { Conversations } from './translate/conversations.ts';
 import { TranslatedCrossing } from './translate/crossing.ts';
 import { HeaderAllowList } from './upstream-request.ts';
 
@@ -49,10 +50,11 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams));
   // The session headers the pool reads also reach the upstream (they name the client's own conversation).
   const headers = new HeaderAllowList(o.session_headers);
+  const translate = { env, headers, conversations: new Conversations(store) };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
     exchange: new Exchange(upstreams, o, affinity, failures, log),
-    cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, env, headers) : NativeCrossing.open(ctx, env, headers, o.usage)),
+    cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage)),
   };
 }
 
@@ -73,7 +75,7 @@ export class Pool {
     const crossing = await this.#p.cross(ctx);
     if (crossing.local) {
       await admission(ctx);
-      return crossing.local();
+      return await crossing.local();
     }
     const p = await affinity.preference(ctx, group, candidates);
     const tried = new Set<string>();

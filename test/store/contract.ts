@@ -1,5 +1,6 @@
 // The Store contract suite: MemoryStore and RedisStore must both pass every test in it.
 import { accountsContract } from './contract-accounts.ts';
+import { conversationsContract } from './contract-conversations.ts';
 import { keysContract } from './contract-keys.ts';
 import { ledgerContract } from './contract-ledger.ts';
 import { overviewContract } from './contract-overview.ts';
@@ -19,4 +20,5 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   usageDaysContract(t, makeStore);
   accountsContract(t, makeStore);
   overviewContract(t, makeStore);
+  conversationsContract(t, makeStore);
 }

@@ -51,6 +51,10 @@ async function workload(s: Store): Promise<void> {
   await s.bind('g', 'pin', 'resp-1', 'acct-2', 60_000);
   await s.bind('g', 'pin', 'resp-unbound', 'acct-2', 60_000);
   await s.bind('g', 'pin', 'resp-unbound', 'acct-2', 0);
+  await s.putConversation('kept', 'resp_kept', '{"messages":["a"]}', 60_000);
+  await s.putConversation('kept', 'resp_replaced', '{"v":1}', 60_000);
+  await s.putConversation('kept', 'resp_replaced', '{"v":2}', 60_000);
+  await s.putConversation('kept', 'resp_expired', '{"v":0}', 1);
 }
 
 /** Every read a client of the store can make on what workload wrote. */
@@ -73,6 +77,8 @@ async function reads(s: Store) {
     sticky: await s.bound('g', 'sticky', 'session-1'),
     pin: await s.bound('g', 'pin', 'resp-1'),
     unbound: await s.bound('g', 'pin', 'resp-unbound'),
+    conversations: [await s.getConversation('kept', 'resp_kept'), await s.getConversation('kept', 'resp_replaced'),
+      await s.getConversation('kept', 'resp_expired'), await s.getConversation('other', 'resp_kept')],
     // The rpm limit (3) is spent in this minute; 500 tokens were used in it (two settled 250 each, one released).
     rpm: await s.admit(admitReq({ rpm: 3 }, now, { keyId: 'kept', requestId: 'after' })),
     tpm: await s.admit(admitReq({ tpm: 999 }, now, { keyId: 'kept', requestId: 'tpm', estimatedTokens: 500 })),
@@ -95,6 +101,7 @@ t.test('reopened, the file store holds what the memory store holds (leases aside
   const { twin, again } = await reopened(t);
   const want = await reads(twin);
   t.equal(want.kept.utc.total.requests, 28, 'the workload settled something to compare');
+  t.strictSame(want.conversations, ['{"messages":["a"]}', '{"v":2}', undefined, undefined], 'conversations: kept, replaced, expired, per key');
   t.strictSame([want.rpm.ok, want.tpm.ok, want.kept.utc.lastMinute.requests], [false, false, 2], 'rpm and tpm are spent; two settled this minute');
   // The lease taken in the workload ("held") is gone after a restart; the memory twin still holds it.
   const got = await reads(again);

@@ -8,6 +8,7 @@ import { encodeCount, encodeResponse } from './encode-response.ts';
 import { encodeRequest } from './encode-request.ts';
 import { encodeStream } from './encode-stream.ts';
 import { decodeError, encodeError } from './errors.ts';
+import { state } from './state.ts';
 
 export const codec: Codec = {
   decodeRequest,
@@ -21,6 +22,7 @@ export const codec: Codec = {
   decodeStream,
   decodeCount,
   decodeError,
+  state,
   countsTokens: true,
   // OpenAI fetches image and file URLs itself.
   inlineMedia: false,

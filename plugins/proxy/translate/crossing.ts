@@ -1,44 +1,73 @@
 // A translated crossing: the client's request decoded once by its format's codec into the canonical model, encoded for each
 // account by the upstream format's codec, and the answer translated back (relay.ts). docs/translation.md has the rules.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { CanonRequest, Codec, CodecContext } from '../../../core/canonical.ts';
+import type { CanonRequest, Codec, CodecContext, Operation } from '../../../core/canonical.ts';
 import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../../core/types.ts';
 import type { Crossing, Outbound } from '../crossing.ts';
 import { type HeaderAllowList, upstreamHeaders } from '../upstream-request.ts';
+import type { Conversations, Keeping } from './conversations.ts';
 import { estimateInputTokens } from './estimate.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
+
+/** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
+export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations }
+
+/** Write a JSON answer the gateway made itself (an estimate, a kept answer). */
+function answerLocally(ctx: Ctx, body: unknown): void {
+  const text = JSON.stringify(body);
+  ctx.outcome = 'completed';
+  ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-request-id': ctx.id }).end(text);
+}
 
 export class TranslatedCrossing implements Crossing {
   readonly upstreamFormat: FormatAdapter;
   readonly pins = false;
-  readonly local?: () => void;
+  readonly local?: () => Promise<void>;
   readonly #ctx: Ctx;
   readonly #env: Env;
   readonly #codecs: Codecs;
   readonly #given: IncomingHttpHeaders;
   readonly #allowed: (name: string) => boolean;
 
-  private constructor(ctx: Ctx, env: Env, codecs: Codecs, allowed: (name: string) => boolean) {
+  private constructor(ctx: Ctx, p: TranslateParts, codecs: Codecs, local?: () => Promise<void>) {
     this.#ctx = ctx;
-    this.#env = env;
+    this.#env = p.env;
     this.#codecs = codecs;
     this.#given = ctx.req.headers;
-    this.#allowed = allowed;
+    this.#allowed = p.headers.translated(ctx.platform!);
     this.upstreamFormat = ctx.upstreamFormat!;
-    // No counter upstream: the gateway estimates, and says so in the answer.
-    if (codecs.cctx.request.operation === 'count_tokens' && !codecs.upstream.countsTokens) this.local = () => this.#estimate();
+    this.local = local;
   }
 
-  /** Decodes the client's request (a request the upstream cannot honour is refused here, in the client's format). */
-  static async open(ctx: Ctx, env: Env, headers: HeaderAllowList): Promise<TranslatedCrossing> {
+  /**
+   * Decodes the client's request (one the upstream cannot honour is refused here, in the client's format) and puts the
+   * conversation it continues before it.
+   */
+  static async open(ctx: Ctx, p: TranslateParts): Promise<TranslatedCrossing> {
     const client: Codec = ctx.format.codec!;
     const upstream: Codec = ctx.upstreamFormat!.codec!;
     const operation = ctx.format.operation!(ctx.route.path)!;
+    if (operation === 'retrieve') return TranslatedCrossing.#retrieve(ctx, p, client, upstream);
     const request: CanonRequest = client.decodeRequest(await ctx.json(), operation,
       { model: ctx.upstreamModel ?? ctx.model ?? '', path: ctx.path, query: ctx.search });
     request.stream = operation === 'generate' && ctx.stream;
+    const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
-    return new TranslatedCrossing(ctx, env, { client, upstream, cctx }, headers.translated(ctx.platform!));
+    const codecs: Codecs = { client, upstream, cctx, keep: keeping?.keep };
+    // No counter upstream: the gateway estimates, and says so.
+    const estimate = operation === 'count_tokens' && !upstream.countsTokens
+      ? async () => answerLocally(ctx, client.encodeCount({ inputTokens: estimateInputTokens(request), estimated: true }, cctx))
+      : undefined;
+    return new TranslatedCrossing(ctx, p, codecs, estimate);
+  }
+
+  /** Reading a kept answer: served from the store, no upstream involved. */
+  static #retrieve(ctx: Ctx, p: TranslateParts, client: Codec, upstream: Codec): TranslatedCrossing {
+    const param = ctx.format.pins?.pathParams.find((name) => ctx.params[name] !== undefined);
+    const id = param === undefined ? '' : ctx.params[param].split('/')[0];
+    const request: CanonRequest = { operation: 'generate' as Operation, model: '', stream: false, system: [], messages: [], tools: [], extras: {} };
+    const codecs: Codecs = { client, upstream, cctx: { request, clientModel: '', defaults: { maxOutputTokens: 0 } } };
+    return new TranslatedCrossing(ctx, p, codecs, async () => answerLocally(ctx, await p.conversations.answer(ctx, id)));
   }
 
   async outbound(account: AccountConfig): Promise<Outbound> {
@@ -55,13 +84,5 @@ export class TranslatedCrossing implements Crossing {
 
   relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void> {
     return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs);
-  }
-
-  #estimate(): void {
-    const { client, cctx } = this.#codecs;
-    const text = JSON.stringify(client.encodeCount({ inputTokens: estimateInputTokens(cctx.request), estimated: true }, cctx));
-    const ctx = this.#ctx;
-    ctx.outcome = 'completed';
-    ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-request-id': ctx.id }).end(text);
   }
 }

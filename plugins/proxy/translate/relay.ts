@@ -1,16 +1,23 @@
 // Relays a translated answer: the upstream's error, whole answer or stream decoded by its format's codec and written in
 // the client's own by the client's codec. Usage is the upstream's own numbers, as its decoder read them.
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { CanonError, CanonEvent, Codec, CodecContext } from '../../../core/canonical.ts';
+import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext } from '../../../core/canonical.ts';
+import { collectEvents } from '../../../adapters/shared/collect-events.ts';
 import { SseParser } from '../../../adapters/shared/sse.ts';
 import { GatewayError } from '../../../core/errors.ts';
 import type { Ctx } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
-import { readAll } from '../attempt.ts';
+import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { overheadMs } from '../relay.ts';
 
-/** The two codecs of a translated exchange and what they share. */
-export interface Codecs { client: Codec; upstream: Codec; cctx: CodecContext }
+/** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
+export interface Codecs {
+  client: Codec;
+  upstream: Codec;
+  cctx: CodecContext;
+  /** Keeps the answer (canonical, and as the client saw it) before the client can name it in its next request. */
+  keep?: (res: CanonResponse, answer: unknown) => Promise<void>;
+}
 
 /** Largest whole (non-stream) upstream answer read for translation. */
 const WHOLE_LIMIT = 64 * 1024 * 1024;
@@ -61,7 +68,8 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
   });
   upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
   if (status >= 400) {
-    void readAll(upstream).then((text) => {
+    void readAll(upstream, ERROR_BODY_LIMIT).then((bytes) => {
+      const text = bytes.toString('utf8');
       const out = c.client.encodeError(c.upstream.decodeError(status, text));
       ctx.outcome = 'failed';
       answer(ctx, out.status, out.body, out.headers);
@@ -69,16 +77,17 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
   } else if (ctx.stream) {
     abandon = relayEvents(ctx, upstream, keepaliveMs, c);
   } else {
-    void readAll(upstream, WHOLE_LIMIT).then((text) => {
+    void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
+      const text = bytes.toString('utf8');
       if (!upstream.complete) throw new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete');
-      whole(ctx, text, c);
+      return whole(ctx, text, c);
     }).catch((err) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); });
   }
   return promise;
 }
 
 /** A whole answer (or a count), decoded and encoded. */
-function whole(ctx: Ctx, text: string, c: Codecs): void {
+async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
   let json: unknown;
   try { json = JSON.parse(text); } catch {
     throw new GatewayError(502, 'upstream_invalid', 'The upstream answered with a body that is not JSON');
@@ -90,7 +99,9 @@ function whole(ctx: Ctx, text: string, c: Codecs): void {
   const res = c.upstream.decodeResponse(json, c.cctx);
   ctx.usage = res.usage;
   ctx.outcome = res.stop === 'max_tokens' ? 'incomplete' : 'completed';
-  answer(ctx, 200, c.client.encodeResponse(res, c.cctx));
+  const body = c.client.encodeResponse(res, c.cctx);
+  await c.keep?.(res, body).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
+  answer(ctx, 200, body);
 }
 
 /** A stream: upstream frames → canonical events → client frames. Returns what to do when the client leaves first. */
@@ -113,9 +124,11 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
     timer = setTimeout(() => { res.write(keepalive); arm(); }, keepaliveMs);
   };
   arm();
-  const encode = (events: CanonEvent[]): string => {
+  // Kept answers are folded from the events once whole.
+  const events: CanonEvent[] | undefined = c.keep ? [] : undefined;
+  const encode = (batch: CanonEvent[]): string => {
     let out = '';
-    for (const e of events) { seen.see(e); out += encoder.event(e); }
+    for (const e of batch) { seen.see(e); events?.push(e); out += encoder.event(e); }
     return out;
   };
   upstream.on('data', (chunk: Buffer) => {
@@ -131,7 +144,7 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
     ctx.usage = seen.usage();
     ctx.streamed = { chars: seen.chars, outputFinal: seen.finish?.usage !== undefined };
   };
-  const finish = () => {
+  const finish = async () => {
     if (finished) return;
     // An error the upstream sent in its stream fails the answer; one only its end brings is the stream's cut.
     const failed = seen.error !== undefined;
@@ -145,12 +158,17 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
     }
     observe();
     if (res.writableEnded || res.destroyed) return;
+    if (c.keep && events && (ctx.outcome === 'completed' || ctx.outcome === 'incomplete')) {
+      const folded = collectEvents(events);
+      await c.keep(folded, c.client.encodeResponse(folded, c.cctx)).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
+    }
     res.end(out + encoder.end());
   };
-  upstream.once('end', finish);
-  upstream.once('aborted', finish);
-  upstream.once('error', finish);
-  upstream.once('close', finish);
+  const onEnd = () => void finish();
+  upstream.once('end', onEnd);
+  upstream.once('aborted', onEnd);
+  upstream.once('error', onEnd);
+  upstream.once('close', onEnd);
   // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
   return () => { if (!finished) observe(); };
 }
