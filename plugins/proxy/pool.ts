@@ -18,10 +18,14 @@ import { queueKeepalive } from './relay.ts';
 import { accountModel, candidatesFor, Scheduler, type ScheduleOptions } from './schedule.ts';
 import { Conversations } from './translate/conversations.ts';
 import { TranslatedCrossing } from './translate/crossing.ts';
+import { MEDIA_DEFAULTS } from './translate/media.ts';
 import { HeaderAllowList } from './upstream-request.ts';
 
 export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityOptions, AttemptOptions {
   keepalive_ms: number;
+  media_max_bytes: number;
+  media_timeout_ms: number;
+  media_allow_private: string[];
   usage: boolean;
   max_switches: number;
 }
@@ -50,7 +54,8 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams));
   // The session headers the pool reads also reach the upstream (they name the client's own conversation).
   const headers = new HeaderAllowList(o.session_headers);
-  const translate = { env, headers, conversations: new Conversations(store) };
+  const media = { maxBytes: o.media_max_bytes, timeoutMs: o.media_timeout_ms, maxItems: MEDIA_DEFAULTS.maxItems, allowPrivate: o.media_allow_private };
+  const translate = { env, headers, conversations: new Conversations(store), media };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
     exchange: new Exchange(upstreams, o, affinity, failures, log),

@@ -7,10 +7,11 @@ import type { Crossing, Outbound } from '../crossing.ts';
 import { type HeaderAllowList, upstreamHeaders } from '../upstream-request.ts';
 import type { Conversations, Keeping } from './conversations.ts';
 import { estimateInputTokens } from './estimate.ts';
+import { inlineMedia, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
 
 /** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
-export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations }
+export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions }
 
 /** Write a JSON answer the gateway made itself (an estimate, a kept answer). */
 function answerLocally(ctx: Ctx, body: unknown): void {
@@ -51,6 +52,7 @@ export class TranslatedCrossing implements Crossing {
     const request: CanonRequest = client.decodeRequest(await ctx.json(), operation,
       { model: ctx.upstreamModel ?? ctx.model ?? '', path: ctx.path, query: ctx.search });
     request.stream = operation === 'generate' && ctx.stream;
+    if (upstream.inlineMedia) await inlineMedia(request, p.media);
     const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
     const codecs: Codecs = { client, upstream, cctx, keep: keeping?.keep };
