@@ -21,15 +21,16 @@ export interface LoadFigures {
 }
 
 const PATH = '/v1/chat/completions';
-const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench-0123456789' };
+const BENCH_KEY = 'sk-bench-0123456789';
+const headersFor = (key = BENCH_KEY) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
 const bodies = {
   whole: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] }),
   stream: JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say hello' }] }),
 };
 
 /** A target that answers every request with 401 would post a flattering figure; refuse to measure it. */
-export async function check(url: string, stream: boolean): Promise<void> {
-  const res = await fetch(url + PATH, { method: 'POST', headers, body: bodies[stream ? 'stream' : 'whole'], signal: AbortSignal.timeout(5000) });
+export async function check(url: string, stream: boolean, key?: string): Promise<void> {
+  const res = await fetch(url + PATH, { method: 'POST', headers: headersFor(key), body: bodies[stream ? 'stream' : 'whole'], signal: AbortSignal.timeout(5000) });
   const text = await res.text();
   const whole = stream ? text.includes('"chat.completion.chunk"') && text.includes('data: [DONE]') : text.includes('"chat.completion"');
   if (res.status !== 200 || !whole) {
@@ -37,16 +38,16 @@ export async function check(url: string, stream: boolean): Promise<void> {
   }
 }
 
-function fire(url: string, opts: LoadOptions, duration: number) {
+function fire(url: string, opts: LoadOptions, duration: number, key?: string) {
   const body = bodies[opts.stream ? 'stream' : 'whole'];
-  return autocannon({ url: url + PATH, method: 'POST', headers, body, connections: opts.connections, duration, timeout: 10 });
+  return autocannon({ url: url + PATH, method: 'POST', headers: headersFor(key), body, connections: opts.connections, duration, timeout: 10 });
 }
 
-export async function measure(url: string, opts: LoadOptions): Promise<LoadFigures> {
-  if (opts.warmup > 0) await fire(url, opts, opts.warmup);
+export async function measure(url: string, opts: LoadOptions, key?: string): Promise<LoadFigures> {
+  if (opts.warmup > 0) await fire(url, opts, opts.warmup, key);
   // autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond medians; record microseconds.
   const latency = createHistogram();
-  const run = fire(url, opts, opts.duration);
+  const run = fire(url, opts, opts.duration, key);
   run.on('response', (_client, status, _bytes, ms) => {
     if (status >= 200 && status < 300) latency.record(Math.max(1, Math.round(ms * 1000)));
   });

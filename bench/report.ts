@@ -31,7 +31,8 @@ function row(cells: (string | number | null)[], widths: number[]): string {
 export function report(figures: TargetFigures[], opts: LoadOptions): void {
   const by = new Map(figures.map((f) => [f.id, f]));
   const c = by.get('c');
-  const ratios = { 'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, by.get('b')) : null };
+  const d = by.get('d');
+  const ratios = { 'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, by.get('b')) : null, 'd/c': d ? ratio(d, c) : null };
 
   const widths = [26, 10, 9, 9, 7, 8, 12];
   const out = [

@@ -6,9 +6,10 @@ import { report, type TargetFigures } from './report.ts';
 import { startUpstream, targets, type TargetId } from './targets.ts';
 
 const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream]
-  a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain)
+  a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
+  d = the gateway translating (chat client, Anthropic-format group; whole answers only)
   --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once
-  defaults: --connections 50 --duration 10 --warmup 2 --only a,b,c`;
+  defaults: --connections 50 --duration 10 --warmup 2 --only a,b,c,d`;
 
 function number(value: string, name: string, min: number, max: number): number {
   const n = Number(value);
@@ -30,7 +31,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
       connections: { type: 'string', default: '50' },
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
-      only: { type: 'string', default: 'a,b,c' },
+      only: { type: 'string', default: 'a,b,c,d' },
       stream: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -40,7 +41,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
     process.exit(0);
   }
   const only = new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean));
-  for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c)`);
+  for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c, d)`);
   if (only.size === 0) throw new Error('--only: name at least one target');
   return {
     // Bounds keep a typo from turning into an hour-long or machine-choking run.
@@ -59,12 +60,12 @@ async function main(): Promise<void> {
   const upstream = await startUpstream();
   const figures: TargetFigures[] = [];
   // Sequential, so no target competes with another for the CPU.
-  for (const target of targets.filter((t) => only.has(t.id))) {
+  for (const target of targets.filter((t) => only.has(t.id) && !(opts.stream && t.id === 'd'))) {
     process.stderr.write(`bench: ${target.id} ${target.label}: ${opts.warmup} s warm-up + ${opts.duration} s at ${opts.connections} connections\n`);
     const running = await target.start(upstream.child, upstream.url);
     try {
-      await check(running.url, opts.stream);
-      const load = await measure(running.url, opts);
+      await check(running.url, opts.stream, running.key);
+      const load = await measure(running.url, opts, running.key);
       const rss = await running.rss();
       figures.push({ id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source });
     } finally {

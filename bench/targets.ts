@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstLine, freePort, peakRssBytes, startNode, stop, waitReady, type Child } from './children.ts';
 
-export type TargetId = 'a' | 'b' | 'c';
+export type TargetId = 'a' | 'b' | 'c' | 'd';
 
 export interface Running {
   /** Base URL the load goes to. */
   url: string;
+  /** The client key the load sends (default: the native group's). */
+  key?: string;
   /** Peak RSS of the server that answers at url, and where the figure came from. */
   rss(): Promise<{ bytes: number | null; source: string }>;
   stop(): Promise<void>;
@@ -65,9 +67,10 @@ async function metricsRss(url: string): Promise<number | null> {
   }
 }
 
-const gateway: Target = {
-  id: 'c',
-  label: 'gateway (full chain)',
+/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
+const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
+  id,
+  label,
   async start(_upstream, upstreamUrl) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -89,6 +92,7 @@ const gateway: Target = {
     }
     return {
       url,
+      key,
       async rss() {
         const peak = peakRssBytes(child.proc.pid);
         if (peak !== null) return { bytes: peak, source: 'VmHWM' };
@@ -97,6 +101,9 @@ const gateway: Target = {
       stop: stopAll,
     };
   },
-};
+});
 
-export const targets: readonly Target[] = [direct, bareProxy, gateway];
+export const targets: readonly Target[] = [
+  direct, bareProxy, gatewayTarget('c', 'gateway (full chain)'),
+  gatewayTarget('d', 'gateway, translating', 'sk-bench-translated'),
+];

@@ -1,4 +1,5 @@
-// Fast static upstream for the benchmark: a fixed OpenAI chat completion, so every target relays the same bytes.
+// Fast static upstream for the benchmark: a fixed OpenAI chat completion, so every target relays the same bytes; and a
+// fixed Anthropic message on /v1/messages, for the translated target (a chat client on an Anthropic-format group).
 import http from 'node:http';
 
 const completion = Buffer.from(JSON.stringify({
@@ -29,6 +30,13 @@ const completion = Buffer.from(JSON.stringify({
 }));
 
 const headers = { 'content-type': 'application/json', 'content-length': String(completion.length) };
+
+const message = Buffer.from(JSON.stringify({
+  id: 'msg_bench0123456789abcdefghij', type: 'message', role: 'assistant', model: 'bench-model-2025-01-01',
+  content: [{ type: 'text', text: 'Hello! How can I help you today?' }], stop_reason: 'end_turn', stop_sequence: null,
+  usage: { input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 9, service_tier: 'standard' },
+}));
+const messageHeaders = { 'content-type': 'application/json', 'content-length': String(message.length) };
 const notFound = Buffer.from('{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":null}}');
 
 // A streamed answer (`"stream":true` in the request): STREAM_CHUNKS content chunks STREAM_DELAY_MS apart (about a
@@ -58,7 +66,8 @@ const server = http.createServer((req, res) => {
   let streamed = false;
   req.on('data', (c: Buffer) => { if (c.includes('"stream":true')) streamed = true; });
   req.on('end', () => {
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') res.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
+    if (req.method === 'POST' && req.url === '/v1/messages' && !streamed) res.writeHead(200, messageHeaders).end(message);
+    else if (req.method !== 'POST' || req.url !== '/v1/chat/completions') res.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
     else if (streamed) stream(res);
     else res.writeHead(200, headers).end(completion);
   });
