@@ -109,7 +109,7 @@ t.test('hostile bodies: each wrong shape is a 400 naming the field, never a cras
     [{ ...base }, 'messages'],
     [{ ...base, messages: 'hi' }, 'messages'],
     [{ ...base, messages: [null] }, 'messages.0'],
-    [{ ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages.0.role'],
+    [{ ...base, messages: [{ role: 'developer', content: 'x' }] }, 'messages.0.role'],
     [{ ...base, messages: [{ role: 'user', content: 5 }] }, 'messages.0.content'],
     [{ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 5 }] }] }, 'messages.0.content.0.text'],
     [{ ...base, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: [] }] }] }, 'messages.0.content.0.input'],
@@ -243,4 +243,13 @@ t.test('text and thinking that arrive whole are written as a block with its delt
     { type: 'thinking_delta', thinking: 'Because.' }, { type: 'signature_delta', signature: 'sig' }, { type: 'text_delta', text: 'Done.' },
   ]);
   t.strictSame(collectEvents(decodeAll(out, ctxFor(requests.text))).content, whole);
+});
+
+t.test('a system message inside messages (Claude Code 2.x puts its environment notes there) is an instruction in place', async (t) => {
+  const r = decode({ ...base, messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: [{ type: 'text', text: '# Environment' }] }] });
+  t.strictSame(r.messages[1], { role: 'system', content: [{ type: 'text', text: '# Environment' }] });
+  const err = (() => { try { decode({ ...base, messages: [{ role: 'system', content: [{ type: 'image', source: {} }] }] }); } catch (e) { return e; } })();
+  t.ok(err instanceof GatewayError && err.param === 'messages.0.content.0.type', 'only text in it');
+  const bad = (() => { try { decode({ ...base, messages: [{ role: 'tool', content: 'x' }] }); } catch (e) { return e; } })();
+  t.ok(bad instanceof GatewayError && bad.param === 'messages.0.role');
 });

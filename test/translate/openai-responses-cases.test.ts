@@ -208,13 +208,23 @@ t.test('what only OpenAI can run is refused with a clear 400', async (t) => {
     const err = thrown(() => codec.decodeRequest({ model: 'm', input: 'x', ...body }, 'generate', decodeCtx));
     t.match(err, { status: 400, param, message: words }, param);
   };
-  refused({ tools: [{ type: 'web_search' }] }, 'tools[0].type', /built-in tool 'web_search' runs only on OpenAI/);
-  refused({ tools: [{ type: 'mcp', server_label: 'x' }] }, 'tools[0].type', /built-in tool 'mcp'/);
   refused({ tool_choice: { type: 'file_search' } }, 'tool_choice.type', /built-in tool 'file_search'/);
   refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /item_reference/);
   refused({ input: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 'input[0].type', /built-in tool/);
   refused({ background: true }, 'background', /Background/);
   refused({ prompt: { id: 'pmpt_1' } }, 'prompt', /Prompt templates/);
+});
+
+t.test('declared built-in tools are left out (Codex declares web_search); a namespace\'s tools are declared one by one', async (t) => {
+  const req = codec.decodeRequest({
+    model: 'm', input: 'x',
+    tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object' } }, { type: 'web_search', external_web_access: false },
+      { type: 'mcp', server_label: 'x' },
+      { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents', tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' } }, { type: 'custom', name: 'spawn' }] }],
+  }, 'generate', decodeCtx);
+  t.strictSame(req.tools.map((tool) => [tool.kind, tool.name]), [['function', 'exec_command'], ['function', 'close_agent'], ['custom', 'spawn']]);
+  const nested = thrown(() => codec.decodeRequest({ model: 'm', input: 'x', tools: [{ type: 'namespace', name: 'a', tools: [{ type: 'namespace', name: 'b', tools: [] }] }] }, 'generate', decodeCtx));
+  t.match(nested, { status: 400, param: 'tools[0].tools[0].type' });
 });
 
 t.test('allowed_tools narrows the declared tools', async (t) => {

@@ -47,20 +47,23 @@ export function decodeRequest(body: Obj, op: Operation, ctx: { model: string }):
   };
 }
 
-function decodeSystem(system: unknown): TextBlock[] {
+function decodeSystem(system: unknown, at = 'system'): TextBlock[] {
   if (system === undefined || system === null) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
-  return list(system, 'system').map((raw, i) => {
-    const block = obj(raw, `system.${i}`);
-    if (block.type !== 'text') throw invalid('system blocks must be text blocks', `system.${i}.type`);
-    return { type: 'text', text: str(block.text, `system.${i}.text`), ...cacheHint(block) };
+  return list(system, at).map((raw, i) => {
+    const block = obj(raw, `${at}.${i}`);
+    if (block.type !== 'text') throw invalid('system blocks must be text blocks', `${at}.${i}.type`);
+    return { type: 'text', text: str(block.text, `${at}.${i}.text`), ...cacheHint(block) };
   });
 }
 
 function decodeMessage(raw: unknown, i: number): CanonMessage {
   const message = obj(raw, `messages.${i}`);
   const role = message.role;
-  if (role !== 'user' && role !== 'assistant') throw invalid('must be "user" or "assistant"', `messages.${i}.role`);
+  // Claude Code 2.x puts its environment notes in a system message inside messages: an instruction in place, which
+  // every encoder knows how to carry (docs/translation.md, System prompt).
+  if (role === 'system') return { role, content: decodeSystem(message.content, `messages.${i}.content`) };
+  if (role !== 'user' && role !== 'assistant') throw invalid('must be "user", "assistant" or "system"', `messages.${i}.role`);
   return { role, content: decodeContent(message.content, `messages.${i}.content`, CLIENT_SIDE) };
 }
 

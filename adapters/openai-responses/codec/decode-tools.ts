@@ -1,5 +1,7 @@
-// A client's tools and tool_choice → canonical. Function and custom (freeform) tools translate; OpenAI's built-in tools
-// run only inside OpenAI and are refused. allowed_tools narrows the declared tools, which every target understands.
+// A client's tools and tool_choice → canonical. Function and custom (freeform) tools translate, and so do those a
+// namespace groups (Codex CLI 0.16x declares its sub-agent tools so). OpenAI's built-in tools run only inside OpenAI: a
+// declared one is left out (Codex CLI always declares web_search; the model elsewhere simply has no such tool), a
+// forced one (tool_choice) is refused. allowed_tools narrows the declared tools, which every target understands.
 import type { CanonTool, ToolChoice } from '../../../core/canonical.ts';
 import { BUILTIN_TOOLS } from './tables.ts';
 import { invalid, isObj, objectAt, optArray, optBool, optObject, optString, reqString, unsupported, type Obj } from './read.ts';
@@ -8,10 +10,22 @@ const builtinRefusal = (param: string, type: string) =>
   unsupported(param, `The built-in tool '${type}' runs only on OpenAI and cannot be used with this model's provider; declare function tools instead.`);
 
 export function decodeTools(raw: unknown): CanonTool[] {
-  return (optArray(raw, 'tools') ?? []).map((entry, i) => decodeTool(objectAt(entry, `tools[${i}]`), `tools[${i}]`));
+  return (optArray(raw, 'tools') ?? []).flatMap((entry, i) => decodeTool(objectAt(entry, `tools[${i}]`), `tools[${i}]`));
 }
 
-function decodeTool(tool: Obj, param: string): CanonTool {
+function decodeTool(tool: Obj, param: string): CanonTool[] {
+  if (tool.type === 'namespace') {
+    return (optArray(tool.tools, `${param}.tools`) ?? []).flatMap((entry, j) => {
+      const inner = objectAt(entry, `${param}.tools[${j}]`);
+      if (inner.type === 'namespace') throw invalid(`${param}.tools[${j}].type`, 'Namespaces cannot be nested.');
+      return decodeTool(inner, `${param}.tools[${j}]`);
+    });
+  }
+  if (typeof tool.type === 'string' && BUILTIN_TOOLS.has(tool.type)) return [];
+  return [decodeOne(tool, param)];
+}
+
+function decodeOne(tool: Obj, param: string): CanonTool {
   const name = () => reqString(tool.name, `${param}.name`);
   const description = optString(tool.description, `${param}.description`);
   switch (tool.type) {
@@ -26,7 +40,6 @@ function decodeTool(tool: Obj, param: string): CanonTool {
     case 'custom':
       return { kind: 'custom', name: name(), ...(description !== undefined ? { description } : {}), ...(isObj(tool.format) ? { format: tool.format } : {}) };
     default:
-      if (typeof tool.type === 'string' && BUILTIN_TOOLS.has(tool.type)) throw builtinRefusal(`${param}.type`, tool.type);
       throw invalid(`${param}.type`, `Invalid value: '${String(tool.type)}'. Unsupported tool type.`);
   }
 }
