@@ -76,7 +76,7 @@ const CLIS = {
       '-c', `model_providers.gw={ name = "gw", base_url = "${url}/v1", env_key = "GW_KEY", wire_api = "responses" }`, PROMPT],
     env: { GW_KEY: k, OPENAI_API_KEY: k } }) },
   gemini: { native: 'gemini', invoke: (url: string, k: string) => ({
-    args: ['-p', PROMPT], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: k, GEMINI_CLI_NO_RELAUNCH: 'true' } }) },
+    args: ['-p', PROMPT], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: k, GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' } }) },
 } as const;
 
 async function main(): Promise<void> {
