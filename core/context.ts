@@ -82,7 +82,6 @@ class RequestCtx implements Ctx {
   outcome: Outcome | undefined = undefined;
   endedBy: EndedBy | undefined = undefined;
   cost: number | undefined = undefined;
-  flags: Record<string, unknown> = {};
   #vars: Map<string, unknown> | undefined = undefined;
   #bodyLimit: number;
   #body: Promise<Buffer> | undefined = undefined;

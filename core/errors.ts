@@ -1,6 +1,6 @@
 // The one error type stages throw, and the one place that renders it in the route's native envelope.
 import type { ServerResponse } from 'node:http';
-import type { FormatAdapter } from './types.ts';
+import type { Ctx, FormatAdapter } from './types.ts';
 
 export class GatewayError extends Error {
   status: number;
@@ -50,9 +50,9 @@ export function asGatewayError(err: unknown): GatewayError {
 }
 
 /** Render an error as JSON, in the format's envelope when a format is known. */
-export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter, flags?: Record<string, unknown>): void {
+export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter, ctx?: Pick<Ctx, 'get'>): void {
   if (res.headersSent) {
-    if (!res.writableEnded) res.end(format ? format.streamError(err, flags) : undefined);
+    if (!res.writableEnded) res.end(format ? format.streamError(err, ctx) : undefined);
     return;
   }
   const body = JSON.stringify(format ? format.errorBody(err, { id }) : neutralBody(err, id));

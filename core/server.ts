@@ -242,7 +242,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
     ctx.outcome ??= 'rejected';
     leaveBody(req, res);
-    sendError(res, thrown = asGatewayError(err), id, ctx.format, ctx.flags);
+    sendError(res, thrown = asGatewayError(err), id, ctx.format, ctx);
   } finally {
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();

@@ -135,8 +135,6 @@ export interface Ctx {
   endedBy?: EndedBy;
   /** What the request cost in USD as metered (after the group's multiplier); the request log line carries it. */
   cost?: number;
-  /** Scratch space for adapters between request preparation and response scanning. */
-  flags: Record<string, unknown>;
   /** A variable an earlier stage set (declared by the stages as `provides` / `requires`). */
   get<T>(variable: ContextVar<T>): T | undefined;
   set<T>(variable: ContextVar<T>, value: T | undefined): void;
@@ -289,8 +287,8 @@ export interface FormatAdapter {
   /** Write the client-facing model name into a response object or stream chunk. */
   setModel(json: Record<string, unknown>, model: string): void;
   errorBody(err: GatewayError, ctx: { id: string }): unknown;
-  /** The format's own in-stream error event; flags carry what the scanner saw (ids, sequence numbers). */
-  streamError(err: GatewayError, flags?: Record<string, unknown>): string;
+  /** The format's own in-stream error event; the request's context holds what its scanner saw (ids, sequence numbers). */
+  streamError(err: GatewayError, ctx?: Pick<Ctx, 'get'>): string;
   keepalive: string | null;
   /** Upstream state kept on the account that created it (stored responses): requests naming it go to that account. */
   pins?: ResponsePins;
@@ -321,8 +319,8 @@ export interface ResponsePins {
   pathParams: string[];
   /** Field of a whole answer holding the new object's id. */
   bodyField: string;
-  /** Where a stream's scanner keeps the streamed object's id: a ctx.flags entry and its field. */
-  streamFlag: { flag: string; field: string };
+  /** Where a stream's scanner keeps the streamed object's id: a context variable of the format's, and its field. */
+  streamVar: { variable: ContextVar<object>; field: string };
 }
 
 export interface FormatProbe {

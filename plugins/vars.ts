@@ -1,10 +1,9 @@
 // The context variables stages hand to one another, declared once here (the way Hono middleware declares its
 // variables): the stage that provides one and the stages that use it import the same typed token. Their names are what
 // gateway.yaml chains are checked by (Plugin.provides / requires / takes).
-import type { ContextVar } from '../core/types.ts';
+import { contextVar as variable } from '../core/vars.ts';
 import type { Admission } from '../core/store/types.ts';
 
-const variable = <T>(name: string): ContextVar<T> => ({ name });
 
 /**
  * The request's admission against its key's limits, provided by rate-limit. A stage that takes it (`takes:

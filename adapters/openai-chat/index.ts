@@ -2,6 +2,7 @@
 import type { GatewayError } from '../../core/errors.ts';
 import type { Ctx, FormatAdapter, SseFrame, FrameVerdict } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
+import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { Scanner } from '../shared/scanner.ts';
 import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
@@ -13,7 +14,8 @@ import { codec } from './codec/index.ts';
 
 export { chatUsage };
 
-const STRIP_USAGE = 'openai-chat:strip-usage';
+/** The client did not ask for the usage chunk the gateway asked for on its behalf: the scanner drops it. */
+const STRIP_USAGE = contextVar<boolean>('openai-chat:strip-usage');
 const NULL_USAGE = /,"usage":null(?=[,}])|"usage":null,/;
 // The answer cut by max_tokens / max_completion_tokens.
 const CUT = /"finish_reason":\s*"length"/;
@@ -33,7 +35,7 @@ class ChatScanner extends Scanner {
   constructor(ctx: Ctx) {
     super();
     this.#rewrite = clientModelRewrite(ctx);
-    this.#strip = ctx.flags[STRIP_USAGE] === true;
+    this.#strip = ctx.get(STRIP_USAGE) === true;
   }
 
   frame(f: SseFrame): FrameVerdict {
@@ -92,7 +94,7 @@ export const openaiChat: FormatAdapter = {
     const options = (body.stream_options ?? {}) as Record<string, unknown>;
     if (options.include_usage === true) return false;
     body.stream_options = { ...options, include_usage: true };
-    ctx.flags[STRIP_USAGE] = true;
+    ctx.set(STRIP_USAGE, true);
     return true;
   },
   usageFromBody: (json) => chatUsage((json as Record<string, unknown> | undefined)?.usage),

@@ -5,12 +5,14 @@ import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
 import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { isMultipart, readFormFields, replaceFormField } from './multipart.ts';
 import { scanImagesStream } from './stream.ts';
 
 // isStream gets no body for a model read by the adapter, so reading the model also records the stream flag here.
-const STREAM = 'openai-images:stream';
+/** The stream flag, read from a multipart form field or the JSON body where the model is read. */
+const STREAM = contextVar<boolean>('openai-images:stream');
 const NOT_SUPPORTED = 'IMAGES_NOT_SUPPORTED';
 
 async function readModel(ctx: Ctx): Promise<string | undefined> {
@@ -18,11 +20,11 @@ async function readModel(ctx: Ctx): Promise<string | undefined> {
   if (isMultipart(type)) {
     // Every non-file value travels as a string form field (wire-formats §3.2).
     const fields = readFormFields(await ctx.body(), type, ['model', 'stream']);
-    ctx.flags[STREAM] = fields.stream?.trim() === 'true';
+    ctx.set(STREAM, fields.stream?.trim() === 'true');
     return fields.model?.trim() || undefined;
   }
   const body = await ctx.json();
-  ctx.flags[STREAM] = body.stream === true;
+  ctx.set(STREAM, body.stream === true);
   return typeof body.model === 'string' ? body.model : undefined;
 }
 
@@ -47,7 +49,7 @@ export const openaiImages: FormatAdapter = {
   credentialCheck: OPENAI_CREDENTIAL_CHECK,
   // Checked only for JSON bodies (multipart is never parsed as JSON).
   requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
-  isStream: (body, ctx) => (body ? body.stream === true : ctx.flags[STREAM] === true),
+  isStream: (body, ctx) => (body ? body.stream === true : ctx.get(STREAM) === true),
   usageFromBody: (json) => openaiTokenUsage((json as Record<string, unknown> | undefined)?.usage),
   scanStream: scanImagesStream,
   // Image responses and events name no model, so there is nothing to rewrite.

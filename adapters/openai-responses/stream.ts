@@ -4,12 +4,13 @@ import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/type
 import type { Usage } from '../../core/usage.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
 import { Scanner } from '../shared/scanner.ts';
+import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 
-/** Where the stream stands; kept on ctx.flags so a synthesized response.failed continues the same response. */
+/** Where the stream stands; kept in the request's context so a synthesized response.failed continues the same response. */
 export interface StreamPosition { id?: string; sequence: number }
-export const POSITION = 'openai-responses:position';
+export const POSITION = contextVar<StreamPosition>('openai-responses:position');
 
 /** Used when the position is unknown: past any real stream, and within int32 for strictly typed clients. */
 const FAR_SEQUENCE = 2_147_483_647;
@@ -35,7 +36,7 @@ class ResponsesScanner extends Scanner {
 
   constructor(ctx: Ctx) {
     super();
-    ctx.flags[POSITION] = this.#position;
+    ctx.set(POSITION, this.#position);
     this.#rewrite = clientModelRewrite(ctx);
   }
 
@@ -77,11 +78,11 @@ export const scanResponsesStream = (ctx: Ctx): StreamScanner => new ResponsesSca
 
 /**
  * A cut stream ends with the format's own terminal failure, never a bare `error` event: the coding-agent client rejects those.
- * The optional flags (ctx.flags) let it continue the stream's own response id and sequence numbers, which openai-node's
+ * The request's context, when given, lets it continue the stream's own response id and sequence numbers, which openai-node's
  * ResponseStream checks; without them the id is omitted and the SDK still reports an error.
  */
-export function responsesStreamError(err: GatewayError, flags?: Record<string, unknown>): string {
-  const position = flags?.[POSITION] as StreamPosition | undefined;
+export function responsesStreamError(err: GatewayError, ctx?: Pick<Ctx, 'get'>): string {
+  const position = ctx?.get(POSITION);
   const response = {
     ...(position?.id === undefined ? {} : { id: position.id }),
     object: 'response', status: 'failed', error: { code: err.code, message: err.message }, usage: null,

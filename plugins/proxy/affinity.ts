@@ -64,7 +64,7 @@ export class Affinity {
   /** The id of what a stream created, as its scanner saw it (when the format pins such ids). */
   streamedId(ctx: Ctx): string | undefined {
     const pins = ctx.format.pins;
-    const id = pins ? (ctx.flags[pins.streamFlag.flag] as Record<string, unknown> | undefined)?.[pins.streamFlag.field] : undefined;
+    const id = pins ? (ctx.get(pins.streamVar.variable) as Record<string, unknown> | undefined)?.[pins.streamVar.field] : undefined;
     return typeof id === 'string' ? id : undefined;
   }
 

@@ -4,7 +4,7 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type 
 import { Agent as HttpsAgent } from 'node:https';
 import { createProxyServer } from 'http-proxy-3';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import type { Ctx, FormatAdapter } from '../../core/types.ts';
+import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
@@ -118,6 +118,18 @@ export class Upstreams {
   }
 }
 
+/**
+ * The request's context as a throwaway scanner sees it: what it sets stays in a map of its own, so an attempt that
+ * fails before its first content leaves no state (a stream position, an id) behind for the next one.
+ */
+function scratchOf(ctx: Ctx): Ctx {
+  const own = new Map<string, unknown>();
+  return Object.create(ctx, {
+    get: { value: <T>(v: ContextVar<T>) => (own.has(v.name) ? own.get(v.name) : ctx.get(v)) as T | undefined },
+    set: { value: <T>(v: ContextVar<T>, value: T | undefined) => { own.set(v.name, value); } },
+  }) as Ctx;
+}
+
 export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
 
 /** The upstream response's ways of ending before the first content (each a failure of the attempt). */
@@ -129,7 +141,7 @@ const ENDINGS = ['end', 'aborted', 'error', 'close'] as const;
  * stream) before any content is a failure, and nothing has reached the client.
  */
 export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
-  const probe = format.scanStream(ctx);
+  const probe = format.scanStream(scratchOf(ctx));
   if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
   const parser = new SseParser();
   const held: Buffer[] = [];

@@ -46,15 +46,9 @@ export class Exchange {
     const sse = isSse(upstream.headers);
     let early: string | undefined;
     if (status < 300 && ctx.stream && sse) {
-      const flags = { ...ctx.flags };
       const held = await holdFirstContent(ctx, upstream, o.first_content_ms, crossing.upstreamFormat);
       if (held.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
-      if (held.kind === 'failure') {
-        // What the throwaway scanner left in ctx.flags belongs to the failed attempt.
-        for (const k of Object.keys(ctx.flags)) if (!(k in flags)) delete ctx.flags[k];
-        Object.assign(ctx.flags, flags);
-        return { done: false, verdict: classify(held.failure, o), status };
-      }
+      if (held.kind === 'failure') return { done: false, verdict: classify(held.failure, o), status };
       if (crossing.pins) early = this.#affinity.streamedId(ctx);
     }
     ctx.timings.firstByte = performance.now();

@@ -185,7 +185,7 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     else if (!res.writableEnded && !res.destroyed) {
       // Never let a cut stream look like a clean finish: end it with the format's own error event.
       ctx.outcome = 'missing-terminal';
-      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed'), ctx.flags));
+      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed'), ctx));
     }
     res.end();
   };

@@ -12,11 +12,20 @@ export interface FakeCtxInit {
   json?: Record<string, unknown>;
 }
 
+/** Context variables (Ctx.get / set) on a fake context, with the map itself to look into. */
+export function varsOf<T extends object>(fake: T): T & { vars: Map<string, unknown>; get: Ctx['get']; set: Ctx['set'] } {
+  const vars = new Map<string, unknown>();
+  return Object.assign(fake, {
+    vars,
+    get: ((v) => vars.get(v.name)) as Ctx['get'],
+    set: ((v, value) => { vars.set(v.name, value); }) as Ctx['set'],
+  });
+}
+
 export function fakeCtx(init: FakeCtxInit = {}): Ctx {
   const raw = typeof init.body === 'string' ? Buffer.from(init.body) : init.body ?? Buffer.alloc(0);
-  return {
+  return varsOf({
     id: 'req_test_1',
-    flags: {},
     url: new URL(init.path ?? '/', 'http://gateway'),
     path: (init.path ?? '/').split('?')[0],
     search: (init.path ?? '').includes('?') ? `?${(init.path ?? '').split('?')[1]}` : '',
@@ -25,7 +34,7 @@ export function fakeCtx(init: FakeCtxInit = {}): Ctx {
     upstreamModel: init.upstreamModel,
     body: async () => raw,
     json: async () => init.json ?? JSON.parse(raw.toString('utf8')),
-  } as unknown as Ctx;
+  }) as unknown as Ctx;
 }
 
 /** Every frame of a complete SSE text; fails loudly if bytes are left over. */

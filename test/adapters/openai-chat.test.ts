@@ -4,8 +4,9 @@ import { chatUsage, openaiChat } from '../../adapters/openai-chat/index.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { Ctx, FrameVerdict, StreamScanner } from '../../core/types.ts';
+import { varsOf } from './helpers.ts';
 
-const fakeCtx = (model?: string, upstreamModel?: string) => ({ flags: {}, model, upstreamModel }) as unknown as Ctx;
+const fakeCtx = (model?: string, upstreamModel?: string) => varsOf({ model, upstreamModel }) as unknown as Ctx & { vars: Map<string, unknown> };
 
 // The stream OpenAI sends with stream_options.include_usage (wire-formats §1.4), byte for byte.
 const chunk = (choices: string, usage = 'null', model = 'gpt-4o-mini') =>
@@ -82,7 +83,7 @@ t.test('prepareUpstream forces include_usage only for streams that did not ask, 
   const nonStream: Record<string, unknown> = { model: 'm', messages: [] };
   t.equal(prepare(nonStream, plain), false, 'a non-stream body is unchanged');
   t.strictSame(nonStream, { model: 'm', messages: [] });
-  t.strictSame(plain.flags, {});
+  t.equal(plain.vars.size, 0);
 
   const falseStream: Record<string, unknown> = { model: 'm', stream: false, stream_options: { include_usage: true } };
   t.equal(prepare(falseStream, plain), false);
@@ -92,19 +93,19 @@ t.test('prepareUpstream forces include_usage only for streams that did not ask, 
   const askedBody: Record<string, unknown> = { model: 'm', stream: true, stream_options: { include_usage: true } };
   t.equal(prepare(askedBody, asked), false, 'a client that asked for usage is left alone');
   t.strictSame(askedBody, { model: 'm', stream: true, stream_options: { include_usage: true } });
-  t.strictSame(asked.flags, {}, 'and its usage chunk is not stripped');
+  t.equal(asked.vars.size, 0, 'and its usage chunk is not stripped');
 
   const silent = fakeCtx();
   const silentBody: Record<string, unknown> = { model: 'm', stream: true };
   t.equal(prepare(silentBody, silent), true);
   t.strictSame(silentBody, { model: 'm', stream: true, stream_options: { include_usage: true } });
-  t.strictSame(Object.values(silent.flags), [true], 'one strip flag is set');
+  t.strictSame([...silent.vars.values()], [true], 'one strip flag is set');
 
   const declined = fakeCtx();
   const declinedBody: Record<string, unknown> = { model: 'm', stream: true, stream_options: { include_usage: false, include_obfuscation: false } };
   t.equal(prepare(declinedBody, declined), true);
   t.strictSame(declinedBody.stream_options, { include_usage: true, include_obfuscation: false }, 'other stream options are kept');
-  t.strictSame(Object.values(declined.flags), [true]);
+  t.strictSame([...declined.vars.values()], [true]);
 
   const nullOptions = fakeCtx();
   const nullBody: Record<string, unknown> = { model: 'm', stream: true, stream_options: null };

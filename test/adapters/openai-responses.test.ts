@@ -124,11 +124,11 @@ t.test('a cut stream ends with a response.failed event the same parser reads', a
   });
 
   t.equal(format.streamError, responsesStreamError);
-  // Given the scanner's flags (once the interface passes them), it continues the stream's own response id and sequence numbers.
+  // Given the request's context, it continues the stream's own response id and sequence numbers its scanner saw.
   const ctx = fakeCtx();
   const upstream = textStream('response.completed', response('completed', USAGE));
   scan(format, ctx, upstream.slice(0, upstream.indexOf('event: response.output_item.done')));
-  const [continued] = framesOf(responsesStreamError(err, ctx.flags));
+  const [continued] = framesOf(responsesStreamError(err, ctx));
   const data = JSON.parse(continued.data);
   t.equal(data.sequence_number, 7, 'one past the last event seen (6)');
   t.equal(data.response.id, 'resp_01');

@@ -3,7 +3,7 @@ import t from 'tap';
 import { compose } from '../../core/pipeline.ts';
 import type { Ctx, Stage } from '../../core/types.ts';
 
-const fakeCtx = () => ({ flags: {} as Record<string, unknown> }) as unknown as Ctx;
+const fakeCtx = () => ({ seen: {} as Record<string, unknown> }) as unknown as Ctx & { seen: Record<string, unknown> };
 
 /** A stage that records when it enters and leaves, around next(). */
 const around = (log: string[], name: string): Stage => async (_ctx, next) => {
@@ -23,9 +23,9 @@ t.test('the same ctx object reaches every stage, and later stages see earlier wr
   const ctx = fakeCtx();
   const seen: unknown[] = [];
   const run = compose([
-    async (c, next) => { c.flags.first = 1; await next(); seen.push(c.flags.last); },
-    async (c, next) => { seen.push(c === ctx, c.flags.first); await next(); },
-    async (c) => { c.flags.last = 'z'; },
+    async (c, next) => { (c as typeof ctx).seen.first = 1; await next(); seen.push((c as typeof ctx).seen.last); },
+    async (c, next) => { seen.push(c === ctx, (c as typeof ctx).seen.first); await next(); },
+    async (c) => { (c as typeof ctx).seen.last = 'z'; },
   ]);
   await run(ctx);
   t.strictSame(seen, [true, 1, 'z']);

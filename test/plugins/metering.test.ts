@@ -22,7 +22,7 @@ async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome
   const ctx = {
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
     route: { path: '/v1/messages' }, model: 'm', upstreamModel: 'm', stream: true, timings: { start: performance.now() },
-    res: { statusCode: seen.status ?? 200 }, log: silent, flags: {}, get: () => undefined,
+    res: { statusCode: seen.status ?? 200 }, log: silent, get: () => undefined,
   } as unknown as Ctx;
   await stage(ctx, async () => { ctx.outcome = seen.outcome; ctx.usage = seen.usage; ctx.streamed = seen.streamed; });
   const { records } = await store.records({ limit: 10 });
@@ -75,7 +75,7 @@ t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_writ
     const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { laterTakes: () => false });
     const ctx = {
       id: 'req-1h', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, route: { path: '/v1/messages' },
-      model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, flags: {}, get: () => undefined,
+      model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, get: () => undefined,
     } as unknown as Ctx;
     await stage(ctx, async () => { ctx.outcome = 'completed'; ctx.usage = usage; });
     return (await store.records({ limit: 1 })).records[0];

@@ -31,7 +31,7 @@ t.test('the client leaves mid-stream: observed usage is on ctx when the relay re
   let settle!: (v: { atResolve: Seen; ctx: Ctx; upstream: SlowClosingUpstream }) => void;
   const result = new Promise<{ atResolve: Seen; ctx: Ctx; upstream: SlowClosingUpstream }>((resolve) => { settle = resolve; });
   const server = createServer((_req, res) => {
-    const ctx = { id: 'relay-1', res, format: anthropicMessages, flags: {}, stream: true, timings: { start: 0 } } as unknown as Ctx;
+    const ctx = { id: 'relay-1', res, format: anthropicMessages, get: () => undefined, stream: true, timings: { start: 0 } } as unknown as Ctx;
     const upstream = new SlowClosingUpstream();
     // What metering reads when it settles: a snapshot taken as soon as the relay's promise resolves.
     relay(ctx, upstream as never, 0).then(() => settle({ atResolve: { usage: ctx.usage, streamed: ctx.streamed, outcome: ctx.outcome }, ctx, upstream }));
