@@ -284,6 +284,11 @@ export interface FormatAdapter {
   /** True when a whole answer says it was cut by its output cap (the stream counterpart is StreamScanner.incomplete). */
   incomplete?(json: unknown): boolean;
   scanStream(ctx: Ctx): StreamScanner;
+  /**
+   * A stream that is not SSE (Gemini without alt=sse: one JSON array, relayed as it comes): what its text says, whole
+   * (`complete`) or as far as it was relayed when the client left. Formats without such streams leave it out.
+   */
+  readWholeStream?(text: string, complete: boolean): { usage?: Usage; incomplete: boolean; failed: boolean };
   /** Write the client-facing model name into a response object or stream chunk. */
   setModel(json: Record<string, unknown>, model: string): void;
   errorBody(err: GatewayError, ctx: { id: string }): unknown;

@@ -1,6 +1,7 @@
 // Gemini (generativelanguage v1beta/v1): model in the path, stream by method name, usageMetadata, Google error envelope, model list shape.
 import type { GatewayError } from '../../core/errors.ts';
 import type { FormatAdapter } from '../../core/types.ts';
+import type { Usage } from '../../core/usage.ts';
 import { geminiModel, geminiModelList, geminiModelListUpstream } from './models.ts';
 import { cutByCap, geminiFrame, scanGeminiStream } from './stream.ts';
 import { usageOfBody } from './usage.ts';
@@ -51,6 +52,21 @@ const setModelVersion = (json: unknown, model: string): void => {
   }
 };
 
+/**
+ * A stream without alt=sse is one JSON array of GenerateContentResponse chunks. Cut short, the array so far, closed after
+ * its last whole element, still names the prompt usage (a cut inside an element names none); an element carrying an
+ * error object is how such a stream reports a failure after it began.
+ */
+function readJsonArrayStream(text: string, complete: boolean): { usage?: Usage; incomplete: boolean; failed: boolean } {
+  try {
+    const json = JSON.parse(complete ? text : `${text}]`) as unknown;
+    const failed = Array.isArray(json) && json.some((e) => e !== null && typeof e === 'object' && 'error' in e);
+    return { usage: usageOfBody(json), incomplete: cutByCap(json), failed };
+  } catch {
+    return { incomplete: false, failed: false };
+  }
+}
+
 export const gemini: FormatAdapter = {
   name: 'gemini',
   codec,
@@ -73,6 +89,7 @@ export const gemini: FormatAdapter = {
   usageFromBody: usageOfBody,
   incomplete: cutByCap,
   scanStream: scanGeminiStream,
+  readWholeStream: readJsonArrayStream,
   setModel: setModelVersion,
   errorBody: (err, ctx) => ({ error: errorObject(err, ctx.id) }),
   // @google/genai throws ApiError for a data frame whose JSON has an `error` object with a numeric 4xx/5xx code.

@@ -113,22 +113,18 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
 }
 
 /**
- * A stream that is not SSE (e.g. a JSON array of chunks): bytes go out as they arrive; usage is read from the whole at the end.
- * Returns what to do when the client leaves first.
+ * A stream that is not SSE (Gemini's JSON array): bytes go out as they arrive; the format reads the whole at the end
+ * (FormatAdapter.readWholeStream). Returns what to do when the client leaves first.
  */
 function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => void {
   const chunks: Buffer[] = [];
+  const read = (complete: boolean) => ctx.format.readWholeStream?.(Buffer.concat(chunks).toString('utf8'), complete);
   ctx.res.writeHead(status, headers);
   upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
   upstream.once('end', () => {
-    ctx.outcome = 'completed';
-    try {
-      const json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      if (usage) ctx.usage = ctx.format.usageFromBody(json);
-      if (ctx.format.incomplete?.(json)) ctx.outcome = 'incomplete';
-      // An element carrying an error object is how such a stream reports a failure after it began.
-      if (Array.isArray(json) && json.some((e) => e && typeof e === 'object' && 'error' in e)) ctx.outcome = 'failed';
-    } catch { /* no usage to read */ }
+    const seen = read(true);
+    if (usage) ctx.usage = seen?.usage;
+    ctx.outcome = seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed';
     ctx.res.end();
   });
   upstream.once('close', () => {
@@ -136,11 +132,7 @@ function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: 
     ctx.outcome = 'missing-terminal';
     ctx.res.destroy();
   });
-  // The array so far, closed after its last whole element, still names the prompt usage (a cut inside an element names none).
-  return () => {
-    if (!usage) return;
-    try { ctx.usage = ctx.format.usageFromBody(JSON.parse(`${Buffer.concat(chunks).toString('utf8')}]`)); } catch { /* nothing whole to read */ }
-  };
+  return () => { if (usage) ctx.usage = read(false)?.usage; };
 }
 
 /** Relays an SSE stream frame by frame through the format's scanner; returns what to do when the client leaves first. */
