@@ -159,5 +159,5 @@ function checkShape(format: FormatAdapter, body: Record<string, unknown>): Recor
   const at = e.instancePath.slice(1).replace(/\//g, '.');
   const field = missing ? (at ? `${at}.${missing}` : missing) : at;
   const message = missing ? `missing required field "${field}"` : `${field ? `${field} ` : ''}${e.message}`;
-  throw new GatewayError(400, 'invalid_body', `Invalid request body: ${message}`, { param: field || undefined });
+  throw coreErrors.invalidBody(message, field || undefined);
 }

@@ -18,23 +18,88 @@ export class GatewayError extends Error {
   }
 }
 
+/** What a throw site adds to a catalogued error: the offending field, headers, a status other than the usual one. */
+export interface ErrorExtra { param?: string; headers?: Record<string, string>; status?: number }
+
+/**
+ * One code of the catalogue: its usual status (and any other it may take), what it means (the README's error table is
+ * generated from this), and its message — fixed, or made from the throw site's parameters.
+ */
+export interface ErrorEntry<P = never> {
+  status: number;
+  also?: number[];
+  doc: string;
+  message: string | ((p: P) => string);
+  headers?: Record<string, string>;
+}
+
+type Thrower<E> = E extends { message: (p: infer P) => string } ? (p: P, extra?: ErrorExtra) => GatewayError : (p?: undefined, extra?: ErrorExtra) => GatewayError;
+export type ErrorsOf<T> = { [K in keyof T]: Thrower<T[K]> };
+
+/** Every code the gateway answers with, by the area that raises it (core, a plugin, an adapter). */
+const catalogue = new Map<string, { area: string; entry: ErrorEntry<any> }>();
+
+/**
+ * Registers an area's error table (in the manner of Fastify's lib/errors.js) and returns one thrower per code:
+ * `throw authErrors.INVALID_API_KEY()`. A code belongs to one area; registering it twice is a bug caught at load.
+ */
+export function defineErrors<const T extends Record<string, ErrorEntry<any>>>(area: string, table: T): ErrorsOf<T> {
+  const out: Record<string, (p?: unknown, extra?: ErrorExtra) => GatewayError> = {};
+  for (const [code, entry] of Object.entries(table)) {
+    const known = catalogue.get(code);
+    if (known && known.entry !== entry) throw new Error(`error code ${code} is defined by both ${known.area} and ${area}`);
+    catalogue.set(code, { area, entry });
+    out[code] = (p, extra = {}) => new GatewayError(extra.status ?? entry.status, code,
+      typeof entry.message === 'string' ? entry.message : entry.message(p as never),
+      { headers: { ...entry.headers, ...extra.headers }, param: extra.param });
+  }
+  return out as ErrorsOf<T>;
+}
+
+/** The whole catalogue, code by code (scripts/error-reference.ts writes the README's table from it). */
+export const errorCatalogue = (): ReadonlyMap<string, { area: string; entry: ErrorEntry<any> }> => catalogue;
+
 /** Status classes used by adapters to pick their native error type names. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
 
-/** Errors the core itself raises, so their codes and statuses live in one catalogue. */
+/** Errors the core itself raises, by code. */
+export const coreCodes = defineErrors('core', {
+  route_not_found: { status: 404, doc: 'No route matches the method and path.', message: (path: string) => `No route for ${path}` },
+  method_not_allowed: {
+    status: 405, doc: 'The path exists for other methods (listed in `allow`).',
+    message: (p: { method: string; allowed: string[] }) => `Method ${p.method} is not allowed here; use ${p.allowed.join(', ')}`,
+  },
+  invalid_path: {
+    status: 400, doc: 'A path parameter holds an encoded `/`, `?`, `#` or `\\`, a dot segment or a control character.',
+    message: (name: string) => `The path segment "${name}" holds a character or segment that is not allowed (an encoded "/", "?", "#" or "\\", a control character, an empty, "." or ".." segment)`,
+  },
+  bad_url: { status: 400, doc: 'The request URL cannot be parsed.', message: 'Malformed request URL' },
+  request_too_large: { status: 413, doc: 'The body exceeds `server.body_limit`.', message: (limit: number) => `Request body exceeds the limit of ${limit} bytes` },
+  invalid_json: { status: 400, doc: 'The body is not valid JSON.', message: (detail: string) => `Request body is not valid JSON: ${detail}` },
+  invalid_body: {
+    status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels).',
+    message: (text: string) => text,
+  },
+  request_aborted: { status: 400, doc: 'The client stopped sending its body.', message: 'The request body was not fully received' },
+  headers_too_large: { status: 431, doc: 'The request headers are too large (answered in the route\'s format when its request line can be read).', message: 'The request headers are too large' },
+  request_timeout: { status: 408, doc: 'The request was not received within `server.request_timeout_ms`.', message: 'The request was not received in time' },
+  malformed_request: { status: 400, doc: 'What arrived is not valid HTTP.', message: 'The request is not valid HTTP' },
+  no_response: { status: 500, doc: 'A route\'s stages finished without answering (a configuration error).', message: 'The route finished without answering' },
+  internal_error: { status: 500, doc: 'An unexpected failure inside the gateway (logged with the request id).', message: 'The gateway failed to handle this request' },
+});
+
+/** The core's errors by what happened. */
 export const coreErrors = {
-  notFound: (path: string) => new GatewayError(404, 'route_not_found', `No route for ${path}`),
-  methodNotAllowed: (method: string, allowed: string[]) =>
-    new GatewayError(405, 'method_not_allowed', `Method ${method} is not allowed here; use ${allowed.join(', ')}`,
-      { headers: { allow: allowed.join(', ') } }),
-  badPathParam: (name: string) =>
-    new GatewayError(400, 'invalid_path', `The path segment "${name}" holds a character or segment that is not allowed (an encoded "/", "?", "#" or "\\", a control character, an empty, "." or ".." segment)`),
-  bodyTooLarge: (limit: number) => new GatewayError(413, 'request_too_large', `Request body exceeds the limit of ${limit} bytes`),
-  invalidJson: (detail: string) => new GatewayError(400, 'invalid_json', `Request body is not valid JSON: ${detail}`),
-  tooDeep: (max: number) => new GatewayError(400, 'invalid_body', `Request body nests objects and arrays more than ${max} levels deep`),
-  notAnObject: () => new GatewayError(400, 'invalid_body', 'Request body must be a JSON object'),
-  bodyAborted: () => new GatewayError(400, 'request_aborted', 'The request body was not fully received'),
-  internal: () => new GatewayError(500, 'internal_error', 'The gateway failed to handle this request'),
+  notFound: (path: string) => coreCodes.route_not_found(path),
+  methodNotAllowed: (method: string, allowed: string[]) => coreCodes.method_not_allowed({ method, allowed }, { headers: { allow: allowed.join(', ') } }),
+  badPathParam: (name: string) => coreCodes.invalid_path(name),
+  bodyTooLarge: (limit: number) => coreCodes.request_too_large(limit),
+  invalidJson: (detail: string) => coreCodes.invalid_json(detail),
+  tooDeep: (max: number) => coreCodes.invalid_body(`Request body nests objects and arrays more than ${max} levels deep`),
+  notAnObject: () => coreCodes.invalid_body('Request body must be a JSON object'),
+  invalidBody: (detail: string, param?: string) => coreCodes.invalid_body(`Invalid request body: ${detail}`, { param }),
+  bodyAborted: () => coreCodes.request_aborted(),
+  internal: () => coreCodes.internal_error(),
 };
 
 /** Envelope for errors that happen before a route (and so a format) is known. */

@@ -8,7 +8,7 @@ import { clientErrorHandler } from './client-errors.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
 import { drainable, type Drain } from './drain.ts';
-import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
+import { asGatewayError, coreCodes, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { createLogger } from './log.ts';
@@ -206,7 +206,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   const raw = req.url ?? '/';
   if (raw.charCodeAt(0) !== 47 /* / */) {
     leaveBody(req, res);
-    return sendError(res, new GatewayError(400, 'bad_url', 'Malformed request URL'), id);
+    return sendError(res, coreCodes.bad_url(), id);
   }
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
@@ -236,7 +236,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   let thrown: GatewayError | undefined;
   try {
     await compiled.run(ctx);
-    if (!res.headersSent) throw new GatewayError(500, 'no_response', 'The route finished without answering');
+    if (!res.headersSent) throw coreCodes.no_response();
     leaveBody(req, res);
   } catch (err) {
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');

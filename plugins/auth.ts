@@ -1,11 +1,17 @@
 // Stage `auth`: finds the caller's key (Bearer, x-api-key, x-goog-api-key, ?key= where allowed) by SHA-256 and checks its state.
 import { hash, timingSafeEqual } from 'node:crypto';
-import { GatewayError } from '../core/errors.ts';
+import { defineErrors } from '../core/errors.ts';
 import type { Ctx, Env, KeyConfig, Plugin } from '../core/types.ts';
 
 interface Options { query_key_paths: string[]; allow_expired: boolean; issued_cache_ms: number }
 
-const MISSING = 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header';
+const errors = defineErrors('auth', {
+  api_key_in_query_deprecated: { status: 400, doc: 'A key in `?key=` on a route whose `query_key_paths` do not allow it.', message: 'API key in query parameter is deprecated. Please use Authorization header instead.' },
+  API_KEY_REQUIRED: { status: 401, doc: 'No key in `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`.', message: 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header' },
+  INVALID_API_KEY: { status: 401, doc: 'An unknown key, or the admin token on a model route.', message: (admin: boolean) => (admin ? 'The admin token cannot be used on model routes; use an API key' : 'Invalid API key') },
+  API_KEY_DISABLED: { status: 401, doc: 'The key is disabled.', message: 'API key is disabled' },
+  API_KEY_EXPIRED: { status: 403, doc: 'The key is past its `expires_at`.', message: 'API key has expired', headers: { 'x-should-retry': 'false' } },
+});
 
 function headerKey(ctx: Ctx): string | undefined {
   const h = ctx.req.headers;
@@ -55,21 +61,21 @@ export const auth: Plugin<Options> = {
       const query = ctx.search ? ctx.url.searchParams : undefined;
       const queryAllowed = options.query_key_paths.some((p) => ctx.path.startsWith(p));
       if (query && (query.has('api_key') || (query.has('key') && !queryAllowed))) {
-        throw new GatewayError(400, 'api_key_in_query_deprecated', 'API key in query parameter is deprecated. Please use Authorization header instead.');
+        throw errors.api_key_in_query_deprecated();
       }
       const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
-      if (!key) throw new GatewayError(401, 'API_KEY_REQUIRED', MISSING);
+      if (!key) throw errors.API_KEY_REQUIRED();
       const digest = hash('sha256', key, 'buffer'); // one-shot: no Hash stream object per request
       if (adminSha && timingSafeEqual(digest, adminSha)) {
-        throw new GatewayError(401, 'INVALID_API_KEY', 'The admin token cannot be used on model routes; use an API key');
+        throw errors.INVALID_API_KEY(true);
       }
       // Lookup is by digest, so its timing says nothing about how close a guess was.
       const hex = digest.toString('hex');
       const found = env.keysBySha.get(hex) ?? await issued(hex);
-      if (!found) throw new GatewayError(401, 'INVALID_API_KEY', 'Invalid API key');
-      if (found.disabled) throw new GatewayError(401, 'API_KEY_DISABLED', 'API key is disabled');
+      if (!found) throw errors.INVALID_API_KEY(false);
+      if (found.disabled) throw errors.API_KEY_DISABLED();
       if (!options.allow_expired && found.expires_at !== undefined && found.expires_at <= Date.now()) {
-        throw new GatewayError(403, 'API_KEY_EXPIRED', 'API key has expired', { headers: { 'x-should-retry': 'false' } });
+        throw errors.API_KEY_EXPIRED();
       }
       ctx.key = found;
       await next();

@@ -1,10 +1,19 @@
 // Stage `group-check`: resolves the key's group (or the route's dedicated pool) and checks this format reaches it, natively
 // or translated (plugins/reach.ts).
-import { GatewayError } from '../core/errors.ts';
+import { defineErrors } from '../core/errors.ts';
 import type { Plugin } from '../core/types.ts';
 import { reach } from './reach.ts';
 
 interface Options { format: boolean }
+
+const errors = defineErrors('group-check', {
+  POOL_NOT_ALLOWED: { status: 403, doc: 'The key does not list the route\'s dedicated pool.', message: (pool: string) => `This API key may not use the dedicated pool "${pool}"` },
+  GROUP_DEDICATED: { status: 403, doc: 'A dedicated group is used outside the routes that name it as pool.', message: (group: string) => `Group "${group}" is dedicated and is served only on its own entry points` },
+  FORMAT_NOT_SUPPORTED: {
+    status: 400, doc: 'The route\'s format reaches the key\'s group neither natively nor translated (its `client_formats` leave it out, or nothing to translate into).',
+    message: (p: { group: string; platform: string; format: string }) => `This API key's group "${p.group}" is on platform "${p.platform}", which does not serve the ${p.format} API; use that platform's own endpoint`,
+  },
+});
 
 export const groupCheck: Plugin<Options> = {
   name: 'group-check',
@@ -20,18 +29,17 @@ export const groupCheck: Plugin<Options> = {
       const key = ctx.key!;
       const pool = ctx.route.pool;
       if (pool && !key.pools.includes(pool)) {
-        throw new GatewayError(403, 'POOL_NOT_ALLOWED', `This API key may not use the dedicated pool "${pool}"`);
+        throw errors.POOL_NOT_ALLOWED(pool);
       }
       const group = env.config.groups[pool ?? key.group];
       if (!pool && group.dedicated) {
-        throw new GatewayError(403, 'GROUP_DEDICATED', `Group "${group.name}" is dedicated and is served only on its own entry points`);
+        throw errors.GROUP_DEDICATED(group.name);
       }
       const platform = env.config.platforms[group.platform];
       if (options.format) {
         const how = reach(group, platform, ctx.format, env.formats, ctx.route.path);
         if (!how) {
-          throw ctx.format.unsupported?.(platform.name) ?? new GatewayError(400, 'FORMAT_NOT_SUPPORTED',
-            `This API key's group "${group.name}" is on platform "${platform.name}", which does not serve the ${ctx.format.name} API; use that platform's own endpoint`);
+          throw ctx.format.unsupported?.(platform.name) ?? errors.FORMAT_NOT_SUPPORTED({ group: group.name, platform: platform.name, format: ctx.format.name });
         }
         if (!how.native) ctx.upstreamFormat = how.upstream;
       }

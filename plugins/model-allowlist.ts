@@ -1,9 +1,17 @@
 // Stage `model-allowlist`: reads the requested model, checks it against the group and key allow-lists, applies model_map.
-import { GatewayError } from '../core/errors.ts';
+import { defineErrors } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
 import { mapModel, modelAllowed } from './globs.ts';
 
 interface Options { list_endpoint: string; required: boolean }
+
+export const modelErrors = defineErrors('model-allowlist', {
+  model_required: { status: 400, doc: 'The request names no model (or a non-string one).', message: (text: string | undefined) => text ?? 'The request must name a model (a non-empty string)' },
+  model_not_found: {
+    status: 404, doc: 'The model is not served by the key\'s group, or the key may not use it.',
+    message: (p: { model: string; list?: string }) => `The model "${p.model}" does not exist or this API key may not use it${p.list ? `. GET ${p.list} lists the models you can use.` : ''}`,
+  },
+});
 
 async function requestedModel(ctx: Ctx): Promise<{ model: unknown; body?: Record<string, unknown> }> {
   const where = ctx.format.model;
@@ -36,11 +44,10 @@ export const modelAllowlist: Plugin<Options> = {
       const { model, body } = await requestedModel(ctx);
       if (!options.required && model === undefined) return next();
       if (typeof model !== 'string' || model === '') {
-        throw new GatewayError(400, 'model_required', 'The request must name a model (a non-empty string)', { param: 'model' });
+        throw modelErrors.model_required(undefined, { param: 'model' });
       }
       if (!modelAllowed(group, ctx.key!, model)) {
-        throw new GatewayError(404, 'model_not_found',
-          `The model "${model}" does not exist or this API key may not use it. GET ${options.list_endpoint} lists the models you can use.`, { param: 'model' });
+        throw modelErrors.model_not_found({ model, list: options.list_endpoint }, { param: 'model' });
       }
       ctx.model = model;
       ctx.upstreamModel = mapModel(group.model_map, model) ?? model;

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GatewayError } from '../core/errors.ts';
+import { defineErrors } from '../core/errors.ts';
 import type { Plugin } from '../core/types.ts';
 
 interface Options { file: string; content_type: string; optional: boolean }
@@ -18,6 +18,10 @@ const HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 };
+
+const errors = defineErrors('page', {
+  not_found: { status: 404, doc: 'An optional page file (copied at install time) is missing.', message: (file: string) => `${file} is not installed` },
+});
 
 export const page: Plugin<Options> = {
   name: 'page',
@@ -36,7 +40,7 @@ export const page: Plugin<Options> = {
     try { body = readFileSync(path); } catch (err) {
       if (!options.optional || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`page: cannot read ${path}: ${(err as Error).message}`);
       env.log.warn({ file: path }, 'page: optional file missing (answering 404); `npm install` copies it');
-      return async () => { throw new GatewayError(404, 'not_found', `${options.file} is not installed`); };
+      return async () => { throw errors.not_found(options.file); };
     }
     const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
     return async (ctx) => {

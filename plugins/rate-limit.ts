@@ -1,27 +1,31 @@
 // Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
 // when there is one), holding a concurrency lease until settled.
-import { GatewayError } from '../core/errors.ts';
+import { defineErrors, type GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
 import type { Admission, AdmitResult } from '../core/store/types.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
 interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
 
-const MESSAGES: Record<string, [code: string, message: string]> = {
-  quota_exhausted: ['API_KEY_QUOTA_EXHAUSTED', 'This API key has used up its quota'],
-  window_exhausted: ['API_KEY_USAGE_WINDOW_EXCEEDED', 'This API key has reached its spend limit for the current window'],
-  rpm: ['API_KEY_RPM_EXCEEDED', 'This API key has reached its requests-per-minute limit'],
-  tpm: ['API_KEY_TPM_EXCEEDED', 'This API key has reached its tokens-per-minute limit'],
-  concurrency: ['API_KEY_CONCURRENCY_EXCEEDED', 'This API key has too many requests in flight'],
+const limit = (doc: string, text: string) => ({ status: 429, doc, message: (window: string | undefined) => (window ? `${text} (${window})` : text) });
+const errors = defineErrors('rate-limit', {
+  API_KEY_QUOTA_EXHAUSTED: limit('The key has spent its `quota_usd` (`x-should-retry: false`).', 'This API key has used up its quota'),
+  API_KEY_USAGE_WINDOW_EXCEEDED: limit('The key reached `usd_5h` / `usd_1d` / `usd_7d` in the current window (`retry-after`: when it resets).', 'This API key has reached its spend limit for the current window'),
+  API_KEY_RPM_EXCEEDED: limit('The key reached its `rpm`.', 'This API key has reached its requests-per-minute limit'),
+  API_KEY_TPM_EXCEEDED: limit('The key reached its `tpm`.', 'This API key has reached its tokens-per-minute limit'),
+  API_KEY_CONCURRENCY_EXCEEDED: limit('The key has `concurrency` requests in flight.', 'This API key has too many requests in flight'),
+});
+const BY_REASON = {
+  quota_exhausted: errors.API_KEY_QUOTA_EXHAUSTED, window_exhausted: errors.API_KEY_USAGE_WINDOW_EXCEEDED,
+  rpm: errors.API_KEY_RPM_EXCEEDED, tpm: errors.API_KEY_TPM_EXCEEDED, concurrency: errors.API_KEY_CONCURRENCY_EXCEEDED,
 };
 
 /** The gateway's own limit, in a shape no upstream uses: a distinct code, and x-should-retry false when waiting cannot help. */
 function refusal(result: Extract<AdmitResult, { ok: false }>): GatewayError {
-  const [code, message] = MESSAGES[result.reason];
   const headers: Record<string, string> = { 'x-gateway-limit': result.window ? `${result.reason}:${result.window}` : result.reason };
   if (result.retryAfterMs === undefined) headers['x-should-retry'] = 'false';
   else headers['retry-after'] = String(Math.max(1, Math.ceil(result.retryAfterMs / 1000)));
-  return new GatewayError(429, code, result.window ? `${message} (${result.window})` : message, { headers });
+  return BY_REASON[result.reason](result.window, { headers });
 }
 
 const dig = (body: Record<string, unknown>, path: string): unknown =>

@@ -1,11 +1,16 @@
 // OpenAI Embeddings (POST /v1/embeddings): model in the body, never streamed, usage of the prompt only, OpenAI error envelope.
-import { GatewayError } from '../../core/errors.ts';
+import { defineErrors } from '../../core/errors.ts';
+
 import type { FormatAdapter } from '../../core/types.ts';
 import { num, type Usage } from '../../core/usage.ts';
 import { noStream } from '../shared/no-stream.ts';
 import { openaiErrorBody } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+
+const errors = defineErrors('openai-embeddings', {
+  EMBEDDINGS_NOT_SUPPORTED: { status: 404, doc: 'An OpenAI embeddings request on a group whose platform has no OpenAI embeddings.', message: (platform: string) => `Embeddings API is not supported for this platform (${platform})` },
+});
 
 /** usage: { prompt_tokens, total_tokens }: embeddings read input and write no tokens. */
 function embeddingUsage(json: unknown): Usage | undefined {
@@ -37,5 +42,5 @@ export const openaiEmbeddings: FormatAdapter = {
   modelList: openaiModelList,
   modelInfo: openaiModel,
   modelListUpstream: openaiModelListUpstream,
-  unsupported: (platform) => new GatewayError(404, 'EMBEDDINGS_NOT_SUPPORTED', `Embeddings API is not supported for this platform (${platform})`),
+  unsupported: (platform) => errors.EMBEDDINGS_NOT_SUPPORTED(platform),
 };

@@ -1,5 +1,5 @@
 // OpenAI Images: the model from a JSON body (generations) or a multipart form field (edits), usage, error envelopes.
-import { GatewayError } from '../../core/errors.ts';
+import { defineErrors } from '../../core/errors.ts';
 import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
@@ -14,6 +14,9 @@ import { scanImagesStream } from './stream.ts';
 /** The stream flag, read from a multipart form field or the JSON body where the model is read. */
 const STREAM = contextVar<boolean>('openai-images:stream');
 const NOT_SUPPORTED = 'IMAGES_NOT_SUPPORTED';
+const errors = defineErrors('openai-images', {
+  [NOT_SUPPORTED]: { status: 404, doc: 'An images request on a group whose platform has no images API (the established body: `not_found_error`).', message: 'Images API is not supported for this platform' },
+});
 
 async function readModel(ctx: Ctx): Promise<string | undefined> {
   const type = String(ctx.req.headers['content-type'] ?? '');
@@ -62,5 +65,5 @@ export const openaiImages: FormatAdapter = {
   modelList: openaiModelList,
   modelInfo: openaiModel,
   modelListUpstream: openaiModelListUpstream,
-  unsupported: () => new GatewayError(404, NOT_SUPPORTED, 'Images API is not supported for this platform'),
+  unsupported: () => errors[NOT_SUPPORTED](),
 };

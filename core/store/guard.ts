@@ -5,7 +5,7 @@
 // and failed on the gateway's side (Redis answered too late, or not at all) may still take it when Redis resumes: its
 // slot is given back through the outbox too.
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.ts';
+import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
 import type { AccountLease, AcquireAccountRequest, Admission, AdmitRequest, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
 import { minuteOf } from './units.ts';
@@ -33,10 +33,13 @@ export function redisError(err: unknown): { name?: string; message: string; code
 /** True for the error a failed store call becomes: the request was refused before any upstream was asked. */
 export const isStoreUnavailable = (err: unknown): boolean => err instanceof GatewayError && err.code === CODE;
 
-export const storeUnavailable = () =>
-  new GatewayError(503, CODE, 'The gateway cannot reach its store (limits, accounts, usage); retry shortly', {
-    headers: { 'retry-after': '1' },
-  });
+const errors = defineErrors('store', {
+  [CODE]: {
+    status: 503, doc: 'The shared store (Redis) did not answer within `store.timeout_ms`; usage is held and written later.',
+    message: 'The gateway cannot reach its store (limits, accounts, usage); retry shortly', headers: { 'retry-after': '1' },
+  },
+});
+export const storeUnavailable = () => errors[CODE]();
 
 /** A store call that must land: a settlement, or a slot given back. */
 interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: string; keyId?: string }

@@ -1,6 +1,7 @@
 // The account test (POST /admin/accounts/{id}/test): one minimal request of the platform's native format, sent straight
 // to that account's base URL with its credential. Not a client request: no key, no ledger, no cool-down, no slot.
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
+import { modelErrors } from '../model-allowlist.ts';
 import type { AccountConfig, Env, FormatAdapter, GroupConfig } from '../../core/types.ts';
 import { mapModel } from '../globs.ts';
 
@@ -23,7 +24,7 @@ export function testModel({ group, account }: TestTarget): string | undefined {
 function probeFormat(env: Env, group: GroupConfig): FormatAdapter {
   const platform = env.config.platforms[group.platform];
   const format = (platform.formats ?? []).map((f) => env.formats[f]).find((f) => f?.probe);
-  if (!format) throw new GatewayError(400, 'no_test_request', `Platform "${platform.name}" serves no format with a test request (${(platform.formats ?? []).join(', ')})`);
+  if (!format) throw adminErrors.no_test_request({ platform: platform.name, formats: (platform.formats ?? []).join(', ') });
   return format;
 }
 
@@ -41,9 +42,9 @@ function upstreamMessage(text: string, credential: string): string | null {
 
 export async function testAccount(env: Env, target: TestTarget, model: string | undefined, timeoutMs: number) {
   const { group, account } = target;
-  if (!account.credential) throw new GatewayError(409, 'account_without_credential', `Account "${account.id}" has no credential to test`);
+  if (!account.credential) throw adminErrors.account_without_credential(account.id);
   const chosen = model ?? testModel(target);
-  if (!chosen) throw new GatewayError(400, 'model_required', `Group "${group.name}" lists only model patterns: name the model to test with`, { param: 'model' });
+  if (!chosen) throw modelErrors.model_required(`Group "${group.name}" lists only model patterns: name the model to test with`, { param: 'model' });
   const format = probeFormat(env, group);
   const probe = format.probe!;
   const platform = env.config.platforms[group.platform];

@@ -1,6 +1,6 @@
 // Stage `admin-accounts`: every group's upstream accounts with their state, slots and recent failures (GET /admin/accounts),
 // and a test request through one of them (POST /admin/accounts/{id}/test).
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { AccountConfig, Ctx, Env, Plugin } from '../../core/types.ts';
 import type { AccountState, UsageBucket } from '../../core/store/types.ts';
 import { testAccount, testModel, type TestTarget } from './account-test.ts';
@@ -73,9 +73,9 @@ function findAccount(env: Env, id: string, groupName: string | undefined): TestT
     const account = group.accounts.find((a) => a.id === id);
     if (account) found.push({ group, account });
   }
-  if (!found.length) throw new GatewayError(404, 'account_not_found', `No account "${id}"${groupName ? ` in group "${groupName}"` : ''}`, { param: 'id' });
+  if (!found.length) throw adminErrors.account_not_found({ id, group: groupName }, { param: 'id' });
   if (found.length > 1) {
-    throw new GatewayError(409, 'ambiguous_account', `Account "${id}" is in groups ${found.map((f) => f.group.name).join(', ')}: name the group`, { param: 'group' });
+    throw adminErrors.ambiguous_account({ id, groups: found.map((f) => f.group.name).join(', ') }, { param: 'group' });
   }
   return found[0];
 }

@@ -1,6 +1,6 @@
 // Stage `admin-auth`: lets a request into /admin/* only with the admin token (Bearer), compared as SHA-256 digests in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Plugin } from '../../core/types.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -14,18 +14,18 @@ export const adminAuth: Plugin<Record<string, never>> = {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
     return async (ctx, next) => {
       if (!adminSha) {
-        throw new GatewayError(503, 'ADMIN_API_DISABLED', 'The admin API is disabled: set admin.token in gateway.yaml (e.g. GATEWAY_ADMIN_TOKEN)');
+        throw adminErrors.ADMIN_API_DISABLED();
       }
       const token = BEARER.exec(ctx.req.headers.authorization ?? '')?.[1];
-      if (!token) throw new GatewayError(401, 'ADMIN_TOKEN_REQUIRED', 'The admin API needs the admin token in Authorization: Bearer <token>');
+      if (!token) throw adminErrors.ADMIN_TOKEN_REQUIRED();
       // Comparing fixed-size digests keeps the comparison constant-time whatever the token's length.
       const digest = createHash('sha256').update(token).digest();
       if (timingSafeEqual(digest, adminSha)) return next();
       const hex = digest.toString('hex');
       if (env.keysBySha.has(hex) || await env.store.getKey(hex)) {
-        throw new GatewayError(401, 'MODEL_KEY_REFUSED', 'Model API keys are refused by the admin API; use the admin token');
+        throw adminErrors.MODEL_KEY_REFUSED();
       }
-      throw new GatewayError(401, 'INVALID_ADMIN_TOKEN', 'Invalid admin token');
+      throw adminErrors.INVALID_ADMIN_TOKEN();
     };
   },
 };

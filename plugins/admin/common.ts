@@ -1,6 +1,7 @@
 // What the admin stages share: JSON answers, body validation, time parsing, and the public view of a key (never its secret or hash).
 import { Ajv, type ValidateFunction } from 'ajv';
-import { GatewayError } from '../../core/errors.ts';
+import { coreErrors } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Ctx, Env, JSONSchema, KeyConfig } from '../../core/types.ts';
 import type { IssuedKey } from '../../core/store/types.ts';
 import { usageView } from '../usage.ts';
@@ -35,14 +36,14 @@ export function bodyValidator(schema: JSONSchema): (ctx: Ctx) => Promise<Record<
       const extra = (e.params as { additionalProperty?: string }).additionalProperty;
       return extra ? `${at}: unknown field "${extra}"` : `${at}: ${e.message}`;
     });
-    throw new GatewayError(400, 'invalid_body', `Invalid request body: ${problems.join('; ')}`);
+    throw coreErrors.invalidBody(problems.join('; '));
   };
 }
 
 /** An ISO 8601 time or epoch milliseconds (as number or digits) → epoch ms. */
 export function parseTime(value: unknown, name: string): number {
   const ms = typeof value === 'number' ? value : /^\d+$/.test(String(value)) ? Number(value) : Date.parse(String(value));
-  if (!Number.isFinite(ms)) throw new GatewayError(400, 'invalid_time', `${name} must be an ISO 8601 time or epoch milliseconds`, { param: name });
+  if (!Number.isFinite(ms)) throw adminErrors.invalid_time(`${name} must be an ISO 8601 time or epoch milliseconds`, { param: name });
   return ms;
 }
 
@@ -79,9 +80,9 @@ export async function findKey(env: Env, id: string): Promise<FoundKey | undefine
 
 export async function requireKey(env: Env, id: string): Promise<FoundKey> {
   const found = await findKey(env, id);
-  if (!found) throw new GatewayError(404, 'key_not_found', `No key with id "${id}"`, { param: 'id' });
+  if (!found) throw adminErrors.key_not_found(id, { param: 'id' });
   return found;
 }
 
 export const configKeyImmutable = (id: string) =>
-  new GatewayError(409, 'config_key_immutable', `Key "${id}" is declared in gateway.yaml and cannot be changed through the API; edit gateway.yaml and reload`);
+  adminErrors.config_key_immutable(id);

@@ -1,6 +1,6 @@
 // Issuing a key (POST /admin/keys): validate against the configured groups, generate the secret, store only its SHA-256.
 import { createHash, randomBytes } from 'node:crypto';
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Ctx, Env } from '../../core/types.ts';
 import type { IssuedKey, KeyLimits } from '../../core/store/types.ts';
 import { bodyValidator, keyView, limitsSchema, parseTime, reply } from './common.ts';
@@ -23,13 +23,13 @@ const readBody = bodyValidator({
 function checkGroups(env: Env, body: IssueBody): void {
   const groups = env.config.groups;
   const known = Object.keys(groups).join(', ');
-  if (!groups[body.group]) throw new GatewayError(400, 'unknown_group', `Unknown group "${body.group}" (known: ${known})`, { param: 'group' });
+  if (!groups[body.group]) throw adminErrors.unknown_group({ group: body.group, known }, { param: 'group' });
   const pools = body.pools ?? [];
   for (const pool of pools) {
-    if (!groups[pool]?.dedicated) throw new GatewayError(400, 'invalid_pool', `"${pool}" is not a dedicated group`, { param: 'pools' });
+    if (!groups[pool]?.dedicated) throw adminErrors.invalid_pool(pool, { param: 'pools' });
   }
   if (groups[body.group].dedicated && !pools.includes(body.group)) {
-    throw new GatewayError(400, 'dedicated_group', `Group "${body.group}" is dedicated: it serves only routes that name it as pool; list it in pools too`, { param: 'group' });
+    throw adminErrors.dedicated_group(body.group, { param: 'group' });
   }
 }
 

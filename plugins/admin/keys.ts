@@ -1,5 +1,5 @@
 // Stage `admin-keys`: issue, list, show, change and delete keys (one action per route); config keys are read-only here.
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Ctx, Env, Plugin } from '../../core/types.ts';
 import type { IssuedKey } from '../../core/store/types.ts';
 import { bodyValidator, configKeyImmutable, keyView, limitsSchema, parseTime, reply, requireKey } from './common.ts';
@@ -55,13 +55,13 @@ const ACTIONS: Record<Action, (ctx: Ctx, env: Env, id: string) => Promise<void>>
   async update(ctx, env, id) {
     await issuedOnly(env, id);
     const patch = toPatch(await readPatch(ctx));
-    if (!await env.store.updateKey(id, patch)) throw new GatewayError(404, 'key_not_found', `No key with id "${id}"`, { param: 'id' });
+    if (!await env.store.updateKey(id, patch)) throw adminErrors.key_not_found(id, { param: 'id' });
     ctx.log.info({ key_id: id, fields: Object.keys(patch) }, 'key changed');
     reply(ctx, 200, await keyView(await requireKey(env, id), env));
   },
   async delete(ctx, env, id) {
     await issuedOnly(env, id);
-    if (!await env.store.deleteKey(id)) throw new GatewayError(404, 'key_not_found', `No key with id "${id}"`, { param: 'id' });
+    if (!await env.store.deleteKey(id)) throw adminErrors.key_not_found(id, { param: 'id' });
     ctx.log.info({ key_id: id }, 'key deleted');
     reply(ctx, 200, { id, deleted: true });
   },

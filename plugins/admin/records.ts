@@ -1,5 +1,5 @@
 // Stage `admin-usage`: the usage records of every key, newest first, filtered and paged (GET /admin/usage).
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Plugin } from '../../core/types.ts';
 import type { Ending, RecordFilter } from '../../core/store/types.ts';
 import { parseTime, reply } from './common.ts';
@@ -12,7 +12,7 @@ const ENDINGS: Ending[] = ['completed', 'incomplete', 'failed', 'disconnected', 
 /** ?status=429 (one status) or 4xx (a class). */
 function statusRange(v: string): { min: number; max: number } {
   const m = /^([1-5])(xx|\d\d)$/i.exec(v);
-  if (!m) throw new GatewayError(400, 'invalid_status', 'status must be an HTTP status (e.g. 429) or a class (2xx, 4xx, 5xx)', { param: 'status' });
+  if (!m) throw adminErrors.invalid_status(undefined, { param: 'status' });
   if (m[2].toLowerCase() === 'xx') return { min: Number(m[1]) * 100, max: Number(m[1]) * 100 + 99 };
   return { min: Number(v), max: Number(v) };
 }
@@ -34,11 +34,11 @@ export const adminUsage: Plugin<Options> = {
       const q = ctx.url.searchParams;
       // A misspelt filter would silently list everything; refuse it instead.
       for (const name of q.keys()) {
-        if (!PARAMS.has(name)) throw new GatewayError(400, 'invalid_query', `Unknown query parameter "${name}" (known: ${[...PARAMS].join(', ')})`, { param: name });
+        if (!PARAMS.has(name)) throw adminErrors.invalid_query({ name, known: [...PARAMS].join(', ') }, { param: name });
       }
       const limit = q.has('limit') ? Number(q.get('limit')) : options.default_limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > options.max_limit) {
-        throw new GatewayError(400, 'invalid_limit', `limit must be an integer from 1 to ${options.max_limit}`, { param: 'limit' });
+        throw adminErrors.invalid_limit(options.max_limit, { param: 'limit' });
       }
       const filter: RecordFilter = { limit };
       for (const name of ['key', 'group', 'model', 'cursor'] as const) {
@@ -48,13 +48,13 @@ export const adminUsage: Plugin<Options> = {
       if (q.get('status')) filter.status = statusRange(q.get('status')!);
       const ending = q.get('ending');
       if (ending) {
-        if (!ENDINGS.includes(ending as Ending)) throw new GatewayError(400, 'invalid_ending', `ending must be one of ${ENDINGS.join(', ')}`, { param: 'ending' });
+        if (!ENDINGS.includes(ending as Ending)) throw adminErrors.invalid_ending(ENDINGS.join(', '), { param: 'ending' });
         filter.ending = ending as Ending;
       }
       if (q.get('from')) filter.from = parseTime(q.get('from'), 'from');
       if (q.get('to')) filter.to = parseTime(q.get('to'), 'to');
       if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
-        throw new GatewayError(400, 'invalid_time', 'from must not be after to', { param: 'from' });
+        throw adminErrors.invalid_time('from must not be after to', { param: 'from' });
       }
       const page = await env.store.records(filter);
       reply(ctx, 200, { records: page.records, cursor: page.cursor ?? null });

@@ -1,6 +1,6 @@
 // Stage `admin-summary`: requests, errors, tokens and cost of the whole gateway over a window, as time series by model,
 // group or key with totals (GET /admin/usage/summary), read from the store's gateway-wide rollups.
-import { GatewayError } from '../../core/errors.ts';
+import { adminErrors } from './errors.ts';
 import type { Plugin } from '../../core/types.ts';
 import type { RollupUnit, UsageBucket } from '../../core/store/types.ts';
 import { UNIT_MS } from '../../core/store/summary.ts';
@@ -27,7 +27,7 @@ const nano = (usd: number) => Math.round(usd * 1e9);
 /** The window's buckets, read from the store: which rollup unit, and its first and last bucket. */
 export async function windowBuckets(store: { usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> }, window: string, now: number) {
   const w = WINDOWS[window];
-  if (!w) throw new GatewayError(400, 'invalid_window', `window must be one of ${Object.keys(WINDOWS).join(', ')}`, { param: 'window' });
+  if (!w) throw adminErrors.invalid_window(Object.keys(WINDOWS).join(', '), { param: 'window' });
   const buckets = await store.usageBuckets(w.unit, now - (w.buckets - 1) * UNIT_MS[w.unit], now);
   return { ...w, buckets };
 }
@@ -82,9 +82,9 @@ export const adminSummary: Plugin<Options> = {
       const q = ctx.url.searchParams;
       const window = q.get('window') || '1d';
       const by = (q.get('by') || 'model') as By;
-      if (!BY.includes(by)) throw new GatewayError(400, 'invalid_by', `by must be one of ${BY.join(', ')}`, { param: 'by' });
+      if (!BY.includes(by)) throw adminErrors.invalid_by(BY.join(', '), { param: 'by' });
       const top = q.has('top') ? Number(q.get('top')) : options.default_top;
-      if (!Number.isInteger(top) || top < 1 || top > MAX_TOP) throw new GatewayError(400, 'invalid_top', `top must be an integer from 1 to ${MAX_TOP}`, { param: 'top' });
+      if (!Number.isInteger(top) || top < 1 || top > MAX_TOP) throw adminErrors.invalid_top(MAX_TOP, { param: 'top' });
       const now = Date.now();
       const { unit, buckets } = await windowBuckets(env.store, window, now);
       const series = splitBy(buckets, by, top);

@@ -1,11 +1,16 @@
 // Stage `list-models`: answers the model list (or one model) with what this key may use through its group, in the client's list shape.
-import { GatewayError } from '../../core/errors.ts';
+import { defineErrors } from '../../core/errors.ts';
+import { modelErrors } from '../model-allowlist.ts';
 import type { Ctx, Env, FormatAdapter, GroupConfig, ModelListUpstream, PlatformConfig, Plugin } from '../../core/types.ts';
 import { isGlob, modelAllowed } from '../globs.ts';
 import { catalogue, type CatalogueOptions } from './catalogue.ts';
 import { nativeLists, shownLists, visibleModels } from './visible.ts';
 
 interface Options extends CatalogueOptions { shape_by_header: Record<string, string>; model_param: string }
+
+const errors = defineErrors('list-models', {
+  not_supported: { status: 404, doc: 'The route\'s format has no model list.', message: (format: string) => `The ${format} format has no model list` },
+});
 
 /** The format whose list shape the client expects: a header can name another format (e.g. a vendor version header). */
 function shapeFor(ctx: Ctx, env: Env, byHeader: Record<string, string>): FormatAdapter {
@@ -64,10 +69,10 @@ export const listModels: Plugin<Options> = {
         const id = one.replace(/^models\//, '');
         // Any model the key may use can be looked up, including one allowed only by a glob.
         const found = modelAllowed(group, key, id) ? { id, owner: group.platform } : undefined;
-        if (!found || !format.modelInfo) throw new GatewayError(404, 'model_not_found', `The model "${id}" does not exist or this API key may not use it`);
+        if (!found || !format.modelInfo) throw modelErrors.model_not_found({ model: id });
         body = format.modelInfo(found);
       } else {
-        if (!format.modelList) throw new GatewayError(404, 'not_supported', `The ${format.name} format has no model list`);
+        if (!format.modelList) throw errors.not_supported(format.name);
         const shown = shownLists(group, platform, format, env.formats);
         const lists = shown.length ? await vendorLists(group, platform) : new Map();
         body = format.modelList(visibleModels({ group, key, shown, lists, priced }).map((id) => ({ id, owner: group.platform })));

@@ -3,13 +3,13 @@
 // use it.
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { GatewayError } from '../../core/errors.ts';
 import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
 import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
 import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
+import { proxyErrors } from './pool-errors.ts';
 
 export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number }
 
@@ -71,5 +71,5 @@ async function intoCommittedStream(ctx: Ctx, upstream: IncomingMessage, status: 
   const text = (await readAll(upstream, ERROR_BODY_LIMIT)).toString('utf8');
   ctx.outcome = 'failed';
   ctx.endedBy = 'upstream';
-  throw new GatewayError(status < 400 ? 502 : status, 'upstream_error', errorMessage(text) ?? `The upstream answered ${status} to a stream request`);
+  throw proxyErrors.upstream_error(errorMessage(text) ?? `The upstream answered ${status} to a stream request`, { status: status < 400 ? 502 : status });
 }

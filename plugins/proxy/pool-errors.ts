@@ -1,7 +1,23 @@
 // The gateway's own answers when the pool cannot serve a request: by class, never with upstream bodies, account ids or credentials.
-import { GatewayError } from '../../core/errors.ts';
+import { defineErrors, type GatewayError } from '../../core/errors.ts';
 import type { Attempt, GroupConfig } from '../../core/types.ts';
 import type { AccountState, CooldownReason } from '../../core/store/types.ts';
+
+/** The proxy's own answers (the catalogue's `proxy` area); each message is made where the situation is known. */
+export const proxyErrors = defineErrors('proxy', {
+  NO_ACCOUNT_AVAILABLE: { status: 503, doc: 'No account of the group is enabled for the model, or every one is cooling down or needs attention (`retry-after` when one returns).', message: (text: string) => text },
+  UPSTREAM_FAILED: { status: 502, doc: 'Every account tried failed at the upstream (5xx, overloaded, unreachable, timeout, stream error before content).', message: (text: string) => text },
+  ALL_ACCOUNTS_RATE_LIMITED: { status: 429, doc: 'Every account of the group is rate limited upstream (`retry-after`: the soonest end).', message: (text: string) => text },
+  UPSTREAM_REQUEST_REFUSED: { status: 403, doc: 'The upstream refused the request itself (401/403 while the account\'s credential works).', message: (text: string) => text },
+  CONVERSATION_ACCOUNT_UNAVAILABLE: { status: 503, also: [409], doc: 'The account holding a pinned conversation is cooling down (503) or gone (409).', message: (text: string) => text },
+  upstream_error: { status: 502, also: [400, 401, 403, 404, 429, 500, 503], doc: 'A stream already committed by queue keepalives got an upstream refusal: its status and message.', message: (text: string) => text },
+  upstream_truncated: { status: 502, doc: 'A whole upstream answer ended before it was complete.', message: 'The upstream response ended before it was complete' },
+  upstream_stream_truncated: { status: 502, doc: 'An upstream stream ended before its terminal event (sent as the format\'s stream error).', message: 'The upstream stream ended before it completed' },
+  upstream_invalid: { status: 502, doc: 'A translated upstream answered with a body that is not JSON.', message: 'The upstream answered with a body that is not JSON' },
+  previous_response_not_found: { status: 404, doc: 'A translated Responses request continues an answer this key does not have (or that expired).', message: (id: string) => `Previous response with id '${id}' not found.` },
+  response_not_found: { status: 404, doc: 'GET of a kept Responses answer this key does not have.', message: (id: string) => `Response with id '${id}' not found.` },
+  media_fetch_failed: { status: 400, doc: 'An image or file URL for an inline-only upstream could not be fetched (private address, scheme, redirect, size, time, type).', message: (p: { host: string; why: string }) => `Could not fetch the media at ${p.host}: ${p.why}. Send it inline (base64) instead.` },
+});
 
 /** Attempts that failed at the upstream itself (not a refused credential, not a rate limit). */
 const UPSTREAM_FAILURES = new Set(['upstream_error', 'overloaded', 'unreachable', 'timeout', 'stream_error']);
@@ -14,7 +30,7 @@ const LAST: Record<string, string> = {
 };
 
 export function noCandidates(group: GroupConfig, model: string | undefined): GatewayError {
-  return new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', model === undefined
+  return proxyErrors.NO_ACCOUNT_AVAILABLE(model === undefined
     ? `No upstream account of group "${group.name}" is enabled`
     : `No enabled upstream account of group "${group.name}" serves the model "${model}"`);
 }
@@ -28,7 +44,7 @@ export function exhausted(group: GroupConfig, attempts: Attempt[], states: Accou
   if (failures.length) {
     const last = failures[failures.length - 1];
     const n = attempts.length;
-    return new GatewayError(502, 'UPSTREAM_FAILED', `The upstream request failed on ${n === 1 ? 'the only account tried' : `all ${n} accounts tried`} (last: ${LAST[last.reason]}${last.status ? `, HTTP ${last.status}` : ''})`);
+    return proxyErrors.UPSTREAM_FAILED(`The upstream request failed on ${n === 1 ? 'the only account tried' : `all ${n} accounts tried`} (last: ${LAST[last.reason]}${last.status ? `, HTTP ${last.status}` : ''})`);
   }
   const free = states.some((s) => s.coolingUntil === undefined);
   // Accounts needing attention come back only after their (long) pause: the soonest other cool-down is the useful hint.
@@ -38,17 +54,17 @@ export function exhausted(group: GroupConfig, attempts: Attempt[], states: Accou
   const rateLimited = attempts.some((a) => a.reason === 'rate_limited') || states.some((s) => s.reason === 'rate_limited' && s.coolingUntil !== undefined);
   if (rateLimited) {
     headers['retry-after'] ??= '1';
-    return new GatewayError(429, 'ALL_ACCOUNTS_RATE_LIMITED',
+    return proxyErrors.ALL_ACCOUNTS_RATE_LIMITED(
       `Every upstream account of group "${group.name}" is rate limited; retry after ${headers['retry-after']} s`, { headers });
   }
   const attention = states.length > 0 && states.every((s) => s.reason === 'auth' && s.coolingUntil !== undefined);
   const when = attention ? ': every account needs attention from the operator' : soonest === undefined ? ' right now' : `; the soonest may return in ${headers['retry-after']} s`;
-  return new GatewayError(503, 'NO_ACCOUNT_AVAILABLE', `No upstream account of group "${group.name}" is available${when}`, { headers });
+  return proxyErrors.NO_ACCOUNT_AVAILABLE(`No upstream account of group "${group.name}" is available${when}`, { headers });
 }
 
 /** An upstream refused the request itself (401/403 while the account's credential works): nothing to fail over to. */
 export function requestRefused(status: number): GatewayError {
-  return new GatewayError(403, 'UPSTREAM_REQUEST_REFUSED',
+  return proxyErrors.UPSTREAM_REQUEST_REFUSED(
     `The upstream refused this request (HTTP ${status}) although the account's credential is valid: something in the request is not permitted for this group's accounts`);
 }
 
@@ -64,14 +80,14 @@ const WHY: Record<CooldownReason, string> = {
 export function conversationUnavailable(id: string, state: AccountState | 'gone' | undefined, now: number): GatewayError {
   const what = `The upstream account that holds this conversation (${id})`;
   if (state === 'gone') {
-    return new GatewayError(409, 'CONVERSATION_ACCOUNT_UNAVAILABLE', `${what} is no longer available; start a new conversation without previous_response_id`);
+    return proxyErrors.CONVERSATION_ACCOUNT_UNAVAILABLE(`${what} is no longer available; start a new conversation without previous_response_id`, { status: 409 });
   }
   const until = state?.coolingUntil;
   const why = state?.reason ? WHY[state.reason] : 'is unavailable';
   if (until === undefined || until <= now) {
-    return new GatewayError(503, 'CONVERSATION_ACCOUNT_UNAVAILABLE', `${what} ${why}; retry shortly`, { headers: { 'retry-after': '1' } });
+    return proxyErrors.CONVERSATION_ACCOUNT_UNAVAILABLE(`${what} ${why}; retry shortly`, { headers: { 'retry-after': '1' } });
   }
   const s = seconds(until - now);
-  return new GatewayError(503, 'CONVERSATION_ACCOUNT_UNAVAILABLE',
+  return proxyErrors.CONVERSATION_ACCOUNT_UNAVAILABLE(
     `${what} ${why}; it may return in ${s} s (at ${new Date(until).toISOString()})`, { headers: { 'retry-after': String(s) } });
 }

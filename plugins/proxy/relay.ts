@@ -2,7 +2,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import { GatewayError } from '../../core/errors.ts';
+import type { GatewayError } from '../../core/errors.ts';
+import { proxyErrors } from './pool-errors.ts';
 import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
 
 /** Each format's allow list of upstream response headers, compiled once. */
@@ -79,7 +80,7 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
     ended = true;
     ctx.outcome = 'failed';
     ctx.endedBy = 'upstream';
-    fail(new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete'));
+    fail(proxyErrors.upstream_truncated());
   };
   upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
   upstream.once('error', cut);
@@ -177,7 +178,7 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     else if (!res.writableEnded && !res.destroyed) {
       // Never let a cut stream look like a clean finish: end it with the format's own error event.
       ctx.outcome = 'missing-terminal';
-      res.write(format.streamError(new GatewayError(502, 'upstream_stream_truncated', 'The upstream stream ended before it completed'), ctx));
+      res.write(format.streamError(proxyErrors.upstream_stream_truncated(), ctx));
     }
     res.end();
   };

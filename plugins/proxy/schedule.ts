@@ -1,6 +1,6 @@
 // Account choice for one attempt: the candidates serving the model, a store lease (heartbeat, release), and the bounded wait when all are busy.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GatewayError } from '../../core/errors.ts';
+import { defineErrors } from '../../core/errors.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
 import { mapModel, matchesAny } from '../globs.ts';
@@ -23,8 +23,17 @@ export function candidatesFor(group: GroupConfig, model: string | undefined): Ac
 export const accountModel = (account: AccountConfig, model: string | undefined): string | undefined =>
   model === undefined ? model : mapModel(account.model_map, model) ?? model;
 
-const busy = (code: string, message: string) =>
-  new GatewayError(429, code, message, { headers: { 'x-gateway-limit': 'accounts_busy', 'retry-after': '1' } });
+const BUSY = { 'x-gateway-limit': 'accounts_busy', 'retry-after': '1' };
+const errors = defineErrors('proxy: scheduling', {
+  ACCOUNTS_BUSY_QUEUE_FULL: {
+    status: 429, doc: 'Every account of the group is at its concurrency and `queue_size` requests already wait.', headers: BUSY,
+    message: (p: { group: string; waiting: number }) => `Every upstream account of group "${p.group}" is busy and ${p.waiting} requests are already waiting; retry shortly`,
+  },
+  ACCOUNTS_BUSY_TIMEOUT: {
+    status: 429, doc: 'Every account of the group stayed busy for `queue_timeout_ms`.', headers: BUSY,
+    message: (p: { group: string; seconds: number }) => `Every upstream account of group "${p.group}" stayed busy for ${p.seconds} s; retry shortly`,
+  },
+});
 
 interface Waiter { accounts: Set<string>; wake: () => void }
 
@@ -89,7 +98,7 @@ export class Scheduler {
     if (result.ok || result.reason !== 'busy') return this.#took(result);
     const queue = this.#waiting.get(group) ?? [];
     if (queue.length >= this.#o.queue_size) {
-      throw busy('ACCOUNTS_BUSY_QUEUE_FULL', `Every upstream account of group "${group}" is busy and ${queue.length} requests are already waiting; retry shortly`);
+      throw errors.ACCOUNTS_BUSY_QUEUE_FULL({ group, waiting: queue.length });
     }
     const start = performance.now();
     const abort = new AbortController();
@@ -105,7 +114,7 @@ export class Scheduler {
         const left = this.#o.queue_timeout_ms - waited;
         if (left <= 0) {
           const s = this.#o.queue_timeout_ms >= 10_000 ? Math.round(this.#o.queue_timeout_ms / 1000) : Math.round(this.#o.queue_timeout_ms / 100) / 10;
-          throw busy('ACCOUNTS_BUSY_TIMEOUT', `Every upstream account of group "${group}" stayed busy for ${s} s; retry shortly`);
+          throw errors.ACCOUNTS_BUSY_TIMEOUT({ group, seconds: s });
         }
         req.waiting?.(waited);
         wake = new AbortController();

@@ -3,7 +3,7 @@
 // store, for the group's conversation_ttl_ms. A kept answer holds the whole conversation so far, canonically, and the
 // answer as the client saw it.
 import type { CanonMessage, CanonRequest, CanonResponse, Codec } from '../../../core/canonical.ts';
-import { GatewayError } from '../../../core/errors.ts';
+import { proxyErrors } from '../pool-errors.ts';
 import type { Store } from '../../../core/store/types.ts';
 import type { Ctx } from '../../../core/types.ts';
 
@@ -31,7 +31,7 @@ export class Conversations {
     const previous = state.continues(request);
     if (previous !== undefined) {
       const kept = await this.#read(ctx, previous);
-      if (!kept) throw new GatewayError(404, 'previous_response_not_found', `Previous response with id '${previous}' not found.`, { param: 'previous_response_id' });
+      if (!kept) throw proxyErrors.previous_response_not_found(previous, { param: 'previous_response_id' });
       request.messages = [...kept.messages, ...request.messages];
     }
     if (!state.keeps(request)) return undefined;
@@ -49,7 +49,7 @@ export class Conversations {
   /** A kept answer as the client saw it (GET …/{id}), or a 404 in the client's format. */
   async answer(ctx: Ctx, id: string): Promise<unknown> {
     const kept = await this.#read(ctx, id);
-    if (!kept) throw new GatewayError(404, 'response_not_found', `Response with id '${id}' not found.`);
+    if (!kept) throw proxyErrors.response_not_found(id);
     return kept.answer;
   }
 }

@@ -9,6 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { CanonBlock, CanonRequest, FileBlock, ImageBlock } from '../../../core/canonical.ts';
 import { GatewayError } from '../../../core/errors.ts';
+import { proxyErrors } from '../pool-errors.ts';
 
 export interface MediaOptions {
   maxBytes: number;
@@ -48,8 +49,7 @@ export function isPrivateAddress(address: string): boolean {
   return v4 !== undefined ? blocked.check(v4, 'ipv4') : blocked.check(address, 'ipv6');
 }
 
-const refuse = (host: string, why: string) =>
-  new GatewayError(400, 'media_fetch_failed', `Could not fetch the media at ${host}: ${why}. Send it inline (base64) instead.`, { param: 'messages' });
+const refuse = (host: string, why: string) => proxyErrors.media_fetch_failed({ host, why }, { param: 'messages' });
 
 /** The url sources of a request: in messages, and inside tool results. */
 function urlBlocks(req: CanonRequest): (ImageBlock | FileBlock)[] {

@@ -4,10 +4,10 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext } from '../../../core/canonical.ts';
 import { collectEvents } from '../../../adapters/shared/collect-events.ts';
 import { SseParser } from '../../../adapters/shared/sse.ts';
-import { GatewayError } from '../../../core/errors.ts';
 import type { Ctx } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
 import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
+import { proxyErrors } from '../pool-errors.ts';
 import { overheadMs } from '../relay.ts';
 
 /** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
@@ -79,7 +79,7 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
   } else {
     void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
       const text = bytes.toString('utf8');
-      if (!upstream.complete) throw new GatewayError(502, 'upstream_truncated', 'The upstream response ended before it was complete');
+      if (!upstream.complete) throw proxyErrors.upstream_truncated();
       return whole(ctx, text, c);
     }).catch((err) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); });
   }
@@ -90,7 +90,7 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
 async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
   let json: unknown;
   try { json = JSON.parse(text); } catch {
-    throw new GatewayError(502, 'upstream_invalid', 'The upstream answered with a body that is not JSON');
+    throw proxyErrors.upstream_invalid();
   }
   if (c.cctx.request.operation === 'count_tokens') {
     ctx.outcome = 'completed';
