@@ -1,6 +1,7 @@
 // The one error type stages throw, and the one place that renders it in the route's native envelope.
 import type { ServerResponse } from 'node:http';
 import type { Ctx, FormatAdapter } from './types.ts';
+import { sendJson } from './reply.ts';
 
 export class GatewayError extends Error {
   status: number;
@@ -120,12 +121,5 @@ export function sendError(res: ServerResponse, err: GatewayError, id: string, fo
     if (!res.writableEnded) res.end(format ? format.streamError(err, ctx) : undefined);
     return;
   }
-  const body = JSON.stringify(format ? format.errorBody(err, { id }) : neutralBody(err, id));
-  res.writeHead(err.status, {
-    ...err.headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': id,
-  });
-  res.end(body);
+  sendJson(res, err.status, format ? format.errorBody(err, { id }) : neutralBody(err, id), { ...err.headers, 'x-request-id': id });
 }

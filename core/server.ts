@@ -20,6 +20,7 @@ import { RouteMiss, Router } from './router.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
+import { sendJson } from './reply.ts';
 
 export interface GatewayOptions {
   configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger;
@@ -154,8 +155,8 @@ function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, stor
 }
 
 const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, draining: boolean) => Promise<void> | void> = {
-  '/healthz': (_rt, res) => json(res, 200, { status: 'ok' }),
-  '/readyz': (_rt, res, _m, draining) => json(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready' }),
+  '/healthz': (_rt, res) => sendJson(res, 200, { status: 'ok' }),
+  '/readyz': (_rt, res, _m, draining) => sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready' }),
   '/metrics': async (_rt, res, metrics) => {
     const body = await metrics.text().catch((err: Error) => err);
     if (body instanceof Error) res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${body.message}\n`);
@@ -192,10 +193,6 @@ function leaveBody(req: IncomingMessage, res: ServerResponse): void {
   else res.once('finish', () => req.socket.destroySoon());
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-}
 
 async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, drain: Drain): Promise<void> {
   const start = performance.now();

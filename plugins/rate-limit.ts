@@ -3,6 +3,7 @@
 import { defineErrors, type GatewayError } from '../core/errors.ts';
 import type { Ctx, Plugin } from '../core/types.ts';
 import type { Admission, AdmitResult } from '../core/store/types.ts';
+import { dig } from './dotted.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
 interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
@@ -28,8 +29,6 @@ function refusal(result: Extract<AdmitResult, { ok: false }>): GatewayError {
   return BY_REASON[result.reason](result.window, { headers });
 }
 
-const dig = (body: Record<string, unknown>, path: string): unknown =>
-  path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), body);
 
 /** Prompt size from the body bytes plus the requested output cap: reserved against tpm, reconciled at settlement. */
 async function estimate(ctx: Ctx, options: Options): Promise<number> {

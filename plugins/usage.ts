@@ -3,6 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import type { KeyConfig, Plugin } from '../core/types.ts';
 import type { KeyUsage, UsageTotals, WindowState } from '../core/store/types.ts';
 import { usageQuery } from './usage-query.ts';
+import { sendJson } from '../core/reply.ts';
 
 const WINDOW_MS = { '5h': 5 * 3600_000, '1d': 86_400_000, '7d': 7 * 86_400_000 } as const;
 const LIMIT_FIELD = { '5h': 'usd_5h', '1d': 'usd_1d', '7d': 'usd_7d' } as const;
@@ -82,9 +83,8 @@ export const usage: Plugin<Record<string, never>> = {
       const query = usageQuery(ctx.search ? ctx.url.searchParams : new URLSearchParams());
       const now = Date.now();
       const data = await env.store.keyUsage(key.id, { ...query, now });
-      const body = JSON.stringify(usageView(key, key.group, data, now));
       ctx.outcome = 'completed';
-      ctx.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);
+      sendJson(ctx.res, 200, usageView(key, key.group, data, now), { 'cache-control': 'no-store' });
     };
   },
 };

@@ -5,14 +5,14 @@ import { adminErrors } from './errors.ts';
 import type { Ctx, Env, JSONSchema, KeyConfig } from '../../core/types.ts';
 import type { IssuedKey } from '../../core/store/types.ts';
 import { usageView } from '../usage.ts';
+import { sendJson } from '../../core/reply.ts';
 
 export type Source = 'config' | 'store';
 export interface FoundKey { key: KeyConfig | IssuedKey; source: Source }
 
 export function reply(ctx: Ctx, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
   ctx.outcome = 'completed';
-  ctx.res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) }).end(text);
+  sendJson(ctx.res, status, body, { 'cache-control': 'no-store' });
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });

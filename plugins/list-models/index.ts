@@ -5,6 +5,7 @@ import type { Ctx, Env, FormatAdapter, GroupConfig, ModelListUpstream, PlatformC
 import { isGlob, modelAllowed } from '../globs.ts';
 import { catalogue, type CatalogueOptions } from './catalogue.ts';
 import { nativeLists, shownLists, visibleModels } from './visible.ts';
+import { sendJson } from '../../core/reply.ts';
 
 interface Options extends CatalogueOptions { shape_by_header: Record<string, string>; model_param: string }
 
@@ -77,9 +78,8 @@ export const listModels: Plugin<Options> = {
         const lists = shown.length ? await vendorLists(group, platform) : new Map();
         body = format.modelList(visibleModels({ group, key, shown, lists, priced }).map((id) => ({ id, owner: group.platform })));
       }
-      const text = JSON.stringify(body);
       ctx.outcome = 'completed';
-      ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+      sendJson(ctx.res, 200, body);
     };
   },
 };

@@ -5,7 +5,8 @@ import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import type { AcquireAccountRequest, AcquireAccountResult, FoundBinding, LeaseEnding, Store } from '../../core/store/types.ts';
 import { conversationUnavailable, noCandidates } from './pool-errors.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
-import { dig, sessionKey, type SessionOptions } from './session.ts';
+import { sessionKey, type SessionOptions } from './session.ts';
+import { dig } from '../dotted.ts';
 
 export interface AffinityOptions extends SessionOptions { sticky_ttl_ms: number; pin_ttl_ms: number }
 

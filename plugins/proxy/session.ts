@@ -1,6 +1,7 @@
 // Session signals for account stickiness: an explicit session id from headers or body, else a hash of the conversation's stable prefix.
 import { createHash } from 'node:crypto';
 import type { Ctx } from '../../core/types.ts';
+import { dig } from '../dotted.ts';
 
 export interface SessionOptions {
   /** Request headers naming a session, first present wins. */
@@ -17,19 +18,6 @@ export const SESSION_DEFAULTS: SessionOptions = {
   session_fields: ['prompt_cache_key', 'metadata.user_id'],
   session_prefix: ['system', 'instructions', 'systemInstruction', 'tools', 'messages.0', 'input.0', 'contents.0'],
 };
-
-/**
- * The value at a dotted path; a numeric segment indexes an array, and on anything else stands for the value itself
- * (a Responses `input` given as a string is its own first item).
- */
-export function dig(body: unknown, path: string): unknown {
-  let v = body;
-  for (const k of path.split('.')) {
-    if (v === null || typeof v !== 'object') return /^\d+$/.test(k) && typeof v === 'string' ? v : undefined;
-    v = Array.isArray(v) ? (/^\d+$/.test(k) ? v[Number(k)] : undefined) : (v as Record<string, unknown>)[k];
-  }
-  return v;
-}
 
 const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 32);
 

@@ -6,7 +6,8 @@ import { gemini } from '../../adapters/gemini/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { openaiResponses } from '../../adapters/openai-responses/index.ts';
 import type { Ctx, FormatAdapter } from '../../core/types.ts';
-import { dig, SESSION_DEFAULTS, sessionKey, type SessionOptions } from '../../plugins/proxy/session.ts';
+import { SESSION_DEFAULTS, sessionKey, type SessionOptions } from '../../plugins/proxy/session.ts';
+import { dig } from '../../plugins/dotted.ts';
 
 const ctxOf = (format: FormatAdapter, headers: Record<string, string>, body?: Record<string, unknown>, method = 'POST') => ({
   req: { method, headers: { 'content-type': 'application/json', ...headers } },

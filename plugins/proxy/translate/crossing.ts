@@ -9,15 +9,15 @@ import type { Conversations, Keeping } from './conversations.ts';
 import { estimateInputTokens } from './estimate.ts';
 import { inlineMedia, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
+import { sendJson } from '../../../core/reply.ts';
 
 /** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
 export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions }
 
 /** Write a JSON answer the gateway made itself (an estimate, a kept answer). */
 function answerLocally(ctx: Ctx, body: unknown): void {
-  const text = JSON.stringify(body);
   ctx.outcome = 'completed';
-  ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-request-id': ctx.id }).end(text);
+  sendJson(ctx.res, 200, body, { 'x-request-id': ctx.id });
 }
 
 export class TranslatedCrossing implements Crossing {

@@ -9,6 +9,7 @@ import type { Usage } from '../../../core/usage.ts';
 import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
 import { overheadMs } from '../relay.ts';
+import { sendJson } from '../../../core/reply.ts';
 
 /** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
 export interface Codecs {
@@ -28,9 +29,7 @@ function headersFor(ctx: Ctx, type: string, extra?: Record<string, string>, sinc
 
 /** Write one JSON answer (an error or a whole response) in the client's format. */
 function answer(ctx: Ctx, status: number, body: unknown, extra?: Record<string, string>): void {
-  const text = JSON.stringify(body);
-  const headers = { ...headersFor(ctx, 'application/json', extra, ctx.timings.upstreamEnd), 'content-length': Buffer.byteLength(text) };
-  ctx.res.writeHead(status, headers).end(text);
+  sendJson(ctx.res, status, body, headersFor(ctx, 'application/json', extra, ctx.timings.upstreamEnd));
 }
 
 /** What a stream showed of its answer so far: the usage, the text relayed, and how it ended. */
