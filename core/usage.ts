@@ -1,4 +1,4 @@
-// The canonical usage record every format's usage is normalised into (wire-formats §7.5).
+// The canonical usage record every format's usage is normalised into (docs/wire-formats.md#usage).
 export interface Usage {
   /** All input tokens, cache reads and writes included. */
   input: number;

@@ -1,4 +1,4 @@
-// Anthropic Messages upstream: POST /v1/messages whole and streamed, and count_tokens (wire-formats §5).
+// Anthropic Messages upstream: POST /v1/messages whole and streamed, and count_tokens (docs/wire-formats.md#anthropic-messages).
 //
 // Token rule: input_tokens = promptTokens() over the system prompt (when present) and each message, where a message
 // counts its text blocks and the text inside its tool_result blocks (tool_use input and thinking blocks count nothing):

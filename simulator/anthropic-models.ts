@@ -1,4 +1,4 @@
-// Anthropic models list (wire-formats §5.6), served on GET /v1/models when the caller sends anthropic-version.
+// Anthropic models list (docs/wire-formats.md#anthropic-models), served on GET /v1/models when the caller sends anthropic-version.
 import type { IncomingMessage } from 'node:http';
 import type { Route, SimContext } from './context.ts';
 import { sendError } from './errors.ts';

@@ -1,4 +1,4 @@
-// The Anthropic Messages event stream for one reply (wire-formats §5.4): one content block at a time, each opened,
+// The Anthropic Messages event stream for one reply (docs/wire-formats.md#anthropic-stream): one content block at a time, each opened,
 // filled with deltas and closed; usage in message_start and, cumulative, in message_delta.
 import type { SimContext } from './context.ts';
 import { sseFrame, type StreamPlan } from './respond.ts';

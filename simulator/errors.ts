@@ -1,4 +1,4 @@
-// Error envelopes the simulator answers with, one shape per wire dialect (wire-formats §1.5, §5.7, §6.7).
+// Error envelopes the simulator answers with, one shape per wire dialect (docs/wire-formats.md#openai-errors, #anthropic-errors, #gemini-errors).
 import type { ServerResponse } from 'node:http';
 
 export type Dialect = 'openai' | 'anthropic' | 'gemini';

@@ -1,4 +1,4 @@
-// Gemini embeddings upstream: :embedContent and :batchEmbedContents under /v1beta and /v1 (wire-formats §6.1).
+// Gemini embeddings upstream: :embedContent and :batchEmbedContents under /v1beta and /v1 (docs/wire-formats.md#gemini-endpoints).
 //
 // Only models named *embedding* embed; others answer 404 as Google does. Token rule: a content counts the tokens of its
 // text parts (tokens.ts). Like the real API, models of the gemini-embedding-2 family report usageMetadata

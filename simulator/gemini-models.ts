@@ -1,4 +1,4 @@
-// Gemini models list and lookup (wire-formats §6.6): GET /v1beta/models and /v1beta/models/{model}.
+// Gemini models list and lookup (docs/wire-formats.md#gemini-models): GET /v1beta/models and /v1beta/models/{model}.
 import type { Route, SimContext } from './context.ts';
 import { sendError } from './errors.ts';
 import { decodeSegment } from './models.ts';

@@ -1,4 +1,4 @@
-// Gemini upstream: generateContent, streamGenerateContent (SSE and JSON array) and countTokens under /v1beta and /v1 (wire-formats §6).
+// Gemini upstream: generateContent, streamGenerateContent (SSE and JSON array) and countTokens under /v1beta and /v1 (docs/wire-formats.md#gemini-endpoints).
 //
 // Token rule: promptTokenCount = promptTokens() over systemInstruction (when present) and each content, where a
 // content counts its text parts and JSON.stringify(functionResponse.response) of its functionResponse parts

@@ -36,7 +36,7 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-// Google also takes the key in the query string (wire-formats §0.2); the other vendors do not.
+// Google also takes the key in the query string (docs/wire-formats.md#auth-headers); the other vendors do not.
 const queryKeyParam: Partial<Record<Dialect, string>> = { gemini: 'key' };
 
 // Each vendor refuses a missing or wrong key with its own status and words.

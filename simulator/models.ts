@@ -1,4 +1,4 @@
-// OpenAI models list (wire-formats §4): a fixed catalogue, so list-models tests can assert exact ids.
+// OpenAI models list (docs/wire-formats.md#openai-models): a fixed catalogue, so list-models tests can assert exact ids.
 import type { SimContext } from './context.ts';
 import { sendError } from './errors.ts';
 import { sendJson } from './respond.ts';

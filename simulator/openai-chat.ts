@@ -1,4 +1,4 @@
-// OpenAI Chat Completions upstream: POST /v1/chat/completions, whole and streamed (wire-formats §1).
+// OpenAI Chat Completions upstream: POST /v1/chat/completions, whole and streamed (docs/wire-formats.md#openai-chat).
 //
 // Token rule: prompt_tokens = promptTokens() over each message's text (string content or text parts; tool_calls count
 // nothing): Σ(3 + tokens) + 3. completion_tokens is the reply's tokens plus, when reasoning_effort asked for reasoning
@@ -107,7 +107,7 @@ function messageOf(ctx: SimContext, reply: Reply) {
 }
 
 function streamPlan(ctx: SimContext, base: object, reply: Reply, usage: object, includeUsage: boolean): StreamPlan {
-  // Without include_usage the chunks carry no usage key at all (wire-formats §1.4).
+  // Without include_usage the chunks carry no usage key at all (docs/wire-formats.md#chat-stream).
   const usageField = includeUsage ? { usage: null } : {};
   const chunk = (delta: object, finish: string | null) => sseFrame(JSON.stringify({
     ...base,

@@ -1,4 +1,4 @@
-// OpenAI Images upstream: generations (JSON) and edits (multipart or JSON), answering with a real 1×1 PNG (wire-formats §3).
+// OpenAI Images upstream: generations (JSON) and edits (multipart or JSON), answering with a real 1×1 PNG (docs/wire-formats.md#images).
 //
 // Usage rule (gpt-image-* models only; dall-e answers carry none, as the real API):
 //   text_tokens = countTokens(prompt); image_tokens = 65 per input image (edits only);

@@ -1,4 +1,4 @@
-// The Responses API event stream for one reply (wire-formats §2.4): one event per frame, sequence_number = frame index,
+// The Responses API event stream for one reply (docs/wire-formats.md#responses-stream): one event per frame, sequence_number = frame index,
 // each output item announced, filled with deltas and finished in turn (reasoning, then a message or function calls).
 import { sseFrame, type StreamPlan } from './respond.ts';
 import { countTokens, splitEvenly, splitTokens } from './tokens.ts';

@@ -1,4 +1,4 @@
-// OpenAI Responses upstream: create (whole and streamed), retrieve, input_tokens, and previous_response_id chains (wire-formats §2).
+// OpenAI Responses upstream: create (whole and streamed), retrieve, input_tokens, and previous_response_id chains (docs/wire-formats.md#openai-responses).
 //
 // Token rule: a request's own input is promptTokens() over its turns (instructions, then each input item; message
 // items count their input_text/output_text parts, function_call_output items their output, function_call and reasoning

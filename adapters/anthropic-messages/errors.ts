@@ -1,4 +1,4 @@
-// Anthropic's error types by HTTP status (wire-formats §5.7): the adapter's error envelopes and the codec's both use this one table.
+// Anthropic's error types by HTTP status (docs/wire-formats.md#anthropic-errors): the adapter's error envelopes and the codec's both use this one table.
 export const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error',
   404: 'not_found_error', 408: 'timeout_error', 413: 'request_too_large', 429: 'rate_limit_error',

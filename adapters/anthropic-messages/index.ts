@@ -32,7 +32,7 @@ export const anthropicMessages: FormatAdapter = {
   // ?beta=true, which Claude Code sends.
   forwardQuery: ['beta'],
   credentialCheck: { path: '/v1/models', headers: { 'anthropic-version': '2023-06-01' } },
-  // max_tokens is typed but not required: count_tokens shares this format and has none (§5.5); the upstream insists on it for /v1/messages.
+  // max_tokens is typed but not required: count_tokens shares this format and has none (docs/wire-formats.md#anthropic-messages); the upstream insists on it for /v1/messages.
   requestSchema: {
     type: 'object', required: ['messages'],
     properties: {

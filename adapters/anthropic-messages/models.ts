@@ -1,4 +1,4 @@
-// Anthropic's model list: its shape for clients, and where Anthropic lists an account's models (wire-formats §5.6).
+// Anthropic's model list: its shape for clients, and where Anthropic lists an account's models (docs/wire-formats.md#anthropic-models).
 import type { ModelListEntry, ModelListUpstream } from '../../core/types.ts';
 import { idsOf } from '../shared/model-ids.ts';
 

@@ -1,4 +1,4 @@
-// Anthropic usage → canonical: input_tokens counts only uncached input, so cache reads and writes are added back (wire-formats §5.3, §7.5).
+// Anthropic usage → canonical: input_tokens counts only uncached input, so cache reads and writes are added back (docs/wire-formats.md#anthropic-response; #usage).
 import { num, type Usage } from '../../core/usage.ts';
 
 export function anthropicUsage(u: unknown): Usage | undefined {

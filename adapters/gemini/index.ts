@@ -8,7 +8,7 @@ import { usageOfBody } from './usage.ts';
 import { REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
 import { codec } from './codec/index.ts';
 
-// google.rpc.Code names by HTTP status, as Google's own front end maps them (wire-formats §6.7, §7.7).
+// google.rpc.Code names by HTTP status, as Google's own front end maps them (docs/wire-formats.md#gemini-errors; docs/translation.md, Errors).
 const STATUS_BY_HTTP: Record<number, string> = {
   400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 408: 'DEADLINE_EXCEEDED',
   409: 'ABORTED', 413: 'INVALID_ARGUMENT', 429: 'RESOURCE_EXHAUSTED', 499: 'CANCELLED', 500: 'INTERNAL',

@@ -1,4 +1,4 @@
-// Gemini's model list: its shape for clients, and where Google lists an account's models (wire-formats §6.6).
+// Gemini's model list: its shape for clients, and where Google lists an account's models (docs/wire-formats.md#gemini-models).
 import type { ModelListEntry, ModelListUpstream } from '../../core/types.ts';
 import { idsOf } from '../shared/model-ids.ts';
 

@@ -1,4 +1,4 @@
-// Gemini usageMetadata → canonical: prompt includes cached content; output is candidates plus thoughts (wire-formats §6.3, §7.5).
+// Gemini usageMetadata → canonical: prompt includes cached content; output is candidates plus thoughts (docs/wire-formats.md#gemini-response; #usage).
 import { num, type Usage } from '../../core/usage.ts';
 
 export function geminiUsage(u: unknown): Usage | undefined {

@@ -1,5 +1,5 @@
 // Chat Completions usage both ways: the upstream's usage object → canonical usage (what the ledger bills), and canonical
-// usage → the usage object a chat client reads (wire-formats §1.3, §7.5: prompt tokens include cached ones, completion
+// usage → the usage object a chat client reads (docs/wire-formats.md#chat-response; #usage: prompt tokens include cached ones, completion
 // tokens include reasoning).
 import { num, type Usage } from '../../core/usage.ts';
 

@@ -21,7 +21,7 @@ const errors = defineErrors('openai-images', {
 async function readModel(ctx: Ctx): Promise<string | undefined> {
   const type = String(ctx.req.headers['content-type'] ?? '');
   if (isMultipart(type)) {
-    // Every non-file value travels as a string form field (wire-formats §3.2).
+    // Every non-file value travels as a string form field (docs/wire-formats.md#images).
     const fields = readFormFields(await ctx.body(), type, ['model', 'stream']);
     ctx.set(STREAM, fields.stream?.trim() === 'true');
     return fields.model?.trim() || undefined;

@@ -20,12 +20,12 @@ const LIFECYCLE = new Set([
   'response.created', 'response.queued', 'response.in_progress',
   'response.completed', 'response.incomplete', 'response.failed', 'response.done',
 ]);
-// response.done is the non-public terminal some Codex backends send (wire-formats §2.6).
+// response.done is the non-public terminal some Codex backends send (docs/wire-formats.md#responses-stream).
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.done']);
 
 const deltaChars = textCounter(['delta']);
 
-// The spec puts code/message at the top level of an `error` event; real traffic also nests them (§2.5).
+// The spec puts code/message at the top level of an `error` event; real traffic also nests them (docs/wire-formats.md#responses-stream).
 const errorMessage = (event: Record<string, any>): string =>
   String(event.error?.message ?? event.message ?? 'upstream stream error');
 

@@ -9,7 +9,7 @@ export const openaiModel = (m: ModelListEntry) => ({ id: m.id, object: 'model', 
 
 export const openaiModelList = (models: ModelListEntry[]) => ({ object: 'list', data: models.map(openaiModel) });
 
-/** GET /v1/models: one page, no pagination (wire-formats §4). */
+/** GET /v1/models: one page, no pagination (docs/wire-formats.md#openai-models). */
 export const openaiModelListUpstream: ModelListUpstream = {
   path: '/v1/models',
   page: (body) => ({ ids: idsOf((body as { data?: unknown } | null)?.data, 'id') }),

@@ -1,4 +1,4 @@
-// OpenAI token usage objects (Responses, Images) → canonical usage: input includes cached tokens, output includes reasoning (wire-formats §7.5).
+// OpenAI token usage objects (Responses, Images) → canonical usage: input includes cached tokens, output includes reasoning (docs/wire-formats.md#usage).
 import { num, type Usage } from '../../core/usage.ts';
 
 export function openaiTokenUsage(u: unknown): Usage | undefined {

@@ -17,11 +17,11 @@ const body: Array<[string, unknown]> = [
 ];
 const stop: [string, unknown] = ['message_stop', { type: 'message_stop' }];
 
-// The stream of wire-formats §5.4.
+// The stream of docs/wire-formats.md#anthropic-stream.
 const SPEC_STREAM = sse([start({ input_tokens: 25, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' }), ...body, delta({ output_tokens: 12 }), stop]);
 
 t.test('usage from a non-stream body: input adds cache reads and writes back', async (t) => {
-  // The Message of wire-formats §5.3.
+  // The Message of docs/wire-formats.md#anthropic-response.
   t.strictSame(format.usageFromBody({ type: 'message', model: 'claude-sonnet-4-5-20250929', usage: {
     input_tokens: 412, cache_creation_input_tokens: 0, cache_read_input_tokens: 2048,
     cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 57, service_tier: 'standard',

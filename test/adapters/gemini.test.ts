@@ -4,7 +4,7 @@ import { GatewayError } from '../../core/errors.ts';
 import { gemini as format } from '../../adapters/gemini/index.ts';
 import { fakeCtx, framesOf, scan, schemaAccepts } from './helpers.ts';
 
-// Google's serializer style (wire-formats §6.4), CRLF frames, no event lines.
+// Google's serializer style (docs/wire-formats.md#gemini-stream), CRLF frames, no event lines.
 const frame = (json: string) => `data: ${json}\r\n\r\n`;
 const FIRST = '{"candidates": [{"content": {"parts": [{"text": "It\'s"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 30,"totalTokenCount": 30},"modelVersion": "gemini-2.5-flash","responseId": "r1"}';
 const MIDDLE = '{"candidates": [{"content": {"parts": [{"text": " 21°C"}],"role": "model"},"index": 0}],"modelVersion": "gemini-2.5-flash","responseId": "r1"}';
@@ -13,7 +13,7 @@ const STREAM = frame(FIRST) + frame(MIDDLE) + frame(LAST);
 const PATH = '/v1beta/models/gemini-2.5-flash:streamGenerateContent';
 
 t.test('usage from a non-stream body: output is candidates plus thoughts', async (t) => {
-  // The response of wire-formats §6.3.
+  // The response of docs/wire-formats.md#gemini-response.
   t.strictSame(format.usageFromBody({ candidates: [], modelVersion: 'gemini-2.5-flash', usageMetadata: {
     promptTokenCount: 30, candidatesTokenCount: 9, thoughtsTokenCount: 120, totalTokenCount: 159, cachedContentTokenCount: 0,
     promptTokensDetails: [{ modality: 'TEXT', tokenCount: 30 }],

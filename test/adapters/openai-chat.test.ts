@@ -8,7 +8,7 @@ import { varsOf } from './helpers.ts';
 
 const fakeCtx = (model?: string, upstreamModel?: string) => varsOf({ model, upstreamModel }) as unknown as Ctx & { vars: Map<string, unknown> };
 
-// The stream OpenAI sends with stream_options.include_usage (wire-formats §1.4), byte for byte.
+// The stream OpenAI sends with stream_options.include_usage (docs/wire-formats.md#chat-stream), byte for byte.
 const chunk = (choices: string, usage = 'null', model = 'gpt-4o-mini') =>
   `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"${model}","choices":${choices},"usage":${usage}}\n\n`;
 const USAGE = '{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}';

@@ -84,7 +84,7 @@ t.test('generations: the model and stream flag from JSON', async (t) => {
 });
 
 t.test('usage from the body (GPT-image models only)', async (t) => {
-  // The response of wire-formats §3.3.
+  // The response of docs/wire-formats.md#images.
   t.strictSame(format.usageFromBody({ created: 1767225600, data: [{ b64_json: 'iVBORw0KGgo' }], usage: {
     input_tokens: 50, output_tokens: 4160, total_tokens: 4210,
     input_tokens_details: { text_tokens: 10, image_tokens: 40 }, output_tokens_details: { image_tokens: 4160, text_tokens: 0 },

@@ -11,7 +11,7 @@ const CACHED_REASONING = { input_tokens: 2000, input_tokens_details: { cached_to
 const response = (status: string, usage: unknown, extra: Record<string, unknown> = {}) =>
   ({ id: 'resp_01', object: 'response', created_at: 1767225600, status, model: 'gpt-5-2025-08-07', output: [], usage, ...extra });
 
-// The canonical text answer of wire-formats §2.4, ending with the given terminal event.
+// The canonical text answer of docs/wire-formats.md#responses-stream, ending with the given terminal event.
 function textStream(terminal: string, terminalResponse: unknown): string {
   return sse([
     ['response.created', { type: 'response.created', sequence_number: 0, response: response('in_progress', null) }],

@@ -47,7 +47,7 @@ t.test('responses.create non-stream via /v1/responses: text, exact usage on the 
   t.same(line.usage, usage(18, 8));
 });
 
-// The canonical event order of a text answer (wire-formats §2.4): 4 deltas for "Echo: Hello there" = Echo|:| Hello| there.
+// The canonical event order of a text answer (docs/wire-formats.md#responses-stream): 4 deltas for "Echo: Hello there" = Echo|:| Hello| there.
 const STREAM_TYPES = [
   'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
   'response.output_text.delta', 'response.output_text.delta', 'response.output_text.delta', 'response.output_text.delta',

@@ -107,7 +107,7 @@ t.test('chat stream without include_usage: chunks look as if usage was never ask
   const chunks: OpenAI.ChatCompletionChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   t.equal(chunks.length, 10);
-  t.equal(chunks.filter((c) => 'usage' in c).length, 0, 'an upstream that was not asked for usage sends no usage key (wire-formats §1.4)');
+  t.equal(chunks.filter((c) => 'usage' in c).length, 0, 'an upstream that was not asked for usage sends no usage key (docs/wire-formats.md#chat-stream)');
 });
 
 t.test('tool call, non-stream', async (t) => {

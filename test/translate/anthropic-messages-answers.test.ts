@@ -46,7 +46,7 @@ t.test('every fixture answer: the exact Message a client gets, and the same Mess
   }
 });
 
-t.test('a real-shaped upstream Message (wire-formats §5.3): citations dropped, usage with cache added back, stop_sequence kept', async (t) => {
+t.test('a real-shaped upstream Message (docs/wire-formats.md#anthropic-response): citations dropped, usage with cache added back, stop_sequence kept', async (t) => {
   const res = codec.decodeResponse({
     id: 'msg_01ABC', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929',
     content: [
@@ -148,7 +148,7 @@ t.test('the failing stream ends with Anthropic\'s error event, never message_del
   t.strictSame(decoded.content, [{ type: 'text', text: 'Partial' }]);
 });
 
-// A stream as Anthropic sends it (wire-formats §5.4): spaced partial JSON starting with "", pings, signature_delta,
+// A stream as Anthropic sends it (docs/wire-formats.md#anthropic-stream): spaced partial JSON starting with "", pings, signature_delta,
 // cumulative message_delta usage with the input side, a redacted block and a server-tool block the gateway never asked for.
 const UPSTREAM = sse([
   ['message_start', { type: 'message_start', message: { id: 'msg_01', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' } } }],

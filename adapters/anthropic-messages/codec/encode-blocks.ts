@@ -11,7 +11,7 @@ import { fitToolId } from './tools.ts';
 
 /**
  * A call's `input` object. A freeform tool's raw text is `{input}` (tools.ts CUSTOM_INPUT_SCHEMA); arguments that are not
- * a JSON object (a model's malformed output) become `{}` (wire-formats §7.2), so the call itself still gets through.
+ * a JSON object (a model's malformed output) become `{}` (docs/wire-formats.md#messages-and-contents), so the call itself still gets through.
  */
 export function toolInput(call: ToolCallBlock): Obj {
   if (call.custom) return { input: call.arguments };

@@ -1,4 +1,4 @@
-// Canonical usage → Anthropic's usage object: input_tokens counts only uncached input (wire-formats §5.3, §7.5).
+// Canonical usage → Anthropic's usage object: input_tokens counts only uncached input (docs/wire-formats.md#anthropic-response; #usage).
 import type { Usage } from '../../../core/usage.ts';
 import type { Obj } from './check.ts';
 

@@ -32,7 +32,7 @@ export function errorFromWire(status: number | undefined, error: unknown, raw = 
   const message = typeof wire.message === 'string' && wire.message !== ''
     ? wire.message
     : raw.trim().slice(0, 500) || `The upstream failed (${status === undefined ? 'in its stream' : `HTTP ${status}`})`;
-  // A spend-limit 429 names itself in details.error_code (wire-formats §5.7): retrying it is pointless.
+  // A spend-limit 429 names itself in details.error_code (docs/wire-formats.md#anthropic-errors): retrying it is pointless.
   const code = isObj(wire.details) && typeof wire.details.error_code === 'string' ? wire.details.error_code : type;
   return { status: status ?? STATUS_BY_KIND[kind], kind, message, ...(code ? { code } : {}) };
 }

@@ -4,10 +4,10 @@ import type { ErrorKind, ReasoningEffort, StopReason } from '../../../core/canon
 /** This codec's format name: the tag on the signatures it makes and the key of its extras. */
 export const FORMAT = 'anthropic-messages';
 
-/** The API version every upstream request names (wire-formats §5.1). */
+/** The API version every upstream request names (docs/wire-formats.md#anthropic-headers). */
 export const API_VERSION = '2023-06-01';
 
-/** Anthropic stop_reason → canonical. model_context_window_exceeded is an output cap too (wire-formats §7.4). */
+/** Anthropic stop_reason → canonical. model_context_window_exceeded is an output cap too (docs/wire-formats.md#stop-reasons). */
 export const STOP_FROM_WIRE: Record<string, StopReason> = {
   end_turn: 'end', stop_sequence: 'stop_sequence', max_tokens: 'max_tokens', model_context_window_exceeded: 'max_tokens',
   tool_use: 'tool_use', refusal: 'content_filter', pause_turn: 'pause',

@@ -42,7 +42,7 @@ export function decodeToolChoice(raw: unknown, param: string): { toolChoice?: To
 
 // ---- upstream side ----
 
-/** Anthropic requires an object schema with `type: "object"` (translation.md §4.8: a Gemini schema may lack it). */
+/** Anthropic requires an object schema with `type: "object"` (docs/translation.md: a Gemini schema may lack it). */
 export function objectSchema(schema: JSONSchema | undefined): JSONSchema {
   if (!schema || typeof schema !== 'object') return { type: 'object', properties: {} };
   return schema.type === 'object' ? schema : { ...schema, type: 'object' };

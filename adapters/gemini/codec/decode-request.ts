@@ -38,7 +38,7 @@ export function decodeRequest(body: Record<string, unknown>, op: Operation, ctx:
   };
 }
 
-/** countTokens takes {contents, …} or {generateContentRequest: {…}}, never both (wire-formats §6.5). */
+/** countTokens takes {contents, …} or {generateContentRequest: {…}}, never both (docs/wire-formats.md#gemini-count). */
 function countedRequest(body: Obj): { value: Obj; param: string } {
   const inner = optObj(field(body, 'generateContentRequest'), 'generateContentRequest');
   if (!inner) return { value: body, param: '' };

@@ -66,7 +66,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
       events.push(...this.#close());
       this.#stop = STOP_FROM_WIRE[finish] ?? 'end';
     }
-    // A blocked prompt: no candidates, a promptFeedback naming why (wire-formats §6.3).
+    // A blocked prompt: no candidates, a promptFeedback naming why (docs/wire-formats.md#gemini-response).
     const feedback = isObj(chunk.promptFeedback) ? chunk.promptFeedback : undefined;
     if (candidates.length === 0 && typeof feedback?.blockReason === 'string') this.#stop = 'content_filter';
     return events;

@@ -1,5 +1,5 @@
 // Call ids for a format that may have none: Gemini 2.5 sends functionCall without an id, so decoders mint `call_<n>`,
-// skipping every id the conversation already holds, so ids stay unique across turns without state (translation.md §4.10).
+// skipping every id the conversation already holds, so ids stay unique across turns without state (docs/translation.md).
 import type { CanonRequest } from '../../../core/canonical.ts';
 
 export interface IdMinter { next(): string }

@@ -25,7 +25,7 @@ export const STOP_TO_WIRE: Record<StopReason, string> = {
   end: 'STOP', stop_sequence: 'STOP', tool_use: 'STOP', max_tokens: 'MAX_TOKENS', content_filter: 'SAFETY', pause: 'STOP',
 };
 
-/** google.rpc status name → canonical kind (wire-formats §6.7, §7.7). */
+/** google.rpc status name → canonical kind (docs/wire-formats.md#gemini-errors; docs/translation.md, Errors). */
 export const KIND_FROM_STATUS: Record<string, ErrorKind> = {
   INVALID_ARGUMENT: 'invalid_request', FAILED_PRECONDITION: 'invalid_request', OUT_OF_RANGE: 'invalid_request',
   ALREADY_EXISTS: 'invalid_request', UNIMPLEMENTED: 'invalid_request', UNAUTHENTICATED: 'authentication',

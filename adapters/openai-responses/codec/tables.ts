@@ -25,7 +25,7 @@ export function stopOfCompleted(hasCall: boolean, refused: boolean): StopReason 
   return hasCall ? 'tool_use' : refused ? 'content_filter' : 'end';
 }
 
-/** Each error kind as an OpenAI client sees it: status and default code (wire-formats §1.5, §7.7). */
+/** Each error kind as an OpenAI client sees it: status and default code (docs/wire-formats.md#openai-errors; docs/translation.md, Errors). */
 export const ERROR_BY_KIND: Record<ErrorKind, { status: number; code: string | null }> = {
   invalid_request: { status: 400, code: null },
   authentication: { status: 401, code: 'invalid_api_key' },
