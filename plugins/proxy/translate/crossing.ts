@@ -29,6 +29,9 @@ export class TranslatedCrossing implements Crossing {
   readonly #codecs: Codecs;
   readonly #given: IncomingHttpHeaders;
   readonly #allowed: (name: string) => boolean;
+  readonly #media: MediaOptions;
+  /** URL media fetched inline, once, for an upstream that takes media only inline: after the admission, never before. */
+  #inlined: Promise<void> | undefined;
 
   private constructor(ctx: Ctx, p: TranslateParts, codecs: Codecs, local?: () => Promise<void>) {
     this.#ctx = ctx;
@@ -36,6 +39,7 @@ export class TranslatedCrossing implements Crossing {
     this.#codecs = codecs;
     this.#given = ctx.req.headers;
     this.#allowed = p.headers.translated(ctx.platform!);
+    this.#media = p.media;
     this.upstreamFormat = ctx.upstreamFormat!;
     this.local = local;
   }
@@ -52,7 +56,6 @@ export class TranslatedCrossing implements Crossing {
     const request: CanonRequest = client.decodeRequest(await ctx.json(), operation,
       { model: ctx.upstreamModel ?? ctx.model ?? '', path: ctx.path, query: ctx.search });
     request.stream = operation === 'generate' && ctx.stream;
-    if (upstream.inlineMedia) await inlineMedia(request, p.media);
     const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
     const codecs: Codecs = { client, upstream, cctx, keep: keeping?.keep };
@@ -75,6 +78,7 @@ export class TranslatedCrossing implements Crossing {
   async outbound(account: AccountConfig): Promise<Outbound> {
     const ctx = this.#ctx;
     const { upstream, cctx } = this.#codecs;
+    if (upstream.inlineMedia) await (this.#inlined ??= inlineMedia(cctx.request, this.#media));
     const request = { ...cctx.request, model: ctx.upstreamModel ?? cctx.request.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
     const body = { bytes: Buffer.from(JSON.stringify(encoded.body)), json: true };

@@ -72,7 +72,7 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
       const out = c.client.encodeError(c.upstream.decodeError(status, text));
       ctx.outcome = 'failed';
       answer(ctx, out.status, out.body, out.headers);
-    });
+    }).catch(reject);
   } else if (ctx.stream) {
     abandon = relayEvents(ctx, upstream, keepaliveMs, c);
   } else {
