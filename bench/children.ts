@@ -1,5 +1,5 @@
 // Child server processes for the benchmark: start them, wait until they serve, read peak RSS, never leave one behind.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,13 +22,14 @@ for (const signal of Object.keys(signalExit) as (keyof typeof signalExit)[]) {
   process.on(signal, () => { process.stderr.write(`\nbench: ${signal}, stopping servers\n`); process.exit(signalExit[signal]); });
 }
 
-export function startNode(name: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
-  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+/** `quiet`: stdout goes to /dev/null (a gateway logging as shipped, without the bench reading its log lines). */
+export function startNode(name: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean } = {}): Child {
+  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', options.quiet ? 'ignore' : 'pipe', 'pipe'] });
   live.add(proc);
   let tail = '';
   const keep = (chunk: Buffer) => { tail = (tail + chunk.toString()).slice(-OUTPUT_TAIL); };
   // Always drain both pipes: a full pipe would stall the server mid-benchmark.
-  proc.stdout!.on('data', keep);
+  proc.stdout?.on('data', keep);
   proc.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => { live.delete(proc); resolve(); }));
   proc.once('error', (err) => { tail += `\nspawn error: ${err.message}`; });
@@ -93,6 +94,21 @@ export function peakRssBytes(pid: number | undefined): number | null {
   try {
     const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+
+/** CPU time (user + system) a process has used so far, in microseconds, from /proc; null off Linux. */
+export function cpuMicros(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // The fields after the command name (which may hold spaces) start at field 3; utime and stime are fields 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
   } catch {
     return null;
   }

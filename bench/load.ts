@@ -43,8 +43,12 @@ function fire(url: string, opts: LoadOptions, duration: number, key?: string) {
   return autocannon({ url: url + PATH, method: 'POST', headers: headersFor(key), body, connections: opts.connections, duration, timeout: 10 });
 }
 
-export async function measure(url: string, opts: LoadOptions, key?: string): Promise<LoadFigures> {
+/** Called as the measured run starts and ends (after the warm-up): what the caller samples around it (CPU time). */
+export interface Window { start(): void; end(): void }
+
+export async function measure(url: string, opts: LoadOptions, key?: string, window?: Window): Promise<LoadFigures> {
   if (opts.warmup > 0) await fire(url, opts, opts.warmup, key);
+  window?.start();
   // autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond medians; record microseconds.
   const latency = createHistogram();
   const run = fire(url, opts, opts.duration, key);
@@ -52,6 +56,7 @@ export async function measure(url: string, opts: LoadOptions, key?: string): Pro
     if (status >= 200 && status < 300) latency.record(Math.max(1, Math.round(ms * 1000)));
   });
   const result = await run;
+  window?.end();
   const ok = result['2xx'];
   return {
     rps: result.duration > 0 ? ok / result.duration : 0,

@@ -2,12 +2,16 @@
 import os from 'node:os';
 import type { LoadFigures, LoadOptions } from './load.ts';
 import type { TargetId } from './targets.ts';
+import type { RedisPerRequest } from './redis-info.ts';
 
 export interface TargetFigures extends LoadFigures {
   id: TargetId;
   label: string;
   rssBytes: number | null;
   rssSource: string;
+  /** The serving process's CPU time (user + system) over the measured window ÷ requests answered. */
+  cpuUsPerRequest: number | null;
+  redis?: RedisPerRequest;
 }
 
 type Ratio = { rps: number | null; p50: number | null; p99: number | null };
@@ -34,12 +38,14 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
   const d = by.get('d');
   const ratios = { 'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, by.get('b')) : null, 'd/c': d ? ratio(d, c) : null };
 
-  const widths = [26, 10, 9, 9, 7, 8, 12];
+  const widths = [26, 10, 9, 9, 7, 8, 12, 11];
   const out = [
     `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
     '',
-    row(['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS MB'], widths),
-    ...figures.map((f) => row([`${f.id}  ${f.label}`, f.rps.toFixed(1), f.p50Ms.toFixed(3), f.p99Ms.toFixed(3), f.errors, f.non2xx, mb(f.rssBytes)], widths)),
+    row(['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS MB', 'CPU µs/req'], widths),
+    ...figures.map((f) => row([`${f.id}  ${f.label}`, f.rps.toFixed(1), f.p50Ms.toFixed(3), f.p99Ms.toFixed(3), f.errors, f.non2xx, mb(f.rssBytes),
+      f.cpuUsPerRequest === null ? null : f.cpuUsPerRequest.toFixed(1)], widths)),
+    ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
     '',
     row(['ratio', 'req/s', 'p50', 'p99'], widths.slice(0, 4)),
   ];
@@ -69,6 +75,8 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
       measured_s: f.durationS,
       peak_rss_mb: mb(f.rssBytes),
       rss_source: f.rssSource,
+      cpu_us_per_req: f.cpuUsPerRequest === null ? null : round(f.cpuUsPerRequest, 1),
+      ...(f.redis ? { redis: f.redis } : {}),
     }])),
     ratios,
   };

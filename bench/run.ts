@@ -3,11 +3,15 @@ import { parseArgs } from 'node:util';
 import { stop } from './children.ts';
 import { check, measure, type LoadOptions } from './load.ts';
 import { report, type TargetFigures } from './report.ts';
-import { startUpstream, targets, type TargetId } from './targets.ts';
+import { startUpstream, targets, useRedis, type TargetId } from './targets.ts';
+import { cpuMicros } from './children.ts';
+import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
 const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
   d = the gateway translating (chat client, Anthropic-format group; whole answers only)
+  --store redis: the gateway targets keep their state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the
+    embedded store (a SQLite file in a fresh temp folder); the report adds Redis's own calls and CPU per request
   --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once
   defaults: --connections 50 --duration 10 --warmup 2 --only a,b,c,d`;
 
@@ -17,7 +21,9 @@ function number(value: string, name: string, min: number, max: number): number {
   return n;
 }
 
-function parse(): { opts: LoadOptions; only: Set<TargetId> } {
+interface Parsed { opts: LoadOptions; only: Set<TargetId>; redis?: string }
+
+function parse(): Parsed {
   try {
     return parseOrThrow();
   } catch (err) {
@@ -25,7 +31,7 @@ function parse(): { opts: LoadOptions; only: Set<TargetId> } {
   }
 }
 
-function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
+function parseOrThrow(): Parsed {
   const { values } = parseArgs({
     options: {
       connections: { type: 'string', default: '50' },
@@ -33,6 +39,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
       warmup: { type: 'string', default: '2' },
       only: { type: 'string', default: 'a,b,c,d' },
       stream: { type: 'boolean', default: false },
+      store: { type: 'string', default: 'file' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -43,6 +50,7 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
   const only = new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean));
   for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c, d)`);
   if (only.size === 0) throw new Error('--only: name at least one target');
+  if (values.store !== 'file' && values.store !== 'redis') throw new Error(`--store: file or redis, got "${values.store}"`);
   return {
     // Bounds keep a typo from turning into an hour-long or machine-choking run.
     opts: {
@@ -52,11 +60,14 @@ function parseOrThrow(): { opts: LoadOptions; only: Set<TargetId> } {
       stream: values.stream,
     },
     only: only as Set<TargetId>,
+    redis: values.store === 'redis' ? process.env.REDIS_URL || 'redis://127.0.0.1:6379' : undefined,
   };
 }
 
 async function main(): Promise<void> {
-  const { opts, only } = parse();
+  const { opts, only, redis } = parse();
+  if (redis) useRedis(redis);
+  const redisInfo = redis ? new RedisInfo(redis) : undefined;
   const upstream = await startUpstream();
   const figures: TargetFigures[] = [];
   // Sequential, so no target competes with another for the CPU.
@@ -65,14 +76,30 @@ async function main(): Promise<void> {
     const running = await target.start(upstream.child, upstream.url);
     try {
       await check(running.url, opts.stream, running.key);
-      const load = await measure(running.url, opts, running.key);
+      // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
+      let cpu0: number | null = null;
+      let cpu1: number | null = null;
+      const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
+      let before: RedisSample | undefined;
+      let after: RedisSample | undefined;
+      const load = await measure(running.url, opts, running.key, {
+        start: () => { cpu0 = cpuMicros(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
+        end: () => { cpu1 = cpuMicros(running.pid); },
+      });
+      if (onRedis) after = await redisInfo.sample();
       const rss = await running.rss();
-      figures.push({ id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source });
+      const answered = load.ok + load.non2xx;
+      const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? (cpu1 - cpu0) / answered : null;
+      figures.push({
+        id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest,
+        redis: before && after && answered > 0 ? perRequest(before, after, answered) : undefined,
+      });
     } finally {
       await running.stop();
     }
   }
   await stop(upstream.child);
+  await redisInfo?.close();
   report(figures, opts);
 }
 

@@ -11,6 +11,8 @@ export interface Running {
   url: string;
   /** The client key the load sends (default: the native group's). */
   key?: string;
+  /** The process that serves url, whose CPU time the report divides by the requests it answered. */
+  pid?: number;
   /** Peak RSS of the server that answers at url, and where the figure came from. */
   rss(): Promise<{ bytes: number | null; source: string }>;
   stop(): Promise<void>;
@@ -38,7 +40,7 @@ const direct: Target = {
   id: 'a',
   label: 'direct upstream',
   async start(upstream, upstreamUrl) {
-    return { url: upstreamUrl, rss: kernelRss(upstream), stop: async () => {} };
+    return { url: upstreamUrl, pid: upstream.proc.pid, rss: kernelRss(upstream), stop: async () => {} };
   },
 };
 
@@ -48,7 +50,7 @@ const bareProxy: Target = {
   async start(_upstream, upstreamUrl) {
     const child = startNode('bare-proxy', [join(import.meta.dirname, 'bare-proxy.ts'), upstreamUrl], { cwd: root });
     try {
-      return { url: await firstLine(child, START_TIMEOUT_MS), rss: kernelRss(child), stop: () => stop(child) };
+      return { url: await firstLine(child, START_TIMEOUT_MS), pid: child.proc.pid, rss: kernelRss(child), stop: () => stop(child) };
     } catch (err) {
       await stop(child);
       throw err;
@@ -68,6 +70,10 @@ async function metricsRss(url: string): Promise<number | null> {
 }
 
 /** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
+/** `--store redis`: the gateway targets keep their state in this Redis (a prefix per run and target) instead of the embedded store. */
+let redisUrl: string | undefined;
+export const useRedis = (url: string): void => { redisUrl = url; };
+
 const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
   id,
   label,
@@ -76,9 +82,10 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const url = `http://127.0.0.1:${port}`;
     // An empty store each run, so a run neither loads nor adds to the last one's usage.
     const store = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+    // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
-      cwd: root,
-      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: join(store, 'gateway.db'), LOG_LEVEL: 'silent' },
+      cwd: root, quiet: true,
+      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: join(store, 'gateway.db'), LOG_LEVEL: 'info', BENCH_REDIS_URL: redisUrl ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:` },
     });
     const stopAll = async () => {
       await stop(child);
@@ -93,6 +100,7 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     return {
       url,
       key,
+      pid: child.proc.pid,
       async rss() {
         const peak = peakRssBytes(child.proc.pid);
         if (peak !== null) return { bytes: peak, source: 'VmHWM' };
