@@ -33,6 +33,17 @@ function connectionErrors(log: Logger): (err: Error) => void {
   };
 }
 
+/** Settled records written behind (redis-batch.ts) that Redis did not take: logged at most once per 10 s; retried. */
+function batchErrors(log: Logger): (err: Error, waiting: number) => void {
+  let loggedAt = -Infinity;
+  return (err, waiting) => {
+    const now = Date.now();
+    if (now - loggedAt < 10_000 && !/dropped/.test(err.message)) return;
+    loggedAt = now;
+    log.error({ err: redisError(err), waiting }, 'Redis did not take a batch of settled records (retrying)');
+  };
+}
+
 /** A Redis URL for the log: credentials replaced. */
 const shown = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
 
@@ -51,7 +62,8 @@ export async function createStore(options: CreateStoreOptions, log: Logger): Pro
   log.info({ store: 'redis', url: shown(redis), prefix }, `store: redis ${shown(redis)}`);
   const m = CLUSTER.exec(redis);
   const onConnectionError = connectionErrors(log);
-  if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, onConnectionError, ...rest }), log);
+  const onBatchError = batchErrors(log);
+  if (!m) return guardStore(new RedisStore({ url: redis, prefix, commandTimeoutMs: timeoutMs, onConnectionError, onBatchError, ...rest }), log);
   const [, tls, auth, hosts] = m;
   const nodes = hosts.split(',').map((h) => {
     const i = h.lastIndexOf(':');
@@ -67,7 +79,7 @@ export async function createStore(options: CreateStoreOptions, log: Logger): Pro
     },
   });
   client.on('error', onConnectionError);
-  return guardStore(new RedisStore({ client, closeClient: true, prefix, ...rest }), log);
+  return guardStore(new RedisStore({ client, closeClient: true, prefix, onBatchError, ...rest }), log);
 }
 
 export { FileStore, MemoryStore, RedisStore };

@@ -14,6 +14,19 @@ const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName
 
 const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
 
+/**
+ * Deletes the expired entries at the front of an insertion-ordered map; when what is left would still reach a limit,
+ * every expired entry (an entry renewed or re-set keeps its place, so order is only mostly by expiry). Returns the size.
+ */
+function pruned<K>(map: Map<K, number>, expired: (value: number) => boolean, limit: number): number {
+  for (const [k, v] of map) {
+    if (!expired(v)) break;
+    map.delete(k);
+  }
+  if (map.size >= limit) for (const [k, v] of map) if (expired(v)) map.delete(k);
+  return map.size;
+}
+
 function modelCounters(models: Map<string, Counters>, model: string): Counters {
   let m = models.get(model);
   if (!m) models.set(model, (m = emptyCounters()));
@@ -58,9 +71,11 @@ export class KeyLedger {
     }
     if (win) return refuse('window_exhausted', wait, win);
     const conc = positive(l.concurrency);
+    // Leases and rpm entries expire mostly in insertion order: the front is pruned per request, the whole map
+    // only when it looks full (exact either way, and O(1) amortised while a key is under its limits).
     if (conc > 0) {
-      for (const [k, exp] of this.leases) if (exp <= now) this.leases.delete(k);
-      if (!this.leases.has(id) && this.leases.size >= conc) {
+      const held = pruned(this.leases, (exp) => exp <= now, conc);
+      if (!this.leases.has(id) && held >= conc) {
         let earliest = Infinity;
         for (const exp of this.leases.values()) earliest = Math.min(earliest, exp);
         return refuse('concurrency', Math.max(1, Math.min(earliest - now, CONCURRENCY_RETRY_MS)));
@@ -68,8 +83,8 @@ export class KeyLedger {
     }
     const rpm = positive(l.rpm);
     if (rpm > 0) {
-      for (const [k, at] of this.rpm) if (at <= now - RPM_WINDOW_MS) this.rpm.delete(k);
-      if (!this.rpm.has(id) && this.rpm.size >= rpm) {
+      const made = pruned(this.rpm, (at) => at <= now - RPM_WINDOW_MS, rpm);
+      if (!this.rpm.has(id) && made >= rpm) {
         let oldest = Infinity;
         for (const at of this.rpm.values()) oldest = Math.min(oldest, at);
         return refuse('rpm', Math.max(1, oldest + RPM_WINDOW_MS - now));

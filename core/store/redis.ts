@@ -1,5 +1,6 @@
 // RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
-// Per-key and per-group updates are single Lua scripts on one slot (layout in redis-keys.ts, scripts in lua/).
+// Per-key and per-group updates are single Lua scripts on one slot (layout in redis-keys.ts, scripts in lua/); settled
+// records and rollups are written behind, in batches (redis-batch.ts).
 import { checkConversation, CONVERSATION_ID } from './memory-conversations.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
@@ -11,13 +12,13 @@ import type { KeyPatch } from './issued-keys.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
 import { resolveOptions, type StoreOptions } from './options.ts';
 import { RedisAccounts } from './redis-accounts.ts';
+import { SettleBatch } from './redis-batch.ts';
 import { RedisIssuedKeys } from './redis-issued.ts';
 import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './redis-reads.ts';
-import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
+import { recordCounters, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS, summaryFields } from './summary.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, secondOf, toNano, utcDate, utcHour } from './units.ts';
+import { DAY_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -32,6 +33,8 @@ export interface RedisStoreOptions extends StoreOptions {
   commandTimeoutMs?: number;
   /** With `url`: the connection's errors (ioredis reconnects by itself; commands report their own failures). */
   onConnectionError?: (err: Error) => void;
+  /** Writing a batch of settled records failed (it is tried again), or records were dropped; `waiting` are still unsent. */
+  onBatchError?: (err: Error, waiting: number) => void;
 }
 
 /** A released marker only matters while the admission minute's tpm bucket lives (3 minutes). */
@@ -47,6 +50,8 @@ export class RedisStore implements Store {
   private readonly opts: ReturnType<typeof resolveOptions>;
   private readonly issued: RedisIssuedKeys;
   private readonly accounts: RedisAccounts;
+  private readonly batch: SettleBatch;
+  private readonly onBatchError: (err: Error, waiting: number) => void;
 
   constructor(options: RedisStoreOptions) {
     this.opts = resolveOptions(options);
@@ -62,6 +67,8 @@ export class RedisStore implements Store {
     }
     this.issued = new RedisIssuedKeys(this.client, this.layout);
     this.accounts = new RedisAccounts(this.client, this.layout);
+    this.onBatchError = options.onBatchError ?? (() => {});
+    this.batch = new SettleBatch(this.client, this.layout, this.opts, this.onBatchError);
   }
 
   putKey(key: IssuedKey): Promise<void> { return this.issued.put(key); }
@@ -108,40 +115,37 @@ export class RedisStore implements Store {
   async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
     checkSettleArgs(record, admission);
     const k = this.layout.key(record.key_id);
-    const json = JSON.stringify(record);
-    const c = recordCounters(record);
     const time = Math.floor(record.time);
-    const retention = this.opts.retentionMs;
-    const perKey = scripts.settle.run(this.client, [
-      k.done(record.request_id), k.lease, k.tpm(admission?.minute ?? minuteOf(time)), k.acct, k.total,
-      k.day(utcDate(time)), k.dayModels(utcDate(time)), k.records, k.index, k.released(record.request_id),
-      k.hours(utcDate(time)), k.hourModels(utcDate(time)), k.rate(minuteOf(time)),
+    const recorded = await scripts.settle.run(this.client, [
+      k.done(record.request_id), k.lease, k.tpm(admission?.minute ?? minuteOf(time)), k.acct, k.released(record.request_id), k.records,
     ], [
       record.request_id, admission?.lease ? admission.requestId : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
-      time, retention, ROLLUP_DAYS * DAY_MS, record.model, json, this.opts.recordsPerKey,
-      ...COUNTER_FIELDS.map((f) => String(c[f])), admission?.estimatedTokens ?? 0,
-      utcHour(time), recordDuration(record), HOUR_ROLLUP_DAYS * DAY_MS, Math.min(retention, SETTLE_MARKER_MS),
-      secondOf(time), recordTokens(record),
+      time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost),
+      Math.min(this.opts.retentionMs, SETTLE_MARKER_MS), ROLLUP_DAYS * DAY_MS,
     ]);
-    // Another slot, so not in the per-key script; idempotent, so sent every time, concurrently (one round trip).
-    const g = this.layout.global;
-    const global = scripts.globalRecord.run(this.client,
-      [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
-      [record.request_id, time, json, retention, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u]), ...summaryFields(record).flat()]);
-    const [recorded] = await Promise.all([perKey, global]);
-    return { recorded: Number(recorded) === 1 };
+    if (Number(recorded) !== 1) return { recorded: false };
+    this.batch.add(record, JSON.stringify(record));
+    return { recorded: true };
   }
 
-  keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number; timezone?: string }): Promise<KeyUsage> {
+  /** Writes the settled records and rollups still waiting in this process (redis-batch.ts); reads do it first. */
+  flush(): Promise<void> { return this.batch.flush(); }
+
+  // Reads see this process's own settlements: what waits in the batch is written first. Another process's may lag
+  // by up to BATCH_MS.
+  async keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number; timezone?: string }): Promise<KeyUsage> {
+    await this.batch.flush();
     return readKeyUsage(this.client, this.layout, keyId, opts);
   }
 
-  records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
+  async records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
+    await this.batch.flush();
     return readRecords(this.client, this.layout, filter);
   }
 
-  usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
+  async usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
+    await this.batch.flush();
     return readUsageBuckets(this.client, this.layout, unit, from, to);
   }
 
@@ -173,6 +177,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.batch.close().catch((err: Error) => this.onBatchError(err, this.batch.size));
     await this.issued.close();
     if (this.owned) await this.client.quit().catch(() => this.client.disconnect());
   }

@@ -23,6 +23,21 @@ export function limitsContract(t: Tap, make: MakeStore): void {
     t.equal((await s.admit(admitReq({ rpm: 1 }, T0 + 20))).ok, false);
   });
 
+  t.test('rpm and concurrency: entries that expire out of admission order (processes with skewed clocks) still leave', async (t) => {
+    const s = await open(t, make);
+    const lim = { rpm: 2 };
+    t.equal((await s.admit(admitReq(lim, T0 + 10_000))).ok, true);
+    t.equal((await s.admit(admitReq(lim, T0))).ok, true, 'admitted second, with an earlier clock');
+    t.strictSame(await s.admit(admitReq(lim, T0 + 59_999)), { ok: false, reason: 'rpm', retryAfterMs: 1 });
+    t.equal((await s.admit(admitReq(lim, T0 + 60_000))).ok, true, 'the earlier one left the window though admitted last');
+    t.equal((await s.admit(admitReq(lim, T0 + 60_001))).ok, false);
+    const conc = { concurrency: 2 };
+    t.equal((await s.admit(admitReq(conc, T0, { keyId: 'k2', leaseMs: 20_000 }))).ok, true);
+    t.equal((await s.admit(admitReq(conc, T0, { keyId: 'k2', leaseMs: 5_000 }))).ok, true, 'a shorter lease taken second');
+    t.equal((await s.admit(admitReq(conc, T0 + 4_999, { keyId: 'k2' }))).ok, false);
+    t.equal((await s.admit(admitReq(conc, T0 + 5_000, { keyId: 'k2' }))).ok, true, 'the shorter lease expired first');
+  });
+
   t.test('concurrency: leases released by settle, expired when a crashed holder stops renewing', async (t) => {
     const s = await open(t, make);
     const lim = { concurrency: 2 };

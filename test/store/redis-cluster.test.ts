@@ -63,6 +63,7 @@ if (unavailable) {
     t.teardown(async () => { await a.close(); await b.close(); });
     const r = await hammer(() => new Cluster(nodes), a, b, { concurrency: 2, rpm: 30, workers: 6, attempts: 30 });
     t.ok(r.maxLeases <= 2 && r.maxHeld <= 2 && r.admitted <= 30, JSON.stringify({ ...r, settled: r.settled.length }));
+    await b.flush(); // a reads what b wrote behind
     t.strictSame((await a.keyUsage('hammer', { days: 1, now: T0 })).total, r.expected);
   });
 

@@ -49,6 +49,7 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   if (!a.ok) return t.fail('admit');
   await s.settle(record({ key_id: 'lay', request_id: a.admission.requestId, cost: 1, input_tokens: 3 }), a.admission, {});
   await s.settle(record({ key_id: 'lay', request_id: 'other' }), undefined, {});
+  await s.flush(); // records and rollups are written behind (redis-batch.ts)
   const c = new Redis(redis.url);
   t.teardown(() => c.quit());
   const keys = (await c.keys(`${prefix}*`)).sort();
@@ -99,6 +100,7 @@ t.test('settle markers live ten minutes at most; a repeat after that is still ca
   const marker = `${prefix}{k:mark}:done:once`;
   const ttl = await c.pttl(marker);
   t.ok(ttl > 590_000 && ttl <= 600_000, `the marker expires in ten minutes (${ttl} ms), not with the 30-day records`);
+  await s.flush(); // long written by then
   await c.del(marker); // as if ten minutes had passed
   t.strictSame(await s.settle({ ...r, cost: 9 }, undefined, {}), { recorded: false }, 'the kept record says it was settled');
   t.equal((await s.keyUsage('mark', { days: 1, now: T0 })).total.cost, 0.5, 'counted once');
@@ -158,6 +160,7 @@ t.test('two processes hammering one key: concurrency and rpm hold in total, the 
   t.ok(r.maxHeld === 2 || r.maxLeases === 2, 'the test did run requests side by side');
   t.ok(r.admitted <= 40 && r.admitted > 2, `admitted ${r.admitted} <= rpm 40`);
   t.equal(r.doubleRecorded, r.settled.length, 'each record was recorded once though both processes settled it');
+  await a.flush(); // b reads what a wrote behind; another process's settlements may lag by up to BATCH_MS
   const u = await b.keyUsage('hammer', { days: 1, now: T0 });
   t.strictSame(u.total, r.expected, 'totals equal the sum of the settled records');
   t.equal((await a.records({ key: 'hammer', limit: 1000 })).records.length, r.settled.length);

@@ -1,15 +1,24 @@
--- Adds a settled record to the global index (admin listings across keys) and, the first time, to the gateway-wide rollups
--- (summary.ts); idempotent, so settle can send it on every attempt, in the same round trip as the per-key script, and a
--- retry heals a lost one. (A repeat after the record left the index, past the retention or the cap, would count twice.)
--- KEYS: 1 index zset (time -> id), 2 records hash (id -> JSON), 3..5 the minute, hour and day rollup hashes of the record
--- ARGV: 1 request id, 2 time, 3 record JSON, 4 retention ms, 5 cap, 6..8 how long each rollup hash is kept (ms),
---       9.. pairs of rollup field and increment
-if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 1 then
-  redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
-  for k = 3, #KEYS do
-    for i = 9, #ARGV, 2 do redis.call('HINCRBY', KEYS[k], ARGV[i], ARGV[i + 1]) end
-    redis.call('PEXPIRE', KEYS[k], ARGV[k + 3])
+-- Adds a batch of settled records of one minute to the global index (admin listings across keys) and, the first time
+-- each is seen, to the gateway-wide rollups (summary.ts). A record already indexed is skipped, so a batch sent again
+-- counts nothing twice. (A repeat after the record left the index, past the retention or the cap, would count twice.)
+-- KEYS: 1 index zset (time -> id), 2 records hash (id -> JSON), 3..5 the minute, hour and day rollup hashes
+-- ARGV: 1 retention ms, 2 cap, 3..5 how long each rollup hash is kept (ms), then per record: id, time, JSON,
+--       the number of rollup fields n, and n pairs of field and increment
+local sums, newest = {}, nil
+local i = 6
+while i <= #ARGV do
+  local id, time, n = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 3])
+  if redis.call('ZADD', KEYS[1], 'NX', time, id) == 1 then
+    redis.call('HSETNX', KEYS[2], id, ARGV[i + 2])
+    if not newest or time > newest then newest = time end
+    for j = i + 4, i + 3 + 2 * n, 2 do sums[ARGV[j]] = (sums[ARGV[j]] or 0) + tonumber(ARGV[j + 1]) end
   end
+  i = i + 4 + 2 * n
+end
+if not newest then return 0 end
+for k = 3, #KEYS do
+  for f, v in pairs(sums) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
+  redis.call('PEXPIRE', KEYS[k], ARGV[k])
 end
 local function drop(ids)
   for i = 1, #ids, 500 do
@@ -19,10 +28,10 @@ local function drop(ids)
     redis.call('HDEL', KEYS[2], unpack(chunk))
   end
 end
-drop(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', tonumber(ARGV[2]) - tonumber(ARGV[4]))))
+drop(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', newest - tonumber(ARGV[1]))))
 local n = redis.call('ZCARD', KEYS[1])
-local cap = tonumber(ARGV[5])
+local cap = tonumber(ARGV[2])
 if n > cap then drop(redis.call('ZRANGE', KEYS[1], 0, n - cap - 1)) end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1

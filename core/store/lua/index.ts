@@ -31,6 +31,7 @@ export const scripts = {
   heartbeat: new LuaScript('heartbeat.lua'),
   settle: new LuaScript('settle.lua'),
   release: new LuaScript('release.lua'),
+  settleBatch: new LuaScript('settle-batch.lua'),
   globalRecord: new LuaScript('global-record.lua'),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),

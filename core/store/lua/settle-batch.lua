@@ -1,0 +1,66 @@
+-- Writes a batch of one API key's settled records of one minute (settle.lua counted them against the limits already):
+-- appends each record and rolls up totals, the UTC day, the UTC hour (each per model too) and the per-second rate.
+-- A record already kept is skipped, so a batch sent again counts nothing twice. Counters of the batch are summed here
+-- and added with one HINCRBY per field.
+-- KEYS: 1 totals hash, 2 day hash, 3 day-per-model hash, 4 hour hash, 5 hour-per-model hash, 6 rate hash of the minute,
+--       7 records hash (id -> JSON), 8 records index zset (time -> id)
+-- ARGV: 1 retention ms, 2 rollup ttl ms, 3 hourly rollup ttl ms, 4 records cap, then 15 per record:
+--       id, time, JSON, model, UTC hour ("00".."23"), duration ms, epoch second, tokens (rate),
+--       requests, input, output, cache read, cache write, reasoning tokens, cost nano
+local fields = {'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost'}
+local sums = {{}, {}, {}, {}, {}, {}}
+local function add(t, f, v) sums[t][f] = (sums[t][f] or 0) + v end
+local members, newest = {}, nil
+for i = 5, #ARGV, 15 do
+  local id = ARGV[i]
+  if redis.call('HSETNX', KEYS[7], id, ARGV[i + 2]) == 1 then
+    members[#members + 1] = ARGV[i + 1]
+    members[#members + 1] = id
+    local time = tonumber(ARGV[i + 1])
+    if not newest or time > newest then newest = time end
+    local model, hour = ARGV[i + 3], ARGV[i + 4]
+    for j = 1, 7 do
+      local v = tonumber(ARGV[i + 7 + j])
+      if v ~= 0 then
+        local f = fields[j]
+        add(1, f, v)
+        add(2, f, v)
+        add(3, f .. ':' .. model, v)
+        add(4, hour .. ':' .. f, v)
+        add(5, hour .. ':' .. f .. ':' .. model, v)
+      end
+    end
+    add(1, 'duration_ms', tonumber(ARGV[i + 5]))
+    add(1, 'timed', 1)
+    add(6, ARGV[i + 6] .. ':r', 1)
+    local tokens = tonumber(ARGV[i + 7])
+    if tokens ~= 0 then add(6, ARGV[i + 6] .. ':t', tokens) end
+  end
+end
+if not newest then return 0 end
+
+for k = 1, 6 do
+  for f, v in pairs(sums[k]) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
+end
+for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
+redis.call('PEXPIRE', KEYS[4], ARGV[3])
+redis.call('PEXPIRE', KEYS[5], ARGV[3])
+-- The current rate: requests and tokens per second, read back for the last minute (kept three).
+redis.call('PEXPIRE', KEYS[6], 180000)
+
+for i = 1, #members, 1000 do redis.call('ZADD', KEYS[8], unpack(members, i, math.min(i + 999, #members))) end
+local function drop(ids)
+  for i = 1, #ids, 500 do
+    local chunk = {}
+    for j = i, math.min(i + 499, #ids) do chunk[#chunk + 1] = ids[j] end
+    redis.call('ZREM', KEYS[8], unpack(chunk))
+    redis.call('HDEL', KEYS[7], unpack(chunk))
+  end
+end
+drop(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', '(' .. string.format('%d', newest - tonumber(ARGV[1]))))
+local n = redis.call('ZCARD', KEYS[8])
+local cap = tonumber(ARGV[4])
+if n > cap then drop(redis.call('ZRANGE', KEYS[8], 0, n - cap - 1)) end
+redis.call('PEXPIRE', KEYS[7], ARGV[1])
+redis.call('PEXPIRE', KEYS[8], ARGV[1])
+return #members / 2

@@ -1,0 +1,149 @@
+// The Redis store's write-behind for what no limit reads: settled records and their rollups (per key and gateway-wide)
+// wait here at most BATCH_MS and go in one script per key and minute (settle-batch.lua) and one per minute for the
+// global index (global-record.lua), instead of two scripts and ~40 commands per request. Both scripts skip records
+// they hold already, so a batch sent again after a failure counts nothing twice. A process that crashes loses at most
+// its unsent batch (records and rollups; never a limit: settle.lua counted spend, tokens and the lease at once).
+import type { UsageRecord } from './types.ts';
+import { scripts, type RedisClient } from './lua/index.ts';
+import type { KeyLayout } from './redis-keys.ts';
+import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
+import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS, summaryFields } from './summary.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, secondOf, utcDate, utcHour } from './units.ts';
+
+/** How long a settled record may wait before it is written. */
+export const BATCH_MS = 100;
+/** A batch this large is written at once. */
+const BATCH_RECORDS = 1000;
+/** Records kept for a Redis that does not answer; beyond this the oldest are dropped (and reported). */
+const MAX_WAITING = 100_000;
+/** After a failed write, the next try. */
+const RETRY_MS = 1000;
+
+interface Group {
+  script: 'settleBatch' | 'globalRecord';
+  minute: number;
+  keys: string[];
+  head: (string | number)[];
+  args: (string | number)[];
+  /** Records in a key's group (the global group of a minute holds the same ones again). */
+  records: number;
+}
+
+export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number }
+
+export class SettleBatch {
+  private groups = new Map<string, Group>();
+  private waiting = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  private readonly client: RedisClient;
+  private readonly layout: KeyLayout;
+  private readonly opts: BatchOptions;
+  private readonly onError: (err: Error, waiting: number) => void;
+
+  /** `onError`: a write that failed (it is retried) or records dropped because too many waited. */
+  constructor(client: RedisClient, layout: KeyLayout, opts: BatchOptions, onError: (err: Error, waiting: number) => void) {
+    this.client = client;
+    this.layout = layout;
+    this.opts = opts;
+    this.onError = onError;
+  }
+
+  /** Records waiting to be written. */
+  get size(): number { return this.waiting; }
+
+  add(record: UsageRecord, json: string): void {
+    const time = Math.floor(record.time);
+    const minute = minuteOf(time);
+    const c = recordCounters(record);
+    this.group(`k:${record.key_id}:${minute}`, 'settleBatch', minute, () => {
+      const k = this.layout.key(record.key_id);
+      const date = utcDate(time);
+      return {
+        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.records, k.index],
+        head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey],
+      };
+    }).args.push(
+      record.request_id, time, json, record.model, utcHour(time), recordDuration(record), secondOf(time), recordTokens(record),
+      ...COUNTER_FIELDS.map((f) => c[f]),
+    );
+    const fields = summaryFields(record);
+    this.group(`g:${minute}`, 'globalRecord', minute, () => {
+      const g = this.layout.global;
+      return {
+        keys: [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+        head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
+      };
+    }).args.push(record.request_id, time, json, fields.length, ...fields.flat());
+    this.waiting++;
+    if (this.waiting > MAX_WAITING) this.dropOldest();
+    if (this.waiting >= BATCH_RECORDS) void this.flush().catch(() => {});
+    else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
+  }
+
+  private group(id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'head'>): Group {
+    let g = this.groups.get(id);
+    if (!g) this.groups.set(id, (g = { ...make(), args: [], records: 0, script, minute }));
+    if (script === 'settleBatch') g.records++;
+    return g;
+  }
+
+  /** Writes everything waiting; rejects (keeping what failed for the next try) when Redis does not take it. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.groups.size ? this.flush() : undefined));
+    if (!this.groups.size) return Promise.resolve();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const taken = this.groups;
+    this.groups = new Map();
+    this.waiting = 0;
+    this.flushing = this.write(taken).finally(() => { this.flushing = undefined; });
+    return this.flushing;
+  }
+
+  private async write(taken: Map<string, Group>): Promise<void> {
+    const sent = [...taken].map(async ([id, g]) => {
+      try {
+        await scripts[g.script].run(this.client, g.keys, [...g.head, ...g.args]);
+        taken.delete(id);
+      } catch (err) {
+        return err as Error;
+      }
+    });
+    const failed = (await Promise.all(sent)).find((e) => e);
+    if (!failed) return;
+    // Put back what failed, ahead of what came in meanwhile, and try again later.
+    let back = 0;
+    for (const [id, g] of taken) {
+      if (g.script === 'settleBatch') back += g.records;
+      const newer = this.groups.get(id);
+      if (newer) { newer.args = g.args.concat(newer.args); newer.records += g.records; } else this.groups.set(id, g);
+    }
+    this.groups = new Map([...taken.keys(), ...this.groups.keys()].map((id) => [id, this.groups.get(id)!]));
+    this.waiting += back;
+    this.onError(failed, this.waiting);
+    this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, RETRY_MS).unref();
+    throw failed;
+  }
+
+  /** Too many records wait for a Redis that does not answer: the oldest minute's go, from the keys and the global index. */
+  private dropOldest(): void {
+    let oldest = Infinity;
+    for (const g of this.groups.values()) oldest = Math.min(oldest, g.minute);
+    let dropped = 0;
+    for (const [id, g] of this.groups) {
+      if (g.minute !== oldest) continue;
+      this.groups.delete(id);
+      dropped += g.records;
+    }
+    this.waiting -= dropped;
+    this.onError(new Error(`${dropped} settled records dropped: more than ${MAX_WAITING} waited for Redis`), this.waiting);
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+}

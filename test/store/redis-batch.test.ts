@@ -1,0 +1,87 @@
+// The Redis store writes settled records and rollups behind, in batches (redis-batch.ts): what it costs Redis, what a
+// crash loses (records of the unsent batch, never a limit) and a batch that failed written once when Redis is back.
+// Each test runs its own redis-server, so INFO commandstats counts only its own calls.
+import t from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { RedisStore } from '../../core/store/redis.ts';
+import { BATCH_MS } from '../../core/store/redis-batch.ts';
+import { redisProcess } from '../helpers/redis-process.ts';
+import { T0, admitReq, record } from './fixtures.ts';
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
+async function commandCalls(redis: Redis): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+t.test('300 settlements of one key: one settle script each, their records and rollups in a few batch scripts', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'b:' });
+  t.teardown(() => s.close());
+  const admin = new Redis(server.url);
+  t.teardown(() => admin.quit());
+  const limits = { rpm: 10_000, tpm: 10_000_000, concurrency: 1000 };
+  // Redis learns the scripts (a fresh server answers NOSCRIPT once per script) before the count starts.
+  const warm = await s.admit(admitReq(limits, T0, { keyId: 'warm' }));
+  if (warm.ok) await s.settle(record({ key_id: 'warm', request_id: warm.admission.requestId }), warm.admission, limits);
+  await s.flush();
+  await admin.config('RESETSTAT');
+  const settled = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+    const a = await s.admit(admitReq(limits, T0 + i, { keyId: 'batch', estimatedTokens: 20 }));
+    if (!a.ok) throw new Error('refused');
+    return s.settle(record({ key_id: 'batch', request_id: a.admission.requestId, time: T0 + 10 + i, input_tokens: 7, output_tokens: 3, cost: 0.001 }), a.admission, limits);
+  }));
+  t.ok(settled.every((r) => r.recorded));
+  await sleep(BATCH_MS * 3);
+  const calls = await commandCalls(admin);
+  const scripts = (calls.evalsha ?? 0) + (calls.eval ?? 0);
+  t.equal(calls.eval ?? 0, 0, 'every script ran by its SHA');
+  t.ok(scripts >= 602 && scripts <= 606, `admit + settle per request and 2 to 6 batch scripts: ${scripts} script calls`);
+  // Per request: the spend and its three windows (settle.lua); the rollups, seven counters in five hashes, per batch.
+  const hincrby = calls.hincrby ?? 0;
+  t.ok(hincrby >= 1200 && hincrby <= 1200 + 3 * 60, `${hincrby} HINCRBY for 300 requests: 4 each and the rollups per batch, not per request`);
+  const u = await s.keyUsage('batch', { days: 1, now: T0 + MINUTE });
+  t.equal(u.total.requests, 300);
+  t.equal(u.total.input_tokens, 2100);
+  t.equal(u.total.cost, 0.3);
+  t.equal((await s.records({ key: 'batch', limit: 1000 })).records.length, 300);
+  t.equal((await s.usageBuckets('minute', T0, T0)).at(0)?.usage.at(0)?.requests, 300, 'the global rollup too');
+});
+
+const MINUTE = 60_000;
+
+t.test('a process that dies before its batch is written loses those records, never what the limits counted', async (t) => {
+  const server = await redisProcess(t);
+  const dying = new Redis(server.url);
+  const a = new RedisStore({ client: dying, prefix: 'c:' });
+  const limits = { quota_usd: 1, tpm: 1000 };
+  const adm = await a.admit(admitReq(limits, T0, { keyId: 'crash', estimatedTokens: 10 }));
+  if (!adm.ok) return t.fail('refused');
+  t.strictSame(await a.settle(record({ key_id: 'crash', request_id: adm.admission.requestId, time: T0 + 5, input_tokens: 600, cost: 1 }), adm.admission, limits), { recorded: true });
+  dying.disconnect(); // the process is gone before BATCH_MS passed
+  const b = new RedisStore({ url: server.url, prefix: 'c:' });
+  t.teardown(() => b.close());
+  await sleep(BATCH_MS * 2);
+  t.strictSame(await b.admit(admitReq(limits, T0 + 10, { keyId: 'crash' })), { ok: false, reason: 'quota_exhausted' }, 'the spend was counted at once');
+  t.strictSame(await b.admit(admitReq({ tpm: 1000 }, T0 + 10, { keyId: 'crash', estimatedTokens: 401 })), { ok: false, reason: 'tpm', retryAfterMs: MINUTE - 10 }, 'and the tokens');
+  t.equal((await b.records({ key: 'crash', limit: 10 })).records.length, 0, 'the record of the unsent batch is lost');
+});
+
+t.test('a batch Redis did not take is written again, once, when Redis answers', async (t) => {
+  const server = await redisProcess(t);
+  const errors: { message: string; waiting: number }[] = [];
+  const s = new RedisStore({ url: server.url, prefix: 'r:', commandTimeoutMs: 200, onBatchError: (err, waiting) => errors.push({ message: err.message, waiting }) });
+  t.teardown(() => s.close());
+  t.strictSame(await s.settle(record({ key_id: 'retry', request_id: 'r-1', time: T0, input_tokens: 5, cost: 0.5 }), undefined, {}), { recorded: true });
+  server.pause(); // the batch is sent into a Redis that does not answer within the timeout
+  await sleep(BATCH_MS + 400);
+  t.ok(errors.length >= 1 && errors[0].waiting === 1, `the failed write was reported with the record still waiting: ${JSON.stringify(errors)}`);
+  server.resume(); // Redis now runs the first write it was sent as well as the retry
+  await sleep(1500);
+  const u = await s.keyUsage('retry', { days: 1, now: T0 });
+  t.equal(u.total.requests, 1, 'counted once though written twice');
+  t.equal(u.total.cost, 0.5);
+  t.equal((await s.usageBuckets('day', T0, T0))[0].usage[0].requests, 1, 'the global rollup once too');
+});
