@@ -77,6 +77,31 @@ t.test('parts: files, thoughts, signatures, results matched to calls by name whe
   t.strictSame(empty.messages.map((m) => m.role), ['user', 'user'], 'a turn of empty text only is no message');
 });
 
+t.test('a thought kept in streamed pieces, across consecutive model contents, is one block with its signature', async (t) => {
+  // As Gemini CLI keeps an answer it streamed: a content per chunk, the signature (Anthropic's, wrapped) on the last piece.
+  const req = decode({
+    contents: [
+      { role: 'user', parts: [{ text: 'Why?' }] },
+      { role: 'model', parts: [{ text: 'Let me ', thought: true }] },
+      { role: 'model', parts: [{ text: 'think.', thought: true }, { text: ' More.', thought: true, thoughtSignature: 'gw1:anthropic-messages:sig' }] },
+      { role: 'model', parts: [{ text: 'Because.' }, { functionCall: { name: 'f', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'f', response: { output: 'ok' } } }] },
+      { role: 'model', parts: [{ text: 'Second', thought: true, thoughtSignature: 'gw1:anthropic-messages:s2' }, { text: 'thought', thought: true }] },
+    ],
+  });
+  t.strictSame(req.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant'], 'consecutive model contents are one turn');
+  t.strictSame(req.messages[1].content, [
+    { type: 'reasoning', text: 'Let me think. More.', signature: { format: 'anthropic-messages', value: 'sig' } },
+    { type: 'text', text: 'Because.' },
+    { type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}' },
+  ], 'the pieces joined, signed as a whole');
+  t.strictSame(req.messages[2].content, [{ type: 'tool_result', callId: 'call_1', name: 'f', content: [{ type: 'text', text: 'ok' }] }], 'the call of an earlier piece is still answered');
+  t.strictSame(req.messages[3].content, [
+    { type: 'reasoning', text: 'Second', signature: { format: 'anthropic-messages', value: 's2' } },
+    { type: 'reasoning', text: 'thought' },
+  ], 'a thought after a signed one is another thought');
+});
+
 t.test('tool configs, thinking levels, output schemas, sampling', async (t) => {
   const tools = [{ functionDeclarations: [fn('a'), fn('b'), fn('c')] }];
   const any = decode({ contents: [ask], tools, toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a', 'c'] } } });

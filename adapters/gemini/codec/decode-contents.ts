@@ -15,20 +15,31 @@ interface Turn { minter: IdMinter; pending: Array<{ id: string; name: string; an
 
 export function decodeContents(contents: unknown[], param: string): CanonMessage[] {
   const turn: Turn = { minter: idMinter(explicitIds(contents)), pending: [] };
+  const messages: CanonMessage[] = [];
+  let previous: CanonMessage | undefined;
+  contents.forEach((content, i) => {
+    const message = decodeContent(content, `${param}[${i}]`, turn, previous?.role === 'assistant' ? previous : undefined);
+    if (message !== previous) messages.push(message);
+    previous = message;
+  });
   // A turn left with nothing (only empty text) says nothing; other targets refuse an empty message.
-  return contents.map((content, i) => decodeContent(content, `${param}[${i}]`, turn)).filter((m) => m.content.length > 0);
+  return messages.filter((m) => m.content.length > 0);
 }
 
-function decodeContent(content: unknown, at: string, turn: Turn): CanonMessage {
+/**
+ * One content. A model content right after another continues the same answer (a client that kept a streamed answer
+ * chunk by chunk): its parts join the message before, so a thought cut in pieces is one block with its signature.
+ */
+function decodeContent(content: unknown, at: string, turn: Turn, continues: CanonMessage | undefined): CanonMessage {
   if (!isObj(content)) throw invalid('must be an object', at);
   const role = optStr(field(content, 'role'), `${at}.role`) ?? 'user';
   if (role !== 'user' && role !== 'model') throw invalid('Please use a valid role: user, model.', `${at}.role`);
   const parts = optList(field(content, 'parts'), `${at}.parts`) ?? [];
   if (parts.length === 0) throw invalid('contents.parts must not be empty', `${at}.parts`);
-  if (role === 'model') turn.pending = [];
-  const blocks: CanonBlock[] = [];
-  parts.forEach((part, j) => decodePart(part, role, `${at}.parts[${j}]`, turn, blocks));
-  return { role: role === 'model' ? 'assistant' : 'user', content: blocks };
+  const message = role === 'model' && continues ? continues : { role: role === 'model' ? 'assistant' as const : 'user' as const, content: [] };
+  if (role === 'model' && !continues) turn.pending = [];
+  parts.forEach((part, j) => decodePart(part, role, `${at}.parts[${j}]`, turn, message.content));
+  return message;
 }
 
 function decodePart(part: unknown, role: string, at: string, turn: Turn, blocks: CanonBlock[]): void {
@@ -61,17 +72,24 @@ function decodePart(part: unknown, role: string, at: string, turn: Turn, blocks:
 
 /**
  * Text and thought parts. An empty part that only carries a signature (Gemini puts one after the text it signs) gives it
- * to the block before it; an empty part with nothing is dropped.
+ * to the block before it; an empty part with nothing is dropped. A thought right after an unsigned thought is the next
+ * piece of the same one (a streamed thought kept chunk by chunk, the signature on its last piece): the signature covers
+ * the whole text, so the pieces become one block.
  */
 function textPart(text: string, thought: boolean, signature: Signed | undefined, blocks: CanonBlock[]): void {
+  const last = blocks[blocks.length - 1];
   if (text === '') {
     if (!signature) return;
-    const last = blocks[blocks.length - 1];
     if (last && (last.type === (thought ? 'reasoning' : 'text') || last.type === 'tool_call') && !last.signature) {
       last.signature = signature;
       return;
     }
     if (!thought) return;
+  }
+  if (thought && last?.type === 'reasoning' && !last.signature && !last.redacted) {
+    last.text += text;
+    if (signature) last.signature = signature;
+    return;
   }
   blocks.push(thought
     ? { type: 'reasoning', text, ...(signature ? { signature } : {}) }
