@@ -66,6 +66,12 @@ for (const up of ['openai-chat', 'openai-responses', 'gemini'] as const) {
         { type: 'text', text: 'What is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PIXEL_PNG } }] }] });
       t.match(lastRequest(gw, up).body, IMAGE_IN_UPSTREAM[up]);
     });
+    t.test('structured output (output_config.format) reaches the upstream as its own structured-output request', async (t) => {
+      const body = { model: 'claude-sonnet-4-5', max_tokens: 256, messages: ask('Say hi'), output_config: { format: { type: 'json_schema', schema: SCHEMA } } };
+      const res = await claude.messages.create(body as Anthropic.MessageCreateParamsNonStreaming);
+      t.ok(STRUCTURED_IN_UPSTREAM[up](lastJson(gw, up)), JSON.stringify(lastJson(gw, up)).slice(0, 300));
+      t.equal(res.content[0]?.type, 'text', 'answered as text, as Anthropic answers a structured request');
+    });
     t.test('cut by max_tokens: stop_reason max_tokens, recorded incomplete', async (t) => {
       const res = await claude.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: ask(LONG) });
       t.equal(res.stop_reason, 'max_tokens');
