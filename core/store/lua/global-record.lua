@@ -20,18 +20,7 @@ for k = 3, #KEYS do
   for f, v in pairs(sums) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
   redis.call('PEXPIRE', KEYS[k], ARGV[k])
 end
-local function drop(ids)
-  for i = 1, #ids, 500 do
-    local chunk = {}
-    for j = i, math.min(i + 499, #ids) do chunk[#chunk + 1] = ids[j] end
-    redis.call('ZREM', KEYS[1], unpack(chunk))
-    redis.call('HDEL', KEYS[2], unpack(chunk))
-  end
-end
-drop(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', newest - tonumber(ARGV[1]))))
-local n = redis.call('ZCARD', KEYS[1])
-local cap = tonumber(ARGV[2])
-if n > cap then drop(redis.call('ZRANGE', KEYS[1], 0, n - cap - 1)) end
+trim(KEYS[1], KEYS[2], newest - tonumber(ARGV[1]), tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1

@@ -8,9 +8,12 @@ export type RedisClient = Redis | Cluster;
 export class LuaScript {
   readonly sha: string;
   readonly source: string;
-  /** `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw). */
-  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')) {
-    this.source = source;
+  /**
+   * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
+   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes).
+   */
+  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), uses: string[] = []) {
+    this.source = [...uses.map((u) => readFileSync(new URL(`./${u}`, import.meta.url), 'utf8')), source].join('\n');
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
@@ -31,8 +34,8 @@ export const scripts = {
   heartbeat: new LuaScript('heartbeat.lua'),
   settle: new LuaScript('settle.lua'),
   release: new LuaScript('release.lua'),
-  settleBatch: new LuaScript('settle-batch.lua'),
-  globalRecord: new LuaScript('global-record.lua'),
+  settleBatch: new LuaScript('settle-batch.lua', undefined, ['trim.lua']),
+  globalRecord: new LuaScript('global-record.lua', undefined, ['trim.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),

@@ -49,18 +49,7 @@ redis.call('PEXPIRE', KEYS[5], ARGV[3])
 redis.call('PEXPIRE', KEYS[6], 180000)
 
 for i = 1, #members, 1000 do redis.call('ZADD', KEYS[8], unpack(members, i, math.min(i + 999, #members))) end
-local function drop(ids)
-  for i = 1, #ids, 500 do
-    local chunk = {}
-    for j = i, math.min(i + 499, #ids) do chunk[#chunk + 1] = ids[j] end
-    redis.call('ZREM', KEYS[8], unpack(chunk))
-    redis.call('HDEL', KEYS[7], unpack(chunk))
-  end
-end
-drop(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', '(' .. string.format('%d', newest - tonumber(ARGV[1]))))
-local n = redis.call('ZCARD', KEYS[8])
-local cap = tonumber(ARGV[4])
-if n > cap then drop(redis.call('ZRANGE', KEYS[8], 0, n - cap - 1)) end
+trim(KEYS[8], KEYS[7], newest - tonumber(ARGV[1]), tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[7], ARGV[1])
 redis.call('PEXPIRE', KEYS[8], ARGV[1])
 return #members / 2
