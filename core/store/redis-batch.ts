@@ -24,7 +24,8 @@ interface Group {
   minute: number;
   keys: string[];
   head: (string | number)[];
-  args: (string | number)[];
+  /** The script's arguments of each record, in order. */
+  args: (string | number)[][];
   /** Records in a key's group (the global group of a minute holds the same ones again). */
   records: number;
 }
@@ -64,10 +65,10 @@ export class SettleBatch {
         keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.records, k.index],
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey],
       };
-    }).args.push(
+    }).args.push([
       record.request_id, time, json, record.model, utcHour(time), recordDuration(record), secondOf(time), recordTokens(record),
       ...COUNTER_FIELDS.map((f) => c[f]),
-    );
+    ]);
     const fields = summaryFields(record);
     this.group(`g:${minute}`, 'globalRecord', minute, () => {
       const g = this.layout.global;
@@ -75,7 +76,7 @@ export class SettleBatch {
         keys: [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
         head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
       };
-    }).args.push(record.request_id, time, json, fields.length, ...fields.flat());
+    }).args.push([record.request_id, time, json, fields.length, ...fields.flat()]);
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
     if (this.waiting >= BATCH_RECORDS) void this.flush().catch(() => {});
@@ -103,9 +104,16 @@ export class SettleBatch {
   }
 
   private async write(taken: Map<string, Group>): Promise<void> {
+    // A group that waited out an outage can hold many batches: it goes BATCH_RECORDS records per call, in order; what
+    // is left from a call that failed stays in `taken`.
     const sent = [...taken].map(async ([id, g]) => {
       try {
-        await scripts[g.script].run(this.client, g.keys, [...g.head, ...g.args]);
+        while (g.args.length) {
+          const chunk = g.args.slice(0, BATCH_RECORDS);
+          await scripts[g.script].run(this.client, g.keys, [...g.head, ...chunk.flat()]);
+          g.args = g.args.slice(chunk.length);
+          if (g.script === 'settleBatch') g.records -= chunk.length;
+        }
         taken.delete(id);
       } catch (err) {
         return err as Error;

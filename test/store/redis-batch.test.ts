@@ -5,7 +5,7 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../core/store/redis.ts';
-import { BATCH_MS } from '../../core/store/redis-batch.ts';
+import { BATCH_MS, type SettleBatch } from '../../core/store/redis-batch.ts';
 import { redisProcess } from '../helpers/redis-process.ts';
 import { T0, admitReq, record } from './fixtures.ts';
 
@@ -84,4 +84,28 @@ t.test('a batch Redis did not take is written again, once, when Redis answers', 
   t.equal(u.total.requests, 1, 'counted once though written twice');
   t.equal(u.total.cost, 0.5);
   t.equal((await s.usageBuckets('day', T0, T0))[0].usage[0].requests, 1, 'the global rollup once too');
+});
+
+t.test('records that waited out an outage go in calls of at most 1000 records, every one written', async (t) => {
+  const server = await redisProcess(t);
+  const errors: number[] = [];
+  const s = new RedisStore({ url: server.url, prefix: 'o:', commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  server.pause();
+  // As settle.lua would have let through before Redis stopped answering: 2500 records of one key and minute.
+  for (let i = 0; i < 2500; i++) batch.add(record({ key_id: 'out', request_id: `o-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `o-${i}`, time: T0 }));
+  await batch.flush().catch(() => {});
+  await batch.flush().catch(() => {});
+  t.ok(errors.length >= 1 && batch.size === 2500, `all 2500 still waiting after the failed writes (${batch.size})`);
+  server.resume(); // it also runs the writes it was sent while paused
+  await sleep(300);
+  await server.query((r) => r.config('RESETSTAT'));
+  await batch.flush();
+  t.equal(batch.size, 0);
+  const calls = await server.query((r) => commandCalls(r));
+  // 3 calls of at most 1000 records for the key and 3 for the global index (more if a retry timer also fired).
+  t.ok(calls.evalsha >= 6 && calls.evalsha <= 12, `${calls.evalsha} calls for 2 groups of 2500 records`);
+  t.equal((await s.keyUsage('out', { days: 1, now: T0 })).total.requests, 2500, 'each counted once');
+  t.equal(await server.query((r) => r.hlen('o:{k:out}:rec')), 2500, 'every record kept');
 });
