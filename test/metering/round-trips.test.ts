@@ -1,6 +1,8 @@
 // Store round trips per request on Redis: with a limited key (rate-limit), metering and an account pool, a request
 // costs one round trip to Redis before the upstream call (admission, binding lookup, account decision) and one after
-// (account slot back with its success and bindings, settlement). A counting TCP proxy sits between the gateway and
+// (account slot back with its success and bindings, settlement), plus the write of its record and rollups, which a
+// process sends for everything it settled in 100 ms at once (redis-batch.ts; a lone request here has one to itself).
+// A counting TCP proxy sits between the gateway and
 // Redis: a round trip is a burst of gateway → Redis bytes that follows Redis's last answer on that connection.
 import { randomUUID } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -76,18 +78,19 @@ t.test('one Redis round trip before the upstream call and one after', async (t) 
   await measure('/v1/chat/completions', chat, { 'x-claude-code-session-id': `warm-${randomUUID()}` });
   const session = { 'x-claude-code-session-id': `s-${randomUUID()}` };
   const fresh = await measure('/v1/chat/completions', chat, session);
-  t.strictSame([fresh.before, fresh.after], [1, 1], 'a new session: 1 before (admission + lookup + account), 1 after (slot, binding + settlement)');
+  // After: the slot, binding and settlement in one, and the batch write of the record (shared under load, alone here).
+  t.strictSame([fresh.before, fresh.after], [1, 2], 'a new session: 1 before (admission + lookup + account), 1 after (slot, binding + settlement) + the batch write');
   const sticky = await measure('/v1/chat/completions', chat, session);
-  t.strictSame([sticky.before, sticky.after], [1, 1], 'a bound session: the same');
+  t.strictSame([sticky.before, sticky.after], [1, 2], 'a bound session: the same');
   const streamed = await measure('/v1/chat/completions', { ...chat, stream: true, stream_options: { include_usage: true } }, session);
-  t.strictSame([streamed.before, streamed.after], [1, 1], 'a stream: the same');
+  t.strictSame([streamed.before, streamed.after], [1, 2], 'a stream: the same');
   t.match(streamed.text, /data: \[DONE\]/);
 
   const created = await measure('/v1/responses', { model: 'gpt-4o-mini', input: 'Hello there, world!' });
-  t.strictSame([created.before, created.after], [1, 1], 'a Responses answer: its id pinned with the slot going back');
+  t.strictSame([created.before, created.after], [1, 2], 'a Responses answer: its id pinned with the slot going back');
   const id = (JSON.parse(created.text) as { id: string }).id;
   const next = await measure('/v1/responses', { model: 'gpt-4o-mini', input: 'And then?', previous_response_id: id });
-  t.strictSame([next.before, next.after], [1, 1], 'continuing it: the pin looked up in the account decision');
+  t.strictSame([next.before, next.after], [1, 2], 'continuing it: the pin looked up in the account decision');
 
   const records = await direct.hgetall(`${prefix}{k:limited}:rec`);
   t.equal(Object.keys(records).length, 6, 'every request settled once');
