@@ -14,7 +14,7 @@ import type { Usage } from './usage.ts';
  */
 export interface Signed { format: string; value: string }
 
-/** A prompt-caching hint on a block (Anthropic cache_control): where the cacheable prefix ends, and for how long. */
+/** A prompt-caching hint on a block (a format's cache marker): where the cacheable prefix ends, and for how long. */
 export interface CacheHint { ttl?: '5m' | '1h' }
 
 // ---- content blocks ----
@@ -25,7 +25,7 @@ export interface TextBlock { type: 'text'; text: string; cache?: CacheHint; sign
 export type MediaSource =
   | { kind: 'base64'; mediaType: string; data: string }
   | { kind: 'url'; url: string }
-  /** A provider's own file handle (OpenAI file id, Gemini file URI): meaningful only to that format. */
+  /** A provider's own file handle (a file id, a file URI): meaningful only to the format named. */
   | { kind: 'file'; format: string; id: string; mediaType?: string };
 
 export interface ImageBlock { type: 'image'; source: MediaSource; detail?: 'low' | 'high' | 'auto'; cache?: CacheHint }
@@ -34,7 +34,7 @@ export interface FileBlock { type: 'file'; source: MediaSource; filename?: strin
 /**
  * A call the model made. `arguments` is JSON text as the model produced it (a stream delivers it in fragments;
  * encoders that need an object parse it, and treat text that does not parse as `{}`). `id` is stable across turns:
- * decoders of formats without call ids (Gemini) mint one, and the client echoes it back in its tool result.
+ * decoders of formats without call ids mint one, and the client echoes it back in its tool result.
  */
 export interface ToolCallBlock {
   type: 'tool_call';
@@ -43,12 +43,12 @@ export interface ToolCallBlock {
   arguments: string;
   /** A freeform (custom) tool's call: `arguments` holds its raw text input, not JSON. */
   custom?: boolean;
-  /** Gemini's thoughtSignature on a functionCall part. */
+  /** A signature the format puts on the call itself (not on a reasoning block). */
   signature?: Signed;
   cache?: CacheHint;
 }
 
-/** The answer to a call, in a user message. `name` is filled by decoders whose format names the tool (Gemini). */
+/** The answer to a call, in a user message. `name` is filled by decoders whose format names the tool in its result. */
 export interface ToolResultBlock {
   type: 'tool_result';
   callId: string;

@@ -8,7 +8,7 @@ import { Scanner } from '../shared/scanner.ts';
 import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
-import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { OPENAI_FAMILY } from '../shared/openai-family.ts';
 import { chatUsage } from './usage.ts';
 import { codec } from './codec/index.ts';
 
@@ -68,17 +68,13 @@ class ChatScanner extends Scanner {
 
 export const openaiChat: FormatAdapter = {
   name: 'openai-chat',
+  ...OPENAI_FAMILY,
   codec,
   // Chat completions is one route; everything else of the format (model lists) is native.
   operation: (path) => (/\/chat\/completions$/.test(path) ? 'generate' : undefined),
-  platforms: ['openai'],
-  upstreamAuth: 'bearer',
   model: { body: 'model' },
   jsonBody: true,
-  forwardHeaders: OPENAI_REQUEST_HEADERS,
-  returnHeaders: RESPONSE_HEADERS,
   forwardQuery: [],
-  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   requestSchema: {
     type: 'object', required: ['messages'],
     properties: {

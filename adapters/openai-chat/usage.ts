@@ -1,20 +1,11 @@
 // Chat Completions usage both ways: the upstream's usage object → canonical usage (what the ledger bills), and canonical
 // usage → the usage object a chat client reads (docs/wire-formats.md#chat-response; #usage: prompt tokens include cached ones, completion
 // tokens include reasoning).
-import { num, type Usage } from '../../core/usage.ts';
+import type { Usage } from '../../core/usage.ts';
+import { chatTokenUsage } from '../shared/openai-usage.ts';
 
 /** OpenAI usage object → canonical usage (prompt tokens include cached ones, completion includes reasoning). */
-export function chatUsage(u: unknown): Usage | undefined {
-  if (!u || typeof u !== 'object') return undefined;
-  const usage = u as Record<string, any>;
-  return {
-    input: num(usage.prompt_tokens),
-    cacheRead: num(usage.prompt_tokens_details?.cached_tokens),
-    cacheWrite: num(usage.prompt_tokens_details?.cache_write_tokens),
-    output: num(usage.completion_tokens),
-    reasoning: num(usage.completion_tokens_details?.reasoning_tokens),
-  };
-}
+export const chatUsage = chatTokenUsage;
 
 /** Canonical usage → a chat usage object; cache writes appear (as relays report them) only when there were some. */
 export function chatUsageObject(usage: Usage) {

@@ -6,7 +6,7 @@ import { num, type Usage } from '../../core/usage.ts';
 import { noStream } from '../shared/no-stream.ts';
 import { openaiErrorBody } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
-import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { OPENAI_FAMILY } from '../shared/openai-family.ts';
 
 const errors = defineErrors('openai-embeddings', {
   EMBEDDINGS_NOT_SUPPORTED: { status: 404, doc: 'An OpenAI embeddings request on a group whose platform has no OpenAI embeddings.', message: (platform: string) => `Embeddings API is not supported for this platform (${platform})` },
@@ -21,14 +21,10 @@ function embeddingUsage(json: unknown): Usage | undefined {
 
 export const openaiEmbeddings: FormatAdapter = {
   name: 'openai-embeddings',
-  platforms: ['openai'],
-  upstreamAuth: 'bearer',
+  ...OPENAI_FAMILY,
   model: { body: 'model' },
   jsonBody: true,
-  forwardHeaders: OPENAI_REQUEST_HEADERS,
-  returnHeaders: RESPONSE_HEADERS,
   forwardQuery: [],
-  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   // input: a string, strings, token ids or lists of token ids; the upstream checks the details.
   requestSchema: { type: 'object', required: ['input'], properties: { input: { type: ['string', 'array'] } } },
   isStream: () => false,

@@ -4,7 +4,7 @@ import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
-import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { OPENAI_FAMILY } from '../shared/openai-family.ts';
 import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { isMultipart, readFormFields, replaceFormField } from './multipart.ts';
@@ -41,15 +41,11 @@ async function writeModel(ctx: Ctx, model: string): Promise<void> {
 
 export const openaiImages: FormatAdapter = {
   name: 'openai-images',
-  platforms: ['openai'],
-  upstreamAuth: 'bearer',
+  ...OPENAI_FAMILY,
   model: { read: readModel, write: writeModel },
   // JSON (generations) or multipart (edits): the model reader parses what it finds.
   jsonBody: false,
-  forwardHeaders: OPENAI_REQUEST_HEADERS,
-  returnHeaders: RESPONSE_HEADERS,
   forwardQuery: [],
-  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   // Checked only for JSON bodies (multipart is never parsed as JSON).
   requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
   isStream: (body, ctx) => (body ? body.stream === true : ctx.get(STREAM) === true),

@@ -3,25 +3,21 @@ import type { FormatAdapter } from '../../core/types.ts';
 import { openaiErrorBody } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
-import { OPENAI_CREDENTIAL_CHECK, OPENAI_REQUEST_HEADERS, RESPONSE_HEADERS } from '../shared/headers.ts';
+import { OPENAI_FAMILY } from '../shared/openai-family.ts';
 import { POSITION, responsesStreamError, scanResponsesStream } from './stream.ts';
 import { codec } from './codec/index.ts';
 
 export const openaiResponses: FormatAdapter = {
   name: 'openai-responses',
+  ...OPENAI_FAMILY,
   codec,
   // Creating a response, counting its input, reading a stored one; cancel and compact are native only.
   operation: (path) => (/\/responses$/.test(path) ? 'generate' : /\/responses\/input_tokens$/.test(path) ? 'count_tokens'
     : /\/responses\/\{id\}$/.test(path) ? 'retrieve' : undefined),
-  platforms: ['openai'],
-  upstreamAuth: 'bearer',
   model: { body: 'model' },
   jsonBody: true,
-  forwardHeaders: OPENAI_REQUEST_HEADERS,
-  returnHeaders: RESPONSE_HEADERS,
   // Reading a stored response (include[], a replayed stream) and listing its input items (cursor paging).
   forwardQuery: ['include[]', 'include', 'stream', 'starting_after', 'include_obfuscation', 'after', 'before', 'limit', 'order'],
-  credentialCheck: OPENAI_CREDENTIAL_CHECK,
   requestSchema: {
     type: 'object',
     properties: {

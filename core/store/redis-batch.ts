@@ -24,10 +24,8 @@ interface Group {
   minute: number;
   keys: string[];
   head: (string | number)[];
-  /** The script's arguments of each record, in order. */
+  /** The script's arguments of each record, in order (a minute's global group holds its key groups' records again). */
   args: (string | number)[][];
-  /** Records in a key's group (the global group of a minute holds the same ones again). */
-  records: number;
 }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number }
@@ -85,8 +83,7 @@ export class SettleBatch {
 
   private group(id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'head'>): Group {
     let g = this.groups.get(id);
-    if (!g) this.groups.set(id, (g = { ...make(), args: [], records: 0, script, minute }));
-    if (script === 'settleBatch') g.records++;
+    if (!g) this.groups.set(id, (g = { ...make(), args: [], script, minute }));
     return g;
   }
 
@@ -112,7 +109,6 @@ export class SettleBatch {
           const chunk = g.args.slice(0, BATCH_RECORDS);
           await scripts[g.script].run(this.client, g.keys, [...g.head, ...chunk.flat()]);
           g.args = g.args.slice(chunk.length);
-          if (g.script === 'settleBatch') g.records -= chunk.length;
         }
         taken.delete(id);
       } catch (err) {
@@ -124,9 +120,10 @@ export class SettleBatch {
     // Put back what failed, ahead of what came in meanwhile, and try again later.
     let back = 0;
     for (const [id, g] of taken) {
-      if (g.script === 'settleBatch') back += g.records;
+      if (g.script === 'settleBatch') back += g.args.length;
       const newer = this.groups.get(id);
-      if (newer) { newer.args = g.args.concat(newer.args); newer.records += g.records; } else this.groups.set(id, g);
+      if (newer) newer.args = g.args.concat(newer.args);
+      else this.groups.set(id, g);
     }
     this.groups = new Map([...taken.keys(), ...this.groups.keys()].map((id) => [id, this.groups.get(id)!]));
     this.waiting += back;
@@ -143,7 +140,7 @@ export class SettleBatch {
     for (const [id, g] of this.groups) {
       if (g.minute !== oldest) continue;
       this.groups.delete(id);
-      dropped += g.records;
+      if (g.script === 'settleBatch') dropped += g.args.length;
     }
     this.waiting -= dropped;
     this.onError(new Error(`${dropped} settled records dropped: more than ${MAX_WAITING} waited for Redis`), this.waiting);

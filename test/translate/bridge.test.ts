@@ -3,43 +3,13 @@
 // upstream's own usage in the ledger, upstream errors in the client's envelope, a stream failing or cut mid-way ending
 // with the client's own error event, token counts, and what reaches the upstream (its own path, no client headers).
 import t from 'tap';
-import type { CanonRequest, Codec } from '../../core/canonical.ts';
-import { codec as chat } from '../../adapters/openai-chat/codec/index.ts';
-import { codec as responses } from '../../adapters/openai-responses/codec/index.ts';
-import { codec as anthropic } from '../../adapters/anthropic-messages/codec/index.ts';
-import { codec as gemini } from '../../adapters/gemini/codec/index.ts';
-import type { RecordedRequest } from '../../simulator/server.ts';
 import { bridgeGateway, MODELS, UPSTREAMS, type UpstreamFormat } from './bridge-config.ts';
+import { ledgerRecord, lastRequest, upstreamUsage } from './sdk-helpers.ts';
 import { countBody, errorType, send, streamRead, textBody, wholeText, type ClientFormat } from './bridge-clients.ts';
 
 const gw = await bridgeGateway(t);
-const CODECS: Record<UpstreamFormat, Codec> = { 'openai-chat': chat, 'openai-responses': responses, 'anthropic-messages': anthropic, gemini };
 const PAIRS = UPSTREAMS.flatMap((client) => UPSTREAMS.filter((up) => up !== client).map((up) => [client, up] as const));
 const PROMPT = 'Hello there, how are you today?';
-
-const lastRequest = (up: UpstreamFormat): RecordedRequest => gw.simulators[`sim-${up}`].requests.at(-1)!;
-
-/** The upstream's own usage for a request it got: the same body asked again whole, read by its own codec. */
-async function upstreamUsage(up: UpstreamFormat, r: RecordedRequest) {
-  const body = JSON.parse(r.body) as Record<string, unknown>;
-  delete body.stream;
-  delete body.stream_options;
-  const path = r.path.replace(':streamGenerateContent?alt=sse', ':generateContent');
-  const auth = Object.fromEntries(['authorization', 'x-api-key', 'x-goog-api-key', 'anthropic-version'].filter((h) => r.headers[h]).map((h) => [h, String(r.headers[h])]));
-  const res = await fetch(gw.simulators[`sim-${up}`].url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
-  const request: CanonRequest = { operation: 'generate', model: 'm', stream: false, system: [], messages: [], tools: [], extras: {} };
-  return CODECS[up].decodeResponse(await res.json(), { request, clientModel: 'm', defaults: { maxOutputTokens: 100 } }).usage;
-}
-
-async function record(up: UpstreamFormat, requestId: string) {
-  for (let i = 0; i < 50; i++) {
-    const res = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=200`, { headers: { authorization: 'Bearer admin-secret-token' } });
-    const found = ((await res.json()) as { records: Record<string, any>[] }).records.find((r) => r.request_id === requestId);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no usage record ${requestId}`);
-}
 
 const UPSTREAM_PATH: Record<UpstreamFormat, RegExp> = {
   'openai-chat': /^\/v1\/chat\/completions$/,
@@ -56,11 +26,11 @@ for (const [client, up] of PAIRS) {
       const json = JSON.parse(res.text);
       t.match(wholeText(client, json), /^Echo: Hello there, how are you today\?/);
       if (client !== 'gemini') t.equal(json.model, MODELS[client], 'the client\'s model name');
-      const sent = lastRequest(up);
+      const sent = lastRequest(gw, up);
       t.match(sent.path, UPSTREAM_PATH[up], 'the upstream format\'s own path');
       t.notOk(sent.headers['anthropic-beta'] ?? sent.headers['openai-organization'], 'no client vendor header reaches another vendor');
-      const rec = await record(up, res.headers.get('x-request-id')!);
-      const usage = await upstreamUsage(up, sent);
+      const rec = await ledgerRecord(gw, up, res.headers.get('x-request-id')!);
+      const usage = await upstreamUsage(gw, up, sent);
       t.strictSame([rec.input_tokens, rec.output_tokens, rec.cache_read_tokens, rec.cache_write_tokens, rec.reasoning_tokens],
         [usage.input, usage.output, usage.cacheRead, usage.cacheWrite, usage.reasoning], 'ledger = upstream usage');
       t.equal(rec.ending, 'completed');
@@ -75,8 +45,8 @@ for (const [client, up] of PAIRS) {
       t.match(read.text, /^Echo: Hello there, how are you today\?/);
       t.ok(read.terminal, 'clean terminal');
       t.notOk(read.error);
-      const rec = await record(up, res.headers.get('x-request-id')!);
-      const usage = await upstreamUsage(up, lastRequest(up));
+      const rec = await ledgerRecord(gw, up, res.headers.get('x-request-id')!);
+      const usage = await upstreamUsage(gw, up, lastRequest(gw, up));
       t.strictSame([rec.input_tokens, rec.output_tokens], [usage.input, usage.output], 'ledger = upstream usage');
       t.equal(rec.ending, 'completed');
       t.equal(rec.stream, true);
@@ -101,7 +71,7 @@ for (const [client, up] of PAIRS) {
       const read = streamRead(client, res.text);
       t.ok(read.error, 'error event');
       t.notOk(read.terminal, 'no clean finish');
-      t.equal((await record(up, res.headers.get('x-request-id')!)).ending, 'failed');
+      t.equal((await ledgerRecord(gw, up, res.headers.get('x-request-id')!)).ending, 'failed');
     });
 
     t.test('a stream cut without its terminal ends with an error event, recorded missing-terminal', async (t) => {
@@ -110,7 +80,7 @@ for (const [client, up] of PAIRS) {
       const read = streamRead(client, res.text);
       t.ok(read.error, 'error event');
       t.notOk(read.terminal, 'no clean finish');
-      t.equal((await record(up, res.headers.get('x-request-id')!)).ending, 'missing-terminal');
+      t.equal((await ledgerRecord(gw, up, res.headers.get('x-request-id')!)).ending, 'missing-terminal');
     });
 
     if (client !== 'openai-chat') {
@@ -122,7 +92,7 @@ for (const [client, up] of PAIRS) {
         t.ok(Number.isInteger(count) && count > 0, res.text);
         // A chat upstream has no counter: the gateway estimates, and says so; the others count themselves.
         t.equal(json.estimated === true, up === 'openai-chat', 'estimated only where no counter exists');
-        if (up !== 'openai-chat') t.match(lastRequest(up).path, /count_tokens|countTokens|input_tokens/, 'the upstream\'s own counter');
+        if (up !== 'openai-chat') t.match(lastRequest(gw, up).path, /count_tokens|countTokens|input_tokens/, 'the upstream\'s own counter');
       });
     }
   });

@@ -38,9 +38,8 @@ export async function newestRecord(gw: Gateway, up: UpstreamFormat): Promise<Rec
   return ((await res.json()) as { records: Record<string, any>[] }).records[0];
 }
 
-/** The upstream's own usage for the request it last got: asked again whole, read by its codec. */
-export async function upstreamUsage(gw: Gateway, up: UpstreamFormat) {
-  const r = lastRequest(gw, up);
+/** The upstream's own usage for a request it got (default: the last): the same body asked again whole, read by its codec. */
+export async function upstreamUsage(gw: Gateway, up: UpstreamFormat, r: RecordedRequest = lastRequest(gw, up)) {
   const body = JSON.parse(r.body) as Record<string, unknown>;
   delete body.stream;
   delete body.stream_options;

@@ -2,7 +2,8 @@
 // (status and type from the table, retry-after kept), and a chat upstream's error body (or in-stream error) → canonical.
 import type { CanonError, ErrorKind } from '../../../core/canonical.ts';
 import { isObj, type Obj } from './checks.ts';
-import { ERROR_OUT, KIND_BY_STATUS, KIND_BY_TYPE, STATUS_BY_KIND } from './tables.ts';
+import { ERROR_OUT, KIND_BY_STATUS, KIND_BY_TYPE } from './tables.ts';
+import { OPENAI_STATUS_BY_KIND as STATUS_BY_KIND } from '../../shared/openai-family.ts';
 
 /** Upstream error text kept in a message: enough to read, never a whole page of it. */
 const MAX_MESSAGE = 2000;

@@ -67,12 +67,6 @@ export const KIND_BY_TYPE: Record<string, ErrorKind> = {
   timeout_error: 'timeout',
 };
 
-/** The status of each kind, for an error that came without one (mid-stream). */
-export const STATUS_BY_KIND: Record<ErrorKind, number> = {
-  invalid_request: 400, authentication: 401, billing: 402, permission: 403, not_found: 404, request_too_large: 413,
-  rate_limit: 429, server: 500, overloaded: 503, timeout: 504,
-};
-
 /**
  * A token budget (Anthropic budget_tokens, Gemini thinkingBudget) → chat reasoning_effort: the smallest effort whose
  * budget (docs/translation.md: low 1024, medium 4096, high 10240) covers it. Capped at `high`: `xhigh` is sent only when a

@@ -4,7 +4,8 @@ import type { CanonError, Codec, ErrorKind } from '../../../core/canonical.ts';
 import { GatewayError } from '../../../core/errors.ts';
 import { openaiErrorObject } from '../../shared/openai-errors.ts';
 import { isObj, type Obj } from './read.ts';
-import { ERROR_BY_KIND, KIND_BY_CODE, KIND_BY_STATUS, STATUS_BY_KIND } from './tables.ts';
+import { ERROR_BY_KIND, KIND_BY_CODE, KIND_BY_STATUS } from './tables.ts';
+import { OPENAI_STATUS_BY_KIND as STATUS_BY_KIND } from '../../shared/openai-family.ts';
 
 /** The code an OpenAI client gets: the error's own when it is one OpenAI uses (a client may act on it), else the kind's. */
 const clientCode = (err: CanonError): string | null =>

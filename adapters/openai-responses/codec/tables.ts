@@ -62,12 +62,6 @@ export const KIND_BY_CODE: Record<string, ErrorKind> = {
   timeout: 'timeout',
 };
 
-/** The status a canonical error of a stream carries when the upstream named only a code. */
-export const STATUS_BY_KIND: Record<ErrorKind, number> = {
-  invalid_request: 400, authentication: 401, billing: 402, permission: 403, not_found: 404, request_too_large: 413,
-  rate_limit: 429, server: 500, overloaded: 503, timeout: 504,
-};
-
 export const EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
 
 /** Canonical effort → what the Responses API takes (it has no `max`). */
