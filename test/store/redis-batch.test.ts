@@ -16,7 +16,7 @@ async function commandCalls(redis: Redis): Promise<Record<string, number>> {
   return out;
 }
 
-t.test('300 settlements of one key: one settle script each, their records and rollups in a few batch scripts', async (t) => {
+t.test('300 settlements of one key: admit and settle per request, fused with the calls of the same turn, records and rollups in a few batch scripts', async (t) => {
   const server = await redisProcess(t);
   const s = new RedisStore({ url: server.url, prefix: 'b:' });
   t.teardown(() => s.close());
@@ -37,8 +37,10 @@ t.test('300 settlements of one key: one settle script each, their records and ro
   await sleep(BATCH_MS * 3);
   const calls = await commandCalls(admin);
   const scripts = (calls.evalsha ?? 0) + (calls.eval ?? 0);
-  t.equal(calls.eval ?? 0, 0, 'every script ran by its SHA');
-  t.ok(scripts >= 602 && scripts <= 606, `admit + settle per request and 2 to 6 batch scripts: ${scripts} script calls`);
+  // Each set of scripts fused together is a script of its own, which a fresh server learns once (NOSCRIPT, then EVAL).
+  t.ok((calls.eval ?? 0) <= 4, `new sets of fused scripts loaded once: ${calls.eval ?? 0} EVAL`);
+  // The 300 admits start in one turn and go as ~15 calls; the settles follow as the admits are answered.
+  t.ok(scripts >= 2 && scripts <= 60, `600 scripts of the requests and the batch's, fused into ${scripts} script calls`);
   // Per request: the spend and its three windows (settle.lua); the rollups, seven counters in five hashes, per batch.
   const hincrby = calls.hincrby ?? 0;
   t.ok(hincrby >= 1200 && hincrby <= 1200 + 3 * 60, `${hincrby} HINCRBY for 300 requests: 4 each and the rollups per batch, not per request`);

@@ -5,8 +5,8 @@
 --       then per binding key j: 3 + j ttl ms
 redis.call('ZREM', KEYS[1], ARGV[1])
 if ARGV[2] ~= '' then
-  local cool = redis.call('HGET', KEYS[2], 'cool')
-  if not (cool and tonumber(cool) > tonumber(ARGV[2])) then redis.call('HDEL', KEYS[2], 'probe') end
+  local s = redis.call('HMGET', KEYS[2], 'cool', 'probe')
+  if s[2] and not (s[1] and tonumber(s[1]) > tonumber(ARGV[2])) then redis.call('HDEL', KEYS[2], 'probe') end
 end
 for j = 3, #KEYS do redis.call('SET', KEYS[j], ARGV[3], 'PX', ARGV[j + 1]) end
 return 1

@@ -38,10 +38,20 @@ for i = 1, 3 do
 end
 if win ~= '' then return {0, 'window_exhausted', wait, win} end
 
+-- A zset's size counting its stale entries too, exact (pruned first) whenever it reaches `limit`. Below the limit the
+-- exact size is below it too, so pruning waits: it runs every 64th entry, which bounds what a zset holds.
+local function size(key, limit, stale)
+  local n = redis.call('ZCARD', key)
+  if n >= limit or n % 64 == 63 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(stale))
+    n = redis.call('ZCARD', key)
+  end
+  return n
+end
+
 -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
 if conc > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', int(now))
-  if not redis.call('ZSCORE', KEYS[1], id) and redis.call('ZCARD', KEYS[1]) >= conc then
+  if size(KEYS[1], conc, now) >= conc and not redis.call('ZSCORE', KEYS[1], id) then
     local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     local w = tonumber(first[2]) - now
     if w > 1000 then w = 1000 end
@@ -52,8 +62,7 @@ end
 
 -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
 if rpm > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', int(now - 60000))
-  if not redis.call('ZSCORE', KEYS[2], id) and redis.call('ZCARD', KEYS[2]) >= rpm then
+  if size(KEYS[2], rpm, now - 60000) >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
     local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     local w = tonumber(oldest[2]) + 60000 - now
     if w < 1 then w = 1 end
@@ -79,8 +88,6 @@ if rpm > 0 then
   redis.call('PEXPIRE', KEYS[2], 120000)
 end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
-if est > 0 then
-  redis.call('INCRBY', KEYS[3], ARGV[4])
-  redis.call('PEXPIRE', KEYS[3], 180000)
-end
+-- The minute's bucket gets its life when this creates it (settle and release never create one).
+if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[4]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
 return {1, leased}

@@ -1,9 +1,12 @@
-// Loads the store's Lua scripts and runs them by SHA (EVALSHA, falling back to EVAL once per connection/node).
+// Loads the store's Lua scripts and runs them by SHA (EVALSHA, falling back to EVAL once per connection/node; fuse.ts).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import { evalsha, ScriptFuser } from './fuse.ts';
 
 export type RedisClient = Redis | Cluster;
+
+const fusers = new WeakMap<Redis, ScriptFuser>();
 
 export class LuaScript {
   readonly sha: string;
@@ -17,15 +20,17 @@ export class LuaScript {
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
-  /** Runs on the node owning keys[0]: every key of one call must share a hash tag (one slot). */
+  /**
+   * Runs on the node owning keys[0]: every key of one call must share a hash tag (one slot). On one Redis, with the
+   * other script calls of the same turn of the event loop (fuse.ts).
+   */
   async run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      // A restarted or failed-over node has an empty script cache; EVAL loads the script again.
-      if (!String((err as Error)?.message).includes('NOSCRIPT')) throw err;
-      return client.eval(this.source, keys.length, ...keys, ...args);
+    if (!(client instanceof Cluster)) {
+      let fuser = fusers.get(client);
+      if (!fuser) fusers.set(client, fuser = new ScriptFuser(client));
+      return fuser.run(this, keys, args);
     }
+    return evalsha(client, this, keys, args);
   }
 }
 

@@ -1,0 +1,112 @@
+// Script calls made in the same turn of the event loop go to one Redis as one script call (the way DataLoader batches
+// loads): a request's admission and its account decision, its account release and its settlement, a batch's per-key
+// and global writes. Redis then sets up one script, not two or three, and runs them in call order with nothing in
+// between (atomic together, where each was atomic alone). Each call keeps its own result or error (pcall).
+// One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
+import { createHash } from 'node:crypto';
+import { Command, type Redis } from 'ioredis';
+import type { LuaScript, RedisClient } from './index.ts';
+
+interface Call { script: LuaScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
+
+/** A fused call stays this small (keys + arguments), so no one call holds Redis long; a larger call goes alone. */
+const MAX_ARGS = 20_000;
+/** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
+const MAX_COMBOS = 64;
+
+/** One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args. */
+function fusedSource(scripts: LuaScript[]): string {
+  const fns = scripts.map((s, i) => `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`);
+  return `${fns.join('\n')}
+local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
+local n = tonumber(ARGV[1])
+local out, k, a = {}, 0, 1 + 3 * n
+for i = 1, n do
+  local f, nk, na = fns[tonumber(ARGV[3 * i - 1])], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  local keys, argv = {}, {}
+  for j = 1, nk do keys[j] = KEYS[k + j] end
+  for j = 1, na do argv[j] = ARGV[a + j] end
+  k, a = k + nk, a + na
+  local ok, r = pcall(f, keys, argv)
+  if ok then out[i] = {1, r} else out[i] = {0, type(r) == 'table' and r.err or tostring(r)} end
+end
+return out`;
+}
+
+/** Sends at once, outside ioredis's auto-pipeline (which would hold it for another turn of the loop). */
+export async function evalsha(client: RedisClient, script: { sha: string; source: string }, keys: string[], args: (string | number)[]): Promise<unknown> {
+  const send = (name: string, first: string) =>
+    client.sendCommand(new Command(name, [first, keys.length, ...keys, ...args], { replyEncoding: 'utf8' })) as Promise<unknown>;
+  try {
+    return await send('evalsha', script.sha);
+  } catch (err) {
+    // A restarted or failed-over server has an empty script cache; EVAL loads the script again.
+    if (!String((err as Error)?.message).includes('NOSCRIPT')) throw err;
+    return send('eval', script.source);
+  }
+}
+
+export class ScriptFuser {
+  readonly #client: Redis;
+  #queue: Call[] = [];
+  readonly #combos = new Map<string, { sha: string; source: string; index: Map<LuaScript, number> }>();
+
+  constructor(client: Redis) {
+    this.#client = client;
+  }
+
+  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      // setImmediate: after every promise continuation of this turn, where ioredis's own pipeline is written too.
+      if (!this.#queue.length) setImmediate(() => this.#flush());
+      this.#queue.push({ script, keys, args, resolve, reject });
+    });
+  }
+
+  #flush(): void {
+    const queue = this.#queue;
+    this.#queue = [];
+    let group: Call[] = [];
+    let size = 0;
+    for (const c of queue) {
+      const n = c.keys.length + c.args.length + 3;
+      if (group.length && size + n > MAX_ARGS) { this.#send(group); group = []; size = 0; }
+      group.push(c);
+      size += n;
+    }
+    this.#send(group);
+  }
+
+  #send(calls: Call[]): void {
+    if (calls.length === 1) {
+      const [c] = calls;
+      evalsha(this.#client, c.script, c.keys, c.args).then(c.resolve, c.reject);
+      return;
+    }
+    const combo = this.#combo(calls);
+    const head: (string | number)[] = [calls.length];
+    for (const c of calls) head.push(combo.index.get(c.script)!, c.keys.length, c.args.length);
+    evalsha(this.#client, combo, calls.flatMap((c) => c.keys), head.concat(...calls.map((c) => c.args))).then(
+      (out) => calls.forEach((c, i) => {
+        const [ok, value] = (out as [number, unknown][])[i] ?? [0, 'fused script returned no result'];
+        if (ok === 1) c.resolve(value ?? null);
+        else c.reject(new Error(String(value)));
+      }),
+      (err: Error) => { for (const c of calls) c.reject(err); },
+    );
+  }
+
+  #combo(calls: Call[]) {
+    // In one order whatever the calls' order, so each set of scripts is compiled (and loaded into Redis) once.
+    const scripts = [...new Set(calls.map((c) => c.script))].sort((a, b) => (a.sha < b.sha ? -1 : 1));
+    const id = scripts.map((s) => s.sha).join(',');
+    let combo = this.#combos.get(id);
+    if (!combo) {
+      if (this.#combos.size >= MAX_COMBOS) this.#combos.clear();
+      const source = fusedSource(scripts);
+      combo = { source, sha: createHash('sha1').update(source).digest('hex'), index: new Map(scripts.map((s, i) => [s, i + 1])) };
+      this.#combos.set(id, combo);
+    }
+    return combo;
+  }
+}

@@ -1,0 +1,89 @@
+// Script calls of one turn of the event loop go to Redis as one script call (core/store/lua/fuse.ts): each caller still
+// gets its own answer or its own error, in call order, and a call of a later turn goes on its own.
+// A redis-server of the test's own, so INFO commandstats counts only these calls.
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { LuaScript } from '../../core/store/lua/index.ts';
+import { redisProcess } from '../helpers/redis-process.ts';
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
+async function commandCalls(redis: Redis): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+// Fresh sources each run: a script Redis knows from an earlier run would hide the loading path.
+const salt = randomBytes(6).toString('hex');
+const append = new LuaScript('append', `-- ${salt}\nredis.call('RPUSH', KEYS[1], ARGV[1]) return redis.call('LRANGE', KEYS[1], 0, -1)`);
+const incr = new LuaScript('incr', `-- ${salt}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
+const nothing = new LuaScript('nothing', `-- ${salt}\nif ARGV[1] == 'false' then return false end return nil`);
+
+t.test('calls of one turn: one script call, each caller its own answer, in order', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  await c.set('n', '5');
+  await c.config('RESETSTAT');
+  const answers = await Promise.all([
+    append.run(c, ['log'], ['a']),
+    incr.run(c, ['n'], [2]),
+    append.run(c, ['log'], ['b']),
+    nothing.run(c, ['x'], ['false']),
+    nothing.run(c, ['x'], ['nil']),
+    incr.run(c, ['n'], [-10]),
+  ]);
+  t.strictSame(answers, [['a'], 7, ['a', 'b'], null, null, -3]);
+  const calls = await commandCalls(c);
+  // The set of three scripts is new to this server: EVALSHA answered NOSCRIPT, then EVAL loaded and ran it.
+  t.equal(calls.eval, 1, 'one script call for the six');
+  t.equal(calls.rpush, 2, 'every call ran');
+
+  await c.config('RESETSTAT');
+  t.strictSame(await Promise.all([incr.run(c, ['n'], [1]), nothing.run(c, ['x'], ['nil']), append.run(c, ['log'], ['c'])]), [-2, null, ['a', 'b', 'c']]);
+  const again = await commandCalls(c);
+  t.equal(again.evalsha, 1, 'the same scripts in another order: one EVALSHA of the set Redis knows now');
+  t.equal(again.eval, undefined);
+});
+
+t.test('an error fails its own call only; the calls before and after it ran', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  await c.set('text', 'not a number');
+  const [before, failed, after] = await Promise.allSettled([
+    incr.run(c, ['n'], [1]),
+    incr.run(c, ['text'], [1]),
+    append.run(c, ['log'], ['z']),
+  ]);
+  t.strictSame(before, { status: 'fulfilled', value: 1 });
+  t.equal(failed.status, 'rejected');
+  t.match((failed as PromiseRejectedResult).reason.message, /not an integer/);
+  t.strictSame(after, { status: 'fulfilled', value: ['z'] });
+});
+
+t.test('a call of a later turn goes on its own', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  await incr.run(c, ['n'], [1]); // loads the script
+  await c.config('RESETSTAT');
+  await incr.run(c, ['n'], [1]);
+  await incr.run(c, ['n'], [1]);
+  t.equal((await commandCalls(c)).evalsha, 2);
+  t.equal(await c.get('n'), '3');
+});
+
+t.test('a connection that fails fails every call it carried', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url, { commandTimeout: 200 });
+  c.on('error', () => {});
+  t.teardown(() => c.disconnect());
+  await incr.run(c, ['n'], [1]);
+  server.pause();
+  t.teardown(() => server.resume());
+  const results = await Promise.allSettled([incr.run(c, ['n'], [1]), append.run(c, ['log'], ['q'])]);
+  t.strictSame(results.map((r) => r.status), ['rejected', 'rejected']);
+  t.match((results[0] as PromiseRejectedResult).reason.message, /timed out/);
+});
