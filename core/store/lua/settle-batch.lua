@@ -8,8 +8,8 @@
 --       id, time, JSON, model, UTC hour ("00".."23"), duration ms, epoch second, tokens (rate),
 --       requests, input, output, cache read, cache write, reasoning tokens, cost nano
 local fields = {'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost'}
-local sums = {{}, {}, {}, {}, {}, {}}
-local function add(t, f, v) sums[t][f] = (sums[t][f] or 0) + v end
+-- Numbers are summed per model and hour, and per second, first: the field names are made once per batch, not per record.
+local per, seconds, duration, timed = {}, {}, 0, 0
 local members, newest = {}, nil
 for i = 5, #ARGV, 15 do
   local id = ARGV[i]
@@ -19,25 +19,48 @@ for i = 5, #ARGV, 15 do
     local time = tonumber(ARGV[i + 1])
     if not newest or time > newest then newest = time end
     local model, hour = ARGV[i + 3], ARGV[i + 4]
-    for j = 1, 7 do
-      local v = tonumber(ARGV[i + 7 + j])
-      if v ~= 0 then
-        local f = fields[j]
-        add(1, f, v)
-        add(2, f, v)
-        add(3, f .. ':' .. model, v)
-        add(4, hour .. ':' .. f, v)
-        add(5, hour .. ':' .. f .. ':' .. model, v)
-      end
+    local combo = hour .. ':' .. model
+    local p = per[combo]
+    if not p then
+      p = {model, hour, 0, 0, 0, 0, 0, 0, 0}
+      per[combo] = p
     end
-    add(1, 'duration_ms', tonumber(ARGV[i + 5]))
-    add(1, 'timed', 1)
-    add(6, ARGV[i + 6] .. ':r', 1)
-    local tokens = tonumber(ARGV[i + 7])
-    if tokens ~= 0 then add(6, ARGV[i + 6] .. ':t', tokens) end
+    for j = 1, 7 do p[j + 2] = p[j + 2] + tonumber(ARGV[i + 7 + j]) end
+    duration = duration + tonumber(ARGV[i + 5])
+    timed = timed + 1
+    local sec = seconds[ARGV[i + 6]]
+    if not sec then
+      sec = {0, 0}
+      seconds[ARGV[i + 6]] = sec
+    end
+    sec[1] = sec[1] + 1
+    sec[2] = sec[2] + tonumber(ARGV[i + 7])
   end
 end
 if not newest then return 0 end
+
+local sums = {{}, {}, {}, {}, {}, {}}
+local function add(t, f, v) sums[t][f] = (sums[t][f] or 0) + v end
+for _, p in pairs(per) do
+  local model, hour = p[1], p[2]
+  for j = 1, 7 do
+    local v = p[j + 2]
+    if v ~= 0 then
+      local f = fields[j]
+      add(1, f, v)
+      add(2, f, v)
+      add(3, f .. ':' .. model, v)
+      add(4, hour .. ':' .. f, v)
+      add(5, hour .. ':' .. f .. ':' .. model, v)
+    end
+  end
+end
+add(1, 'duration_ms', duration)
+add(1, 'timed', timed)
+for second, n in pairs(seconds) do
+  add(6, second .. ':r', n[1])
+  if n[2] ~= 0 then add(6, second .. ':t', n[2]) end
+end
 
 for k = 1, 6 do
   for f, v in pairs(sums[k]) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
