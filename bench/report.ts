@@ -9,7 +9,7 @@ export interface TargetFigures extends LoadFigures {
   label: string;
   rssBytes: number | null;
   rssSource: string;
-  /** The serving process's CPU time (user + system) over the measured window ÷ requests answered. */
+  /** The serving processes' CPU time (user + system, the server and its workers) over the measured window ÷ requests answered. */
   cpuUsPerRequest: number | null;
   redis?: RedisPerRequest;
 }

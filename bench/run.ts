@@ -4,7 +4,7 @@ import { stop } from './children.ts';
 import { check, measure, type LoadOptions } from './load.ts';
 import { report, type TargetFigures } from './report.ts';
 import { startUpstream, targets, useRedis, type TargetId } from './targets.ts';
-import { cpuMicros } from './children.ts';
+import { cpuDelta, treeCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
 const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream]
@@ -77,19 +77,19 @@ async function main(): Promise<void> {
     try {
       await check(running.url, opts.stream, running.key);
       // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
-      let cpu0: number | null = null;
-      let cpu1: number | null = null;
+      let cpu0: Map<number, number> | null = null;
+      let cpu1: Map<number, number> | null = null;
       const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
       let before: RedisSample | undefined;
       let after: RedisSample | undefined;
       const load = await measure(running.url, opts, running.key, {
-        start: () => { cpu0 = cpuMicros(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
-        end: () => { cpu1 = cpuMicros(running.pid); },
+        start: () => { cpu0 = treeCpu(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
+        end: () => { cpu1 = treeCpu(running.pid); },
       });
       if (onRedis) after = await redisInfo.sample();
       const rss = await running.rss();
       const answered = load.ok + load.non2xx;
-      const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? (cpu1 - cpu0) / answered : null;
+      const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null;
       figures.push({
         id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest,
         redis: before && after && answered > 0 ? perRequest(before, after, answered) : undefined,

@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLine, freePort, peakRssBytes, startNode, stop, waitReady, type Child } from './children.ts';
+import { firstLine, freePort, startNode, stop, waitReady, type Child } from './children.ts';
+import { treeMemory } from './proc.ts';
 
 export type TargetId = 'a' | 'b' | 'c' | 'd';
 
@@ -11,9 +12,9 @@ export interface Running {
   url: string;
   /** The client key the load sends (default: the native group's). */
   key?: string;
-  /** The process that serves url, whose CPU time the report divides by the requests it answered. */
+  /** The process that serves url: its CPU time and its children's (a cluster's workers) the report divides by the requests answered. */
   pid?: number;
-  /** Peak RSS of the server that answers at url, and where the figure came from. */
+  /** Peak RSS of the server that answers at url (summed over its processes), and where the figure came from. */
   rss(): Promise<{ bytes: number | null; source: string }>;
   stop(): Promise<void>;
 }
@@ -28,7 +29,7 @@ const root = join(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 15_000;
 
 function kernelRss(child: Child) {
-  return async () => ({ bytes: peakRssBytes(child.proc.pid), source: 'VmHWM' });
+  return async () => treeMemory(child.proc.pid, 'VmHWM');
 }
 
 export async function startUpstream(): Promise<{ child: Child; url: string }> {
@@ -102,8 +103,8 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
       key,
       pid: child.proc.pid,
       async rss() {
-        const peak = peakRssBytes(child.proc.pid);
-        if (peak !== null) return { bytes: peak, source: 'VmHWM' };
+        const peak = treeMemory(child.proc.pid, 'VmHWM');
+        if (peak.bytes !== null) return peak;
         return { bytes: await metricsRss(url), source: 'metrics' };
       },
       stop: stopAll,
