@@ -32,7 +32,10 @@ function row(cells: (string | number | null)[], widths: number[]): string {
   }).join('  ');
 }
 
-export function report(figures: TargetFigures[], opts: LoadOptions): void {
+/** How the gateway targets ran: their worker processes and their store (`store` for the JSON line, `storeLabel` for people). */
+export interface GatewayRun { workers: number; store: string; storeLabel: string }
+
+export function report(figures: TargetFigures[], opts: LoadOptions, gateway: GatewayRun): void {
   const by = new Map(figures.map((f) => [f.id, f]));
   const c = by.get('c');
   const d = by.get('d');
@@ -41,10 +44,12 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
   const widths = [26, 10, 9, 9, 7, 8, 12, 11];
   const out = [
     `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
+    `gateway targets: ${gateway.workers === 1 ? 'one process' : `${gateway.workers} workers (CPU and peak RSS summed over primary and workers)`}, store ${gateway.storeLabel}`,
     '',
     row(['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS MB', 'CPU µs/req'], widths),
     ...figures.map((f) => row([`${f.id}  ${f.label}`, f.rps.toFixed(1), f.p50Ms.toFixed(3), f.p99Ms.toFixed(3), f.errors, f.non2xx, mb(f.rssBytes),
       f.cpuUsPerRequest === null ? null : f.cpuUsPerRequest.toFixed(1)], widths)),
+    ...figures.filter((f) => f.rssSource !== 'VmHWM').map((f) => `   ${f.id} peak RSS: ${f.rssSource}`),
     ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
     '',
     row(['ratio', 'req/s', 'p50', 'p99'], widths.slice(0, 4)),
@@ -64,6 +69,8 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
     duration_s: opts.duration,
     warmup_s: opts.warmup,
     stream: opts.stream,
+    workers: gateway.workers,
+    store: gateway.store,
     targets: Object.fromEntries(figures.map((f) => [f.id, {
       label: f.label,
       rps: round(f.rps, 1),

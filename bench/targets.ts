@@ -1,9 +1,10 @@
-// The three things the benchmark compares, each started in front of the same static upstream.
+// The targets the benchmark compares, each started in front of the same static upstream.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { firstLine, freePort, startNode, stop, waitReady, type Child } from './children.ts';
-import { treeMemory } from './proc.ts';
+import { treeMemory, treePids } from './proc.ts';
 
 export type TargetId = 'a' | 'b' | 'c' | 'd';
 
@@ -70,11 +71,37 @@ async function metricsRss(url: string): Promise<number | null> {
   }
 }
 
-/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
-/** `--store redis`: the gateway targets keep their state in this Redis (a prefix per run and target) instead of the embedded store. */
-let redisUrl: string | undefined;
-export const useRedis = (url: string): void => { redisUrl = url; };
+/**
+ * How the gateway targets run: `redis` (`--store redis`) keeps their state in that Redis, under a prefix per run and
+ * target, instead of the embedded store; `workers` (`--workers N`) runs each as a cluster of N worker processes.
+ */
+export interface GatewaySetup { redis?: string; workers: number }
+let setup: GatewaySetup = { workers: 1 };
+export const setUpGateways = (s: GatewaySetup): void => { setup = s; };
 
+/** The embedded store's file belongs to one process (the config refuses it under several workers): they get ":memory:". */
+const inMemory = (s: GatewaySetup) => !s.redis && s.workers > 1;
+
+/** The gateway targets' store for the JSON line. */
+export const storeKind = (s: GatewaySetup): string => (s.redis ? 'redis' : inMemory(s) ? ':memory: per worker' : 'file');
+
+/** The gateway targets' store, as the report's header names it. */
+export function storeLabel(s: GatewaySetup): string {
+  if (s.redis) return `Redis ${s.redis}${s.workers > 1 ? `, shared by the ${s.workers} workers` : ''}`;
+  if (inMemory(s)) return `":memory:" in each of the ${s.workers} workers (the embedded file belongs to one process): each worker keeps its own limits and usage`;
+  return 'embedded (a SQLite file in a fresh temp folder)';
+}
+
+/** A cluster's /readyz answers once one worker listens; wait for all of them to exist too, so the load meets all. */
+async function waitWorkers(child: Child, workers: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (treePids(child.proc.pid).length < workers + 1) {
+    if (Date.now() > deadline) throw new Error(`gateway: ${workers} workers not all running within ${timeoutMs} ms (processes: ${treePids(child.proc.pid).length})`);
+    await sleep(100);
+  }
+}
+
+/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
 const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
   id,
   label,
@@ -86,7 +113,10 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
-      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: join(store, 'gateway.db'), LOG_LEVEL: 'info', BENCH_REDIS_URL: redisUrl ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:` },
+      env: {
+        ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',
+        BENCH_REDIS_URL: setup.redis ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:`, BENCH_WORKERS: String(setup.workers),
+      },
     });
     const stopAll = async () => {
       await stop(child);
@@ -94,6 +124,7 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     };
     try {
       await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);
+      if (setup.workers > 1) await waitWorkers(child, setup.workers, START_TIMEOUT_MS);
     } catch (err) {
       await stopAll();
       throw err;
