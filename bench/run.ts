@@ -16,7 +16,18 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
   --workers N (1 to 16): the gateway targets run as a cluster of N worker processes; CPU and peak RSS are summed over
     the primary and its workers. Without --store redis they cannot share the embedded store's file: each worker then
     keeps its state in memory (":memory:"), its own limits and usage; the report's header says which
-  --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once
+  --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once;
+    a probe (its own connection per request, one started every 20 ms, at most 20 in flight, in a worker thread) sends
+    the same request during the measured window and times it from sending to the first body byte (ttfb p50, p99) and
+    to the first frame with content; the c − b differences of both p99s against the issue's target (at most 5 ms).
+    The gateway holds a stream's opening frames until its first content (proxy first_content_ms), which the upstream
+    sends 50 ms after them, so its ttfb carries those 50 ms. The probe's answers count in CPU µs/req's divisor
+  Every answer is checked: short = 2xx answers whose body is shorter than the target's answer to the check request
+    or does not end as it does (for a stream, its last frames and data: [DONE]); dropped = requests that got neither
+    an answer nor an error (autocannon reconnects silently when a server closes a connection mid-answer), counted
+    per connection as sent − answered − errors − the one still in flight at the end, so at least that many
+    (after such a cut autocannon may misread that connection's next answer, which then counts as short too).
+    All complete: errors, non-2xx, short and dropped all 0
   defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d --store file --workers 1`;
 
 interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup }
@@ -61,20 +72,21 @@ async function main(): Promise<void> {
     process.stderr.write(`bench: ${target.id} ${target.label}: ${opts.warmup} s warm-up + ${opts.duration} s at ${opts.connections} connections\n`);
     const running = await target.start(upstream.child, upstream.url);
     try {
-      await check(running.url, opts.stream, running.key);
+      const answer = await check(running.url, opts.stream, running.key);
       // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
       let cpu0: Map<number, number> | null = null;
       let cpu1: Map<number, number> | null = null;
       const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
       let before: RedisSample | undefined;
       let after: RedisSample | undefined;
-      const load = await measure(running.url, opts, running.key, {
+      const load = await measure(running.url, opts, { key: running.key, check: answer }, {
         start: () => { cpu0 = treeCpu(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
         end: () => { cpu1 = treeCpu(running.pid); },
       });
       if (onRedis) after = await redisInfo.sample();
       const rss = await running.rss();
-      const answered = load.ok + load.non2xx;
+      // The ttfb probe's answers were served in the window too.
+      const answered = load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
       const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null;
       figures.push({
         id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest,
