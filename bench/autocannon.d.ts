@@ -30,6 +30,8 @@ declare module 'autocannon' {
 
   export interface Instance extends EventEmitter, PromiseLike<Result> {
     on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    /** An error or a timeout of a request. */
+    on(event: 'reqError', listener: (err: Error) => void): this;
     stop(): void;
   }
 

@@ -25,7 +25,8 @@ function ratio(c: TargetFigures, base: TargetFigures | undefined): Ratio | null 
   return { rps: div(c.rps, base.rps), p50: div(c.p50Ms, base.p50Ms), p99: div(c.p99Ms, base.p99Ms) };
 }
 
-function row(cells: (string | number | null)[], widths: number[]): string {
+/** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
+export function row(cells: (string | number | null)[], widths: number[]): string {
   return cells.map((cell, i) => {
     const text = cell === null ? '-' : String(cell);
     return i === 0 ? text.padEnd(widths[i]) : text.padStart(widths[i]);

@@ -60,11 +60,11 @@ const bareProxy: Target = {
   },
 };
 
-/** Off Linux there is no VmHWM; prom-client's current RSS after the run is the next best figure. */
-async function metricsRss(url: string): Promise<number | null> {
+/** A gauge from the gateway's /metrics (prom-client's text format), or null when it is missing or unreachable. */
+export async function metricValue(url: string, name: string): Promise<number | null> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
-    const match = /^process_resident_memory_bytes\s+(\d+(?:\.\d+)?(?:e\+?\d+)?)/m.exec(text);
+    const match = new RegExp(`^${name}\\s+(\\d+(?:\\.\\d+)?(?:e\\+?\\d+)?)`, 'm').exec(text);
     return match ? Number(match[1]) : null;
   } catch {
     return null;
@@ -136,7 +136,8 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
       async rss() {
         const peak = treeMemory(child.proc.pid, 'VmHWM');
         if (peak.bytes !== null) return peak;
-        return { bytes: await metricsRss(url), source: 'metrics' };
+        // Off Linux there is no VmHWM; prom-client's current RSS after the run is the next best figure.
+        return { bytes: await metricValue(url, 'process_resident_memory_bytes'), source: 'metrics' };
       },
       stop: stopAll,
     };
