@@ -61,7 +61,13 @@ export function connectionLedger() {
   };
 }
 
-export interface Drive { connections: number; duration: number; stream: boolean; /** Requests per second in all (a fixed rate), else as fast as answered. */ overallRate?: number }
+export interface Drive {
+  connections: number;
+  duration: number;
+  stream: boolean;
+  /** Requests per second from all connections together (a fixed rate); without it, each sends as soon as answered. */
+  overallRate?: number;
+}
 
 /** One autocannon run at url; `onAnswer` hears every answer's status and whether its body was whole. */
 export function fire(url: string, drive: Drive, aim: Aim, onAnswer: (status: number, whole: boolean) => void): { run: Instance; dropped(): number } {

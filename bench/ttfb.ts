@@ -92,7 +92,9 @@ function probeOnce(data: ProbeData, isWhole: (body: string) => boolean, answered
       const us = (t: number) => Math.round((t - t0) * 1000);
       res.on('end', () => resolve(res.statusCode === 200 && first !== undefined && content !== undefined && isWhole(body)
         ? { firstByteUs: us(first), firstContentUs: us(content) } : null));
+      // A connection closed mid-answer may end the response with an error or with only 'close'; either way, no figure.
       res.on('error', () => resolve(null));
+      res.on('close', () => resolve(null));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve(null));
