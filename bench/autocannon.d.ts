@@ -10,6 +10,12 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
+    /** Requests per second from all connections together. */
+    overallRate?: number;
+    /** Called with each connection (an EventEmitter: 'request', 'response', 'timeout', 'connError') as it is made. */
+    setupClient?: (client: EventEmitter) => void;
+    /** The requests to cycle through (each takes the options above as defaults); onResponse hears every answer's body. */
+    requests?: { onResponse?: (status: number, body: string) => void }[];
   }
 
   interface Result {
@@ -22,8 +28,10 @@ declare module 'autocannon' {
     requests: { total: number; sent: number };
   }
 
-  interface Instance extends EventEmitter, PromiseLike<Result> {
+  export interface Instance extends EventEmitter, PromiseLike<Result> {
     on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    /** An error or a timeout of a request. */
+    on(event: 'reqError', listener: (err: Error) => void): this;
     stop(): void;
   }
 

@@ -1,6 +1,5 @@
-// Child server processes for the benchmark: start them, wait until they serve, read peak RSS, never leave one behind.
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// Child server processes for the benchmark: start them, wait until they serve, never leave one behind.
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -85,32 +84,6 @@ export async function stop(child: Child): Promise<void> {
   if (!killed) {
     child.proc.kill('SIGKILL');
     await child.exited;
-  }
-}
-
-/** Peak resident set size from the kernel (VmHWM), so no server has to cooperate; null off Linux. */
-export function peakRssBytes(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-
-/** CPU time (user + system) a process has used so far, in microseconds, from /proc; null off Linux. */
-export function cpuMicros(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    // The fields after the command name (which may hold spaces) start at field 3; utime and stime are fields 14 and 15.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
-  } catch {
-    return null;
   }
 }
 

@@ -9,7 +9,7 @@ export interface TargetFigures extends LoadFigures {
   label: string;
   rssBytes: number | null;
   rssSource: string;
-  /** The serving process's CPU time (user + system) over the measured window ÷ requests answered. */
+  /** The serving processes' CPU time (user + system, the server and its workers) over the measured window ÷ requests answered. */
   cpuUsPerRequest: number | null;
   redis?: RedisPerRequest;
 }
@@ -25,36 +25,77 @@ function ratio(c: TargetFigures, base: TargetFigures | undefined): Ratio | null 
   return { rps: div(c.rps, base.rps), p50: div(c.p50Ms, base.p50Ms), p99: div(c.p99Ms, base.p99Ms) };
 }
 
-function row(cells: (string | number | null)[], widths: number[]): string {
+/** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
+export function row(cells: (string | number | null)[], widths: number[]): string {
   return cells.map((cell, i) => {
     const text = cell === null ? '-' : String(cell);
     return i === 0 ? text.padEnd(widths[i]) : text.padStart(widths[i]);
   }).join('  ');
 }
 
-export function report(figures: TargetFigures[], opts: LoadOptions): void {
+/** How the gateway targets ran: their worker processes and their store (`store` for the JSON line, `storeLabel` for people). */
+export interface GatewayRun { workers: number; store: string; storeLabel: string }
+
+/** The issue's target for streams: time-to-first-byte overhead p99 at most this over the bare proxy. */
+const TTFB_OVERHEAD_P99_MS = 5;
+
+/** A table column: its title, its width and a target's cell. */
+type Column = [string, number, (f: TargetFigures) => string | number | null];
+const fixed = (x: number | null | undefined, digits: number) => (x == null ? null : x.toFixed(digits));
+const rounded = (x: number | null | undefined, digits: number) => (x == null ? null : round(x, digits));
+
+const columns: Column[] = [
+  ['target', 26, (f) => `${f.id}  ${f.label}`],
+  ['req/s', 10, (f) => f.rps.toFixed(1)],
+  ['p50 ms', 9, (f) => f.p50Ms.toFixed(3)],
+  ['p99 ms', 9, (f) => f.p99Ms.toFixed(3)],
+  ['errors', 7, (f) => f.errors],
+  ['non-2xx', 8, (f) => f.non2xx],
+  ['short', 6, (f) => f.short],
+  ['dropped', 8, (f) => f.dropped],
+  ['peak RSS MB', 12, (f) => mb(f.rssBytes)],
+  ['CPU µs/req', 11, (f) => fixed(f.cpuUsPerRequest, 1)],
+];
+const ttfbColumns: Column[] = [
+  ['ttfb p50', 9, (f) => fixed(f.ttfb?.p50Ms, 2)],
+  ['ttfb p99', 9, (f) => fixed(f.ttfb?.p99Ms, 2)],
+];
+
+export function report(figures: TargetFigures[], opts: LoadOptions, gateway: GatewayRun): void {
   const by = new Map(figures.map((f) => [f.id, f]));
   const c = by.get('c');
   const d = by.get('d');
   const ratios = { 'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, by.get('b')) : null, 'd/c': d ? ratio(d, c) : null };
+  const b = by.get('b');
+  const minus = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null ? round(x - y, 2) : null);
+  const ttfbOverhead = minus(c?.ttfb?.p99Ms, b?.ttfb?.p99Ms);
+  const contentOverhead = minus(c?.ttfb?.contentP99Ms, b?.ttfb?.contentP99Ms);
 
-  const widths = [26, 10, 9, 9, 7, 8, 12, 11];
+  const shown = opts.stream ? [...columns, ...ttfbColumns] : columns;
+  const widths = shown.map(([, w]) => w);
   const out = [
     `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
+    `gateway targets: ${gateway.workers === 1 ? 'one process' : `${gateway.workers} workers (CPU and peak RSS summed over primary and workers)`}, store ${gateway.storeLabel}`,
     '',
-    row(['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS MB', 'CPU µs/req'], widths),
-    ...figures.map((f) => row([`${f.id}  ${f.label}`, f.rps.toFixed(1), f.p50Ms.toFixed(3), f.p99Ms.toFixed(3), f.errors, f.non2xx, mb(f.rssBytes),
-      f.cpuUsPerRequest === null ? null : f.cpuUsPerRequest.toFixed(1)], widths)),
+    row(shown.map(([title]) => title), widths),
+    ...figures.map((f) => row(shown.map(([, , cell]) => cell(f)), widths)),
+    ...figures.filter((f) => f.ttfb).map((f) => `   ${f.id} ttfb: ${f.ttfb!.n} probes timed, ${f.ttfb!.failed} failed; to the first content p50 ${fixed(f.ttfb!.contentP50Ms, 2) ?? '-'} ms, p99 ${fixed(f.ttfb!.contentP99Ms, 2) ?? '-'} ms`),
+    ...figures.filter((f) => f.rssSource !== 'VmHWM').map((f) => `   ${f.id} peak RSS: ${f.rssSource}`),
     ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
     '',
     row(['ratio', 'req/s', 'p50', 'p99'], widths.slice(0, 4)),
   ];
   for (const [name, r] of Object.entries(ratios)) {
-    const show = (x: number | null | undefined) => (x == null ? null : x.toFixed(3));
-    out.push(row([name, show(r?.rps), show(r?.p50), show(r?.p99)], widths.slice(0, 4)));
+    out.push(row([name, fixed(r?.rps, 3), fixed(r?.p50, 3), fixed(r?.p99, 3)], widths.slice(0, 4)));
+  }
+  if (opts.stream) {
+    const against = (ms: number | null) => (ms === null ? '- (needs targets b and c, each with timed probes)'
+      : `${ms.toFixed(2)} ms (target ≤ ${TTFB_OVERHEAD_P99_MS} ms: ${ms <= TTFB_OVERHEAD_P99_MS ? 'met' : 'not met'})`);
+    out.push(`ttfb p99 c − b: ${against(ttfbOverhead)}`);
+    out.push(`first content p99 c − b: ${against(contentOverhead)}`);
+    out.push('   the gateway holds a stream\'s opening frames until its first content, which the upstream sends 50 ms after them: c\'s ttfb carries those 50 ms');
   }
   process.stdout.write(out.join('\n') + '\n\n');
-
   const json = {
     bench: 'gateway-relay',
     at: new Date().toISOString(),
@@ -64,6 +105,8 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
     duration_s: opts.duration,
     warmup_s: opts.warmup,
     stream: opts.stream,
+    workers: gateway.workers,
+    store: gateway.store,
     targets: Object.fromEntries(figures.map((f) => [f.id, {
       label: f.label,
       rps: round(f.rps, 1),
@@ -72,13 +115,23 @@ export function report(figures: TargetFigures[], opts: LoadOptions): void {
       ok: f.ok,
       errors: f.errors,
       non2xx: f.non2xx,
+      short: f.short,
+      dropped: f.dropped,
       measured_s: f.durationS,
       peak_rss_mb: mb(f.rssBytes),
       rss_source: f.rssSource,
-      cpu_us_per_req: f.cpuUsPerRequest === null ? null : round(f.cpuUsPerRequest, 1),
+      cpu_us_per_req: rounded(f.cpuUsPerRequest, 1),
+      ...(f.ttfb ? {
+        ttfb: {
+          p50_ms: rounded(f.ttfb.p50Ms, 3), p99_ms: rounded(f.ttfb.p99Ms, 3),
+          first_content_p50_ms: rounded(f.ttfb.contentP50Ms, 3), first_content_p99_ms: rounded(f.ttfb.contentP99Ms, 3),
+          n: f.ttfb.n, failed: f.ttfb.failed,
+        },
+      } : {}),
       ...(f.redis ? { redis: f.redis } : {}),
     }])),
     ratios,
+    ...(opts.stream ? { ttfb_p99_c_minus_b_ms: ttfbOverhead, first_content_p99_c_minus_b_ms: contentOverhead } : {}),
   };
   process.stdout.write(JSON.stringify(json) + '\n');
 }

@@ -1,8 +1,10 @@
-// The three things the benchmark compares, each started in front of the same static upstream.
+// The targets the benchmark compares, each started in front of the same static upstream.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLine, freePort, peakRssBytes, startNode, stop, waitReady, type Child } from './children.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { firstLine, freePort, startNode, stop, waitReady, type Child } from './children.ts';
+import { treeMemory, treePids } from './proc.ts';
 
 export type TargetId = 'a' | 'b' | 'c' | 'd';
 
@@ -11,9 +13,9 @@ export interface Running {
   url: string;
   /** The client key the load sends (default: the native group's). */
   key?: string;
-  /** The process that serves url, whose CPU time the report divides by the requests it answered. */
+  /** The process that serves url: its CPU time and its children's (a cluster's workers) the report divides by the requests answered. */
   pid?: number;
-  /** Peak RSS of the server that answers at url, and where the figure came from. */
+  /** Peak RSS of the server that answers at url (summed over its processes), and where the figure came from. */
   rss(): Promise<{ bytes: number | null; source: string }>;
   stop(): Promise<void>;
 }
@@ -28,7 +30,7 @@ const root = join(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 15_000;
 
 function kernelRss(child: Child) {
-  return async () => ({ bytes: peakRssBytes(child.proc.pid), source: 'VmHWM' });
+  return async () => treeMemory(child.proc.pid, 'VmHWM');
 }
 
 export async function startUpstream(): Promise<{ child: Child; url: string }> {
@@ -58,22 +60,48 @@ const bareProxy: Target = {
   },
 };
 
-/** Off Linux there is no VmHWM; prom-client's current RSS after the run is the next best figure. */
-async function metricsRss(url: string): Promise<number | null> {
+/** A gauge from the gateway's /metrics (prom-client's text format), or null when it is missing or unreachable. */
+export async function metricValue(url: string, name: string): Promise<number | null> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
-    const match = /^process_resident_memory_bytes\s+(\d+(?:\.\d+)?(?:e\+?\d+)?)/m.exec(text);
+    const match = new RegExp(`^${name}\\s+(\\d+(?:\\.\\d+)?(?:e\\+?\\d+)?)`, 'm').exec(text);
     return match ? Number(match[1]) : null;
   } catch {
     return null;
   }
 }
 
-/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
-/** `--store redis`: the gateway targets keep their state in this Redis (a prefix per run and target) instead of the embedded store. */
-let redisUrl: string | undefined;
-export const useRedis = (url: string): void => { redisUrl = url; };
+/**
+ * How the gateway targets run: `redis` (`--store redis`) keeps their state in that Redis, under a prefix per run and
+ * target, instead of the embedded store; `workers` (`--workers N`) runs each as a cluster of N worker processes.
+ */
+export interface GatewaySetup { redis?: string; workers: number }
+let setup: GatewaySetup = { workers: 1 };
+export const setUpGateways = (s: GatewaySetup): void => { setup = s; };
 
+/** The embedded store's file belongs to one process (the config refuses it under several workers): they get ":memory:". */
+const inMemory = (s: GatewaySetup) => !s.redis && s.workers > 1;
+
+/** The gateway targets' store for the JSON line. */
+export const storeKind = (s: GatewaySetup): string => (s.redis ? 'redis' : inMemory(s) ? ':memory: per worker' : 'file');
+
+/** The gateway targets' store, as the report's header names it. */
+export function storeLabel(s: GatewaySetup): string {
+  if (s.redis) return `Redis ${s.redis}${s.workers > 1 ? `, shared by the ${s.workers} workers` : ''}`;
+  if (inMemory(s)) return `":memory:" in each of the ${s.workers} workers (the embedded file belongs to one process): each worker keeps its own limits and usage`;
+  return 'embedded (a SQLite file in a fresh temp folder)';
+}
+
+/** A cluster's /readyz answers once one worker listens; wait for all of them to exist too, so the load meets all. */
+async function waitWorkers(child: Child, workers: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (treePids(child.proc.pid).length < workers + 1) {
+    if (Date.now() > deadline) throw new Error(`gateway: ${workers} workers not all running within ${timeoutMs} ms (processes: ${treePids(child.proc.pid).length})`);
+    await sleep(100);
+  }
+}
+
+/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
 const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
   id,
   label,
@@ -85,7 +113,10 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
-      env: { ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: join(store, 'gateway.db'), LOG_LEVEL: 'info', BENCH_REDIS_URL: redisUrl ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:` },
+      env: {
+        ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',
+        BENCH_REDIS_URL: setup.redis ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:`, BENCH_WORKERS: String(setup.workers),
+      },
     });
     const stopAll = async () => {
       await stop(child);
@@ -93,6 +124,7 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     };
     try {
       await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);
+      if (setup.workers > 1) await waitWorkers(child, setup.workers, START_TIMEOUT_MS);
     } catch (err) {
       await stopAll();
       throw err;
@@ -102,9 +134,10 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
       key,
       pid: child.proc.pid,
       async rss() {
-        const peak = peakRssBytes(child.proc.pid);
-        if (peak !== null) return { bytes: peak, source: 'VmHWM' };
-        return { bytes: await metricsRss(url), source: 'metrics' };
+        const peak = treeMemory(child.proc.pid, 'VmHWM');
+        if (peak.bytes !== null) return peak;
+        // Off Linux there is no VmHWM; prom-client's current RSS after the run is the next best figure.
+        return { bytes: await metricValue(url, 'process_resident_memory_bytes'), source: 'metrics' };
       },
       stop: stopAll,
     };
