@@ -7,6 +7,9 @@ interface Entry { score: number; id: string; json: string }
 const before = (a: { score: number; id: string }, b: { score: number; id: string }): boolean =>
   a.score < b.score || (a.score === b.score && a.id < b.id);
 
+/** What a dropped record's slot holds until the array is compacted. */
+const GONE: Entry = { score: -Infinity, id: '', json: '' };
+
 export class MemoryRecordIndex implements RecordIndex {
   // Ascending from `head`; records mostly arrive in time order, so inserts land at (or near) the end. The oldest
   // leave by moving `head` (the array is compacted once half of it is dead): a full index drops one record per add,
@@ -32,7 +35,10 @@ export class MemoryRecordIndex implements RecordIndex {
     else entries.splice(i, 0, e);
     this.byId.set(e.id, e);
     let head = this.head;
-    while (head < entries.length && (entries[head].score < oldest || entries.length - head > cap)) this.byId.delete(entries[head++].id);
+    while (head < entries.length && (entries[head].score < oldest || entries.length - head > cap)) {
+      this.byId.delete(entries[head].id);
+      entries[head++] = GONE; // until the compaction, the slot must not keep the record's text alive
+    }
     if (head > 1024 && head * 2 > entries.length) {
       this.entries = entries.slice(head);
       head = 0;
