@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { firstLine, freePort, startNode, stop, waitReady, type Child } from './children.ts';
 import { treeMemory, treePids } from './proc.ts';
+import { deletePrefix } from '../test/store/redis-server.ts';
 
 export type TargetId = 'a' | 'b' | 'c' | 'd';
 
@@ -110,17 +111,20 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const url = `http://127.0.0.1:${port}`;
     // An empty store each run, so a run neither loads nor adds to the last one's usage.
     const store = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+    const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
       env: {
         ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',
-        BENCH_REDIS_URL: setup.redis ?? '', BENCH_PREFIX: `gw-bench-${process.pid}-${id}:`, BENCH_WORKERS: String(setup.workers),
+        BENCH_REDIS_URL: setup.redis ?? '', BENCH_PREFIX: prefix, BENCH_WORKERS: String(setup.workers),
       },
     });
     const stopAll = async () => {
       await stop(child);
       rmSync(store, { recursive: true, force: true });
+      // The run's keys leave the Redis with it (some would otherwise live for weeks: rollups, records).
+      if (setup.redis) await deletePrefix(setup.redis, prefix);
     };
     try {
       await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);
