@@ -5,6 +5,7 @@ import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
   msToNextMinute, dateStart, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
+import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
 import type { Rate } from './rate.ts';
 
@@ -35,7 +36,7 @@ function modelCounters(models: Map<string, Counters>, model: string): Counters {
 
 export class KeyLedger {
   leases = new Map<string, number>(); // request id -> lease expiry
-  rpm = new Map<string, number>(); // request id -> admitted at
+  rpm = new ExpiringMap(); // request id -> admitted at
   tpm = new Map<number, number>(); // minute -> reserved + actual tokens
   spend = 0; // lifetime, nano-dollars
   windows: Partial<Record<WindowName, { start: number; used: number }>> = {};
@@ -50,7 +51,7 @@ export class KeyLedger {
   perSecond = new Map<number, Rate>();
   records = new MemoryRecordIndex();
   // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
-  private done = new Map<string, number>();
+  private done = new ExpiringMap();
   private released = new Map<string, number>(); // request id -> admission minute (see release())
 
   /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
@@ -83,7 +84,7 @@ export class KeyLedger {
     }
     const rpm = positive(l.rpm);
     if (rpm > 0) {
-      const made = pruned(this.rpm, (at) => at <= now - RPM_WINDOW_MS, rpm);
+      const made = this.rpm.prune((at) => at <= now - RPM_WINDOW_MS, rpm);
       if (!this.rpm.has(id) && made >= rpm) {
         let oldest = Infinity;
         for (const at of this.rpm.values()) oldest = Math.min(oldest, at);
@@ -129,10 +130,7 @@ export class KeyLedger {
 
   /** True when the request id was settled already (its marker, or its record while kept); prunes expired markers. */
   settled(requestId: string, clock: number): boolean {
-    for (const [k, exp] of this.done) {
-      if (exp > clock) break;
-      this.done.delete(k);
-    }
+    this.done.prune((exp) => exp <= clock);
     return this.done.has(requestId) || this.records.has(requestId);
   }
 
@@ -144,7 +142,7 @@ export class KeyLedger {
   ): void {
     const clock = Math.floor(r.time);
     this.done.set(r.request_id, clock + Math.min(opts.retentionMs, SETTLE_MARKER_MS));
-    if (this.done.size > SETTLE_MARKERS_PER_KEY) this.done.delete(this.done.keys().next().value!);
+    if (this.done.size > SETTLE_MARKERS_PER_KEY) this.done.dropOldest();
     if (admission) {
       this.leases.delete(admission.requestId);
       const bucket = this.tpm.get(admission.minute);
