@@ -52,7 +52,7 @@ export class KeyLedger {
   records = new MemoryRecordIndex();
   // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
   private done = new ExpiringMap();
-  private released = new Map<string, number>(); // request id -> admission minute (see release())
+  private released = new ExpiringMap(); // request id -> admission minute (see release())
 
   /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
   check(req: AdmitRequest): Refusal | undefined {
@@ -107,7 +107,7 @@ export class KeyLedger {
     if (positive(l.rpm) > 0) this.rpm.set(id, now);
     const minute = minuteOf(now);
     for (const m of this.tpm.keys()) if (m < minute - 1) this.tpm.delete(m);
-    for (const [k, m] of this.released) if (m < minute - 5) this.released.delete(k);
+    this.released.prune((m) => m < minute - 5);
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
     // Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
     if (est > 0) this.tpm.set(minute, (this.tpm.get(minute) ?? 0) + est);
