@@ -41,6 +41,9 @@ export class SseParser {
     return frames;
   }
 
+  /** No text of a partial frame waits (bytes of a partial character may: see the decoder). */
+  get idle(): boolean { return this.#buf === ''; }
+
   /** Bytes left after the last complete frame (a stream that ended mid-frame). */
   rest(): string {
     return this.#buf + this.#decoder.end();

@@ -146,22 +146,31 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
     res.flushHeaders();
   }
-  let timer: NodeJS.Timeout | undefined;
-  const armKeepalive = () => {
-    if (!format.keepalive || keepaliveMs <= 0) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => { res.write(format.keepalive!); armKeepalive(); }, keepaliveMs);
-  };
-  armKeepalive();
+  // One timer for the stream, pushed back by every chunk (refresh: no new timer per chunk).
+  const keepalive = format.keepalive;
+  const timer = keepalive && keepaliveMs > 0
+    ? setTimeout(function beat(this: NodeJS.Timeout) { res.write(keepalive); this.refresh(); }, keepaliveMs)
+    : undefined;
+  // Nothing of an earlier chunk waits in the parser (no partial frame, no partial character).
+  let aligned = true;
   upstream.on('data', (chunk: Buffer) => {
-    armKeepalive();
+    timer?.refresh();
+    const fresh = aligned;
     let out = '';
+    let changed = false;
     for (const frame of parser.push(chunk)) {
       const verdict = scanner.frame(frame);
       if (verdict === 'pass') out += frame.raw;
-      else if (verdict !== 'drop') out += verdict.replace;
+      else {
+        changed = true;
+        if (verdict !== 'drop') out += verdict.replace;
+      }
     }
-    if (out) res.write(out);
+    // A chunk that ends at a frame's end on an ASCII byte leaves nothing waiting (a UTF-8 character never ends early).
+    aligned = parser.idle && chunk[chunk.length - 1] < 0x80;
+    // Frames that passed as they came, made of exactly this chunk's bytes: the chunk itself goes out, not re-encoded.
+    if (fresh && aligned && !changed && out) res.write(chunk);
+    else if (out) res.write(out);
   });
   let finished = false;
   const observe = () => {
