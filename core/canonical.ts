@@ -59,23 +59,23 @@ export interface ToolResultBlock {
 }
 
 /**
- * Reasoning the model showed (Anthropic thinking, Responses reasoning summaries, Gemini thought parts). `text` may be
- * empty when only an opaque form exists. `signature` (Anthropic signature, Responses encrypted_content, Gemini
- * thoughtSignature) and `redacted` (Anthropic redacted_thinking data) must be replayed byte for byte to their own format.
+ * Reasoning the model showed (a format's thinking blocks, reasoning summaries or thought parts). `text` may be empty
+ * when only an opaque form exists. `signature` (the format's own proof of the reasoning) and `redacted` (reasoning the
+ * format hands back only encrypted) go back byte for byte to their own format; each codec names its fields.
  */
 export interface ReasoningBlock {
   type: 'reasoning';
   text: string;
   signature?: Signed;
   redacted?: Signed;
-  /** The provider's own item id (Responses rs_…), when it has one. */
+  /** The provider's own item id for the reasoning, when it has one. */
   id?: Signed;
 }
 
 export type CanonBlock = TextBlock | ImageBlock | FileBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
 
 /**
- * One turn. Tool results are blocks of a user message (as Anthropic has them; chat's tool messages become them).
+ * One turn. Tool results are blocks of a user message (formats with separate tool messages become them).
  * A `system` message is an instruction given mid-conversation (chat allows it anywhere); encoders whose format has
  * no place for it there turn it into user text or fold it into the system prompt.
  */
@@ -93,7 +93,7 @@ export interface FunctionTool {
   cache?: CacheHint;
 }
 
-/** A freeform tool whose input is raw text (Responses `custom`, e.g. Codex CLI's apply_patch), optionally with a grammar. */
+/** A freeform tool whose input is raw text (a coding agent's patch tool, say), optionally with a grammar. */
 export interface CustomTool { kind: 'custom'; name: string; description?: string; format?: unknown; cache?: CacheHint }
 
 export type CanonTool = FunctionTool | CustomTool;
@@ -111,9 +111,9 @@ export interface ReasoningConfig {
   /** Whether reasoning is on at all (false: off where the target can turn it off). */
   enabled?: boolean;
   effort?: ReasoningEffort;
-  /** A token budget (Anthropic budget_tokens, Gemini thinkingBudget); -1 = the provider's dynamic budget. */
+  /** A token budget for reasoning; -1 = the provider's dynamic budget. */
   budgetTokens?: number;
-  /** Whether the client wants to see reasoning (Responses summary, Gemini includeThoughts, Anthropic display). */
+  /** Whether the client wants to see reasoning (each codec maps its own request field). */
   show?: boolean;
 }
 
@@ -151,9 +151,9 @@ export interface CanonRequest {
   /** The end user the client names (safety identifier, metadata.user_id). */
   user?: string;
   /**
-   * Details only one format understands, by format name: what the client's own codec needs to answer in kind (chat's
-   * include_usage, Gemini's alt=sse framing, Responses store/include), and fields no other format has. An encoder
-   * reads only its own format's entry.
+   * Details only one format understands, by format name: what the client's own codec needs to answer in kind (usage
+   * in streams, stream framing, storage and include options), and fields no other format has. An encoder reads only
+   * its own format's entry.
    */
   extras: Record<string, Record<string, unknown>>;
 }
@@ -192,7 +192,7 @@ export type BlockStart =
 
 /**
  * Events of one answer, in order. Blocks are numbered from 0 in the order they start; deltas of different blocks may
- * interleave (chat's parallel tool calls), and an encoder whose format allows one open block at a time buffers.
+ * interleave (parallel tool calls), and an encoder whose format allows one open block at a time buffers.
  * `finish` comes once, after every block ended, with the final usage; `error` instead of it when the answer failed.
  */
 export type CanonEvent =
@@ -225,7 +225,7 @@ export interface CodecContext {
 }
 
 export interface StreamDecoder {
-  /** One upstream frame (SSE frame; Gemini JSON-array elements arrive as frames of their JSON text). */
+  /** One upstream frame (an SSE frame; the elements of a JSON-array stream arrive as frames of their JSON text). */
   frame(frame: SseFrame): CanonEvent[];
   /** The upstream ended; events still owed (e.g. a finish an upstream implies by closing). */
   end(): CanonEvent[];
@@ -234,7 +234,7 @@ export interface StreamDecoder {
 export interface StreamEncoder {
   /** Client frames (wire text) for one event; '' when it emits nothing yet. */
   event(event: CanonEvent): string;
-  /** The stream ends here: anything still owed to the client (e.g. chat's [DONE], Gemini's closing `]`). */
+  /** The stream ends here: anything still owed to the client (a closing sentinel frame, a JSON array's `]`). */
   end(): string;
 }
 
@@ -248,7 +248,7 @@ export interface Codec {
   decodeRequest(body: Record<string, unknown>, op: Operation, ctx: { model: string; path: string; query: string }): CanonRequest;
   encodeResponse(res: CanonResponse, ctx: CodecContext): unknown;
   encodeStream(ctx: CodecContext): StreamEncoder;
-  /** The client's content type for a stream (SSE for most; Gemini without alt=sse is a JSON array). */
+  /** The client's content type for a stream (SSE for most; some formats stream a JSON array). */
   streamContentType(req: CanonRequest): string;
   encodeCount(count: CanonCount, ctx: CodecContext): unknown;
   encodeError(err: CanonError): { status: number; body: unknown; headers?: Record<string, string> };
@@ -260,7 +260,7 @@ export interface Codec {
   decodeCount(json: unknown): CanonCount;
   decodeError(status: number, body: string): CanonError;
   /**
-   * Server-side conversation state a client of this format relies on (Responses: previous_response_id, store): where
+   * Server-side conversation state a client of this format relies on (a previous response to continue from): where
    * the upstream cannot keep it, the bridge keeps it in the gateway's store.
    */
   state?: ConversationState;
@@ -274,7 +274,7 @@ export interface Codec {
 export interface ConversationState {
   /** The id of the stored answer this request continues, if it names one. */
   continues(req: CanonRequest): string | undefined;
-  /** Whether the client wants this answer kept (false for Responses `store: false`). */
+  /** Whether the client wants this answer kept (false when it asked for no storage). */
   keeps(req: CanonRequest): boolean;
   /** Mints the id the client will see for this answer and writes it into the request, where the encoders read it. */
   name(req: CanonRequest): string;

@@ -54,7 +54,7 @@ export interface GroupConfig {
   upstream_format?: string;
   /** max_tokens of a translated request that names none, where the upstream format requires one. */
   default_max_tokens: number;
-  /** Translated conversations (Responses previous_response_id on non-OpenAI upstreams) are kept this long. */
+  /** Translated conversations the upstream cannot keep (a client continuing a response) are kept this long. */
   conversation_ttl_ms: number;
 }
 
@@ -285,7 +285,7 @@ export interface FormatAdapter {
   incomplete?(json: unknown): boolean;
   scanStream(ctx: Ctx): StreamScanner;
   /**
-   * A stream that is not SSE (Gemini without alt=sse: one JSON array, relayed as it comes): what its text says, whole
+   * A stream that is not SSE (one JSON array, relayed as it comes): what its text says, whole
    * (`complete`) or as far as it was relayed when the client left. Formats without such streams leave it out.
    */
   readWholeStream?(text: string, complete: boolean): { usage?: Usage; incomplete: boolean; failed: boolean };

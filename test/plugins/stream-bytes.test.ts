@@ -3,7 +3,7 @@
 // the middle of a character that starts a frame.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { demoConfig, withGateway } from '../helpers/gateway.ts';
+import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 
@@ -38,16 +38,9 @@ const upstream = await startUpstream(t, async (req, res) => {
   res.end();
 });
 
-const gw = await withGateway(t, demoConfig().replace('platforms:\n', `platforms:
-  bytes: { base_url: "${upstream.url}", format: openai-chat, forward_headers: [x-cut] }
-`).replace('groups:\n', `groups:
-  bytes-group:
-    platform: bytes
-    models: [gpt-4o-mini]
-    accounts: [ { id: bytes-1, credential: bytes-credential } ]
-`).replace('keys:\n', `keys:
-  - { id: bytes, key: sk-bytes-0009, group: bytes-group }
-`));
+const gw = await withGateway(t, chatConfig({
+  keyId: 'bytes', key: 'sk-bytes-0009', platform: `{ base_url: "${upstream.url}", format: openai-chat, forward_headers: [x-cut] }`,
+}));
 
 // The gateway asks the upstream for usage; a client that did not ask for it gets the stream without its usage chunk.
 for (const kind of ['frames', 'characters']) {
