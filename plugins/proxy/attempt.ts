@@ -1,53 +1,46 @@
-// One upstream attempt through http-proxy-3: send, wait for the response headers (bounded), and for a 200 stream hold its
-// opening frames until its first content, so an error before any content can still move the request to another account.
-import { Agent as HttpAgent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { createProxyServer } from 'http-proxy-3';
+// One upstream attempt: send, wait for the response headers (bounded), and for a 200 stream hold its opening frames
+// until its first content, so an error before any content can still move the request to another account.
+import {
+  Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
 
-/** An upstream URL, parsed once, with the keep-alive agent of its origin. */
-export interface Target { url: URL; agent: HttpAgent }
+/**
+ * An upstream URL, parsed once, with the keep-alive agent of its origin and what a request to it is made of: the
+ * address (an IPv6 literal without its brackets), the path with its query, and the Host header (port only when not
+ * the scheme's default, as the URL's own `host` has it).
+ */
+export interface Target { url: URL; agent: HttpAgent; hostname: string; port: number; path: string }
 
 export type Sent =
   | { kind: 'response'; upstream: IncomingMessage }
   | { kind: 'failure'; failure: Failure; code?: string }
   | { kind: 'disconnected' };
 
-/** http-proxy-3 only calls .pipe() on its buffer option; a one-write source avoids a stream per request. */
-class BodySource {
-  readonly #bytes: Buffer;
-  constructor(bytes: Buffer) { this.#bytes = bytes; }
-  pipe(dest: NodeJS.WritableStream): void { dest.end(this.#bytes); }
-}
-const EMPTY = Buffer.alloc(0);
-
-// The send in flight rides on the client request, where the server-wide listeners find it. (A WeakMap keyed by the
-// request kept every request's objects alive through young-generation GCs until the next full GC: GC time ×10.)
-const SENDING = Symbol('sending');
-type SendingRequest = IncomingMessage & { [SENDING]?: Sending };
-
-/** One send: settles once, with the first of the response headers, a failure, the header timeout or the client leaving. */
+/**
+ * One send: settles once, with the first of the response headers, a failure, the header timeout or the client leaving
+ * (which hangs up on the upstream request too).
+ */
 class Sending {
-  /** The request to the upstream once http-proxy-3 made it: only its response is taken, and a timeout hangs up on it. */
-  upstreamReq: ClientRequest | undefined = undefined;
-  readonly #req: SendingRequest;
+  readonly #upstreamReq: ClientRequest;
   readonly #res: ServerResponse;
   readonly #resolve: (sent: Sent) => void;
   readonly #timer: NodeJS.Timeout;
-  readonly #onClose = () => this.settle({ kind: 'disconnected' });
+  readonly #onClose = () => { if (this.settle({ kind: 'disconnected' })) this.#upstreamReq.destroy(); };
   #answered = false;
 
-  constructor(req: IncomingMessage, res: ServerResponse, timeoutMs: number, resolve: (sent: Sent) => void) {
-    this.#req = req;
+  constructor(upstreamReq: ClientRequest, res: ServerResponse, timeoutMs: number, resolve: (sent: Sent) => void) {
+    this.#upstreamReq = upstreamReq;
     this.#res = res;
     this.#resolve = resolve;
     this.#timer = setTimeout(timedOut, timeoutMs, this);
     res.once('close', this.#onClose);
-    this.#req[SENDING] = this;
   }
 
   /** True for the first ending only. */
@@ -56,32 +49,38 @@ class Sending {
     this.#answered = true;
     clearTimeout(this.#timer);
     this.#res.off('close', this.#onClose);
-    this.#req[SENDING] = undefined;
     this.#resolve(sent);
     return true;
   }
+
+  hangUp(): void { this.#upstreamReq.destroy(); }
 }
 
 function timedOut(sending: Sending): void {
-  if (sending.settle({ kind: 'failure', failure: { kind: 'timeout' } })) sending.upstreamReq?.destroy();
+  if (sending.settle({ kind: 'failure', failure: { kind: 'timeout' } })) sending.hangUp();
+}
+
+/** A connection still being made when its request is sent gets `ms` to connect, then fails as ECONNECT_TIMEOUT. */
+export function connectWithin(socket: Socket, ms: number): void {
+  if (!socket.connecting) return;
+  const timer = setTimeout(() => {
+    done();
+    socket.destroy(Object.assign(new Error('ECONNECT_TIMEOUT'), { code: 'ECONNECT_TIMEOUT' }));
+  }, ms).unref();
+  const done = () => {
+    clearTimeout(timer);
+    socket.off('connect', done).off('error', done).off('close', done);
+  };
+  socket.once('connect', done).once('error', done).once('close', done);
 }
 
 export class Upstreams {
   readonly #o: AttemptOptions;
-  readonly #server;
   readonly #agents = new Map<string, HttpAgent>();
   readonly #targets = new Map<string, Target>();
 
   constructor(options: AttemptOptions) {
     this.#o = options;
-    this.#server = createProxyServer({ selfHandleResponse: true, changeOrigin: true, ignorePath: true, connectTimeout: options.connect_timeout_ms });
-    // A response is taken only by the attempt that sent its request (an earlier attempt of the same client request is over).
-    this.#server.on('proxyRes', (upstreamRes, req) => {
-      const s = (req as SendingRequest)[SENDING];
-      const mine = s && (!s.upstreamReq || (upstreamRes as IncomingMessage & { req?: ClientRequest }).req === s.upstreamReq);
-      if (!mine || !s.settle({ kind: 'response', upstream: upstreamRes })) upstreamRes.destroy();
-    });
-    this.#server.on('proxyReq', (upstreamReq, req) => { const s = (req as SendingRequest)[SENDING]; if (s) s.upstreamReq = upstreamReq; });
   }
 
   #agentFor(url: URL): HttpAgent {
@@ -99,21 +98,31 @@ export class Upstreams {
     if (!target) {
       if (this.#targets.size >= 1000) this.#targets.clear(); // query strings and path parameters make the set open-ended
       const url = new URL(href);
-      this.#targets.set(href, target = { url, agent: this.#agentFor(url) });
+      const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+      this.#targets.set(href, target = { url, agent: this.#agentFor(url), hostname, port, path: url.pathname + url.search });
     }
     return target;
   }
 
-  /** Send the request (ctx.req.headers already hold the upstream headers) and wait for the response headers. */
-  send(ctx: Ctx, target: Target, body: Buffer | undefined): Promise<Sent> {
+  /**
+   * Send the request with these headers (the upstream's own set: the Host is the target's) and wait for the response
+   * headers. The body is always bytes in hand: a retry cannot re-read the client's request stream.
+   */
+  send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | undefined): Promise<Sent> {
     return new Promise<Sent>((resolve) => {
-      const sending = new Sending(ctx.req, ctx.res, this.#o.header_timeout_ms, resolve);
-      // Always a buffer: a retry cannot re-read the client's request stream.
-      const buffer = new BodySource(body ?? EMPTY) as unknown as NodeJS.ReadableStream;
-      this.#server.web(ctx.req, ctx.res, { target: target.url, agent: target.agent, buffer }, (err) => {
-        // An error because the client went away is not the account's fault.
-        sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: (err as NodeJS.ErrnoException).code });
+      const upstreamReq = (target.url.protocol === 'https:' ? httpsRequest : httpRequest)({
+        hostname: target.hostname, port: target.port, path: target.path, method: ctx.req.method, agent: target.agent,
+        headers: { ...headers, host: target.url.host },
       });
+      const sending = new Sending(upstreamReq, ctx.res, this.#o.header_timeout_ms, resolve);
+      upstreamReq.once('response', (upstream: IncomingMessage) => { if (!sending.settle({ kind: 'response', upstream })) upstream.destroy(); });
+      // An error because the client went away is not the account's fault.
+      upstreamReq.on('error', (err: NodeJS.ErrnoException) => {
+        sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: err.code });
+      });
+      if (this.#o.connect_timeout_ms > 0) upstreamReq.once('socket', (socket: Socket) => connectWithin(socket, this.#o.connect_timeout_ms));
+      upstreamReq.end(body);
     });
   }
 }

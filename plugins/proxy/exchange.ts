@@ -31,12 +31,12 @@ export class Exchange {
     this.#log = log;
   }
 
-  /** One attempt on one account (ctx.req.headers already hold `out.headers`). */
+  /** One attempt on one account. */
   async run(ctx: Ctx, trail: Attempt[], group: GroupConfig, account: AccountConfig, out: Outbound, crossing: Crossing): Promise<Tried> {
     const o = this.#o;
     const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${out.path}`);
     ctx.timings.upstreamStart = performance.now();
-    const sent = await this.#upstreams.send(ctx, target, out.body.bytes);
+    const sent = await this.#upstreams.send(ctx, target, out.headers, out.body.bytes);
     if (sent.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
     const upstream = sent.upstream;

@@ -104,8 +104,6 @@ export class Pool {
         ctx.account = account;
         ctx.upstreamModel = accountModel(account, baseModel);
         const out = await crossing.outbound(account);
-        // http-proxy-3 copies the outgoing headers from req.headers: hand it the cleaned set for this account.
-        ctx.req.headers = out.headers;
         result = await exchange.run(ctx, trail, group, account, out, crossing);
       } finally {
         // Not awaited: after an answer, the slot, the success and the bindings reach the store in the same round trip
