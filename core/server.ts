@@ -11,7 +11,7 @@ import { drainable, type Drain } from './drain.ts';
 import { asGatewayError, coreCodes, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
-import { createLogger } from './log.ts';
+import { createLogger, infoLine } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { compose } from './pipeline.ts';
 import { formats, plugins, startSimulator, upstreamAuth } from './registry.ts';
@@ -245,6 +245,6 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     ctx.timings.end = performance.now();
     metrics.observe(ctx, res.statusCode);
     // Build the log line only when it is written (LOG_LEVEL above info skips it).
-    if (ctx.log.isLevelEnabled('info')) ctx.log.info(requestRecord(ctx, caller, res.statusCode, thrown, drain.cut), 'request');
+    if (ctx.log.isLevelEnabled('info')) infoLine(ctx.log, requestRecord(ctx, caller, res.statusCode, thrown, drain.cut), 'request');
   }
 }
