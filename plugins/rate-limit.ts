@@ -1,7 +1,7 @@
 // Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
 // when there is one), holding a concurrency lease until settled.
 import { defineErrors, type GatewayError } from '../core/errors.ts';
-import type { Ctx, Plugin } from '../core/types.ts';
+import type { Ctx, Env, Plugin } from '../core/types.ts';
 import type { Admission, AdmitResult } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
@@ -44,6 +44,38 @@ async function estimate(ctx: Ctx, options: Options): Promise<number> {
   return Math.ceil(bytes / options.bytes_per_token) + output;
 }
 
+/**
+ * The concurrency leases of the requests running through one stage, renewed together every heartbeat_ms by one timer
+ * (running while any is held): a lease is renewed at most heartbeat_ms after it was taken and every heartbeat_ms after.
+ */
+class Heartbeats {
+  readonly #held = new Set<Admission>();
+  readonly #options: Options;
+  readonly #env: Env;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: Options, env: Env) {
+    this.#options = options;
+    this.#env = env;
+  }
+
+  add(a: Admission): void {
+    this.#held.add(a);
+    this.#timer ??= setInterval(() => this.#beat(), this.#options.heartbeat_ms).unref();
+  }
+
+  delete(a: Admission): void {
+    if (!this.#held.delete(a) || this.#held.size) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #beat(): void {
+    const now = Date.now();
+    for (const a of this.#held) this.#env.store.heartbeat(a, this.#options.lease_ms, now).catch(() => {});
+  }
+}
+
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
   description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
@@ -65,6 +97,7 @@ export const rateLimit: Plugin<Options> = {
   create(options, env, place) {
     // A later stage that takes the admission sends it with its own first store call: one round trip, not two.
     const deferred = place.laterTakes('admission');
+    const leases = new Heartbeats(options, env);
     return async (ctx, next) => {
       const key = ctx.key!;
       const limits = key.limits;
@@ -73,7 +106,6 @@ export const rateLimit: Plugin<Options> = {
         keyId: key.id, requestId: ctx.id, limits,
         estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
       };
-      let beat: NodeJS.Timeout | undefined;
       let admitted: Admission | undefined;
       let sent: Promise<void> | undefined;
       const admit = async (): Promise<void> => {
@@ -82,10 +114,8 @@ export const rateLimit: Plugin<Options> = {
           ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
           throw refusal(result);
         }
-        const admission = admitted = result.admission;
-        if (admission.lease) {
-          beat = setInterval(() => { env.store.heartbeat(admission, options.lease_ms, Date.now()).catch(() => {}); }, options.heartbeat_ms);
-        }
+        admitted = result.admission;
+        if (admitted.lease) leases.add(admitted);
       };
       const handle: AdmissionHandle = {
         send: () => (sent ??= admit()),
@@ -97,7 +127,7 @@ export const rateLimit: Plugin<Options> = {
       try {
         await next();
       } finally {
-        clearInterval(beat);
+        if (admitted) leases.delete(admitted);
         // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
         if (admitted && !handle.settled) await env.store.release(admitted).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
       }

@@ -42,6 +42,8 @@ export class Journal {
   private accounts = new Map<string, { group: string; id: string }>();
   private bindings = new Map<string, { group: string; kind: string; name: string }>();
   private conversations = new Map<string, { key: string; id: string }>();
+  /** What the last settlement marked (its rollups and second), since the journal was last taken. */
+  private last: { key: string; model: string; date: string; hour: number; second: number } | undefined;
   private dirty = false;
 
   get empty(): boolean { return !this.dirty; }
@@ -71,12 +73,20 @@ export class Journal {
     this.ledgers.add(key);
     const date = utcDate(time);
     const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
-    this.mark(key, 'day', date, -1, '');
-    this.mark(key, 'dm', date, -1, r.model);
-    this.mark(key, 'hr', date, hour, '');
-    this.mark(key, 'hm', date, hour, r.model);
+    // Most settlements in a batch share the last one's key, model and hour: its rollups are marked already.
+    let last = this.last;
+    if (!last || last.key !== key || last.model !== r.model || last.date !== date || last.hour !== hour) {
+      this.mark(key, 'day', date, -1, '');
+      this.mark(key, 'dm', date, -1, r.model);
+      this.mark(key, 'hr', date, hour, '');
+      this.mark(key, 'hm', date, hour, r.model);
+      this.last = last = { key, model: r.model, date, hour, second: NaN };
+    }
     const second = secondOf(time);
-    this.rate.set(key + SEP + second, { key, second });
+    if (last.second !== second) {
+      this.rate.set(key + SEP + second, { key, second });
+      last.second = second;
+    }
     if (minute !== undefined) this.minute(key, minute);
     this.dirty = true;
   }
@@ -144,6 +154,7 @@ export class Journal {
     this.accounts = new Map();
     this.bindings = new Map();
     this.conversations = new Map();
+    this.last = undefined;
     this.dirty = false;
   }
 }
