@@ -3,7 +3,7 @@ import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './typ
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
-  msToNextMinute, dateStart, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
+  msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex } from './memory-index.ts';
@@ -198,7 +198,7 @@ export class KeyLedger {
       const oldest = utcDate(clock - HOUR_ROLLUP_DAYS * DAY_MS);
       for (const d of this.hours.keys()) if (d < oldest) { this.hours.delete(d); this.hourModels.delete(d); }
     }
-    const hour = Math.floor((clock - dateStart(date)) / HOUR_MS);
+    const hour = Math.floor((((clock % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS); // of `date`, the UTC day of clock
     let h = hours.get(hour);
     if (!h) hours.set(hour, (h = emptyCounters()));
     addCounters(h, add);

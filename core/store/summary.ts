@@ -23,8 +23,17 @@ const NOT_FAILURES = new Set(['ok', 'client_error']);
  * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
  * [group, account, reason].
  */
+let lastDims = { key: '', group: '', model: '', json: '' };
+/** The [key, group, model] dimensions as JSON (the last one's text is kept: consecutive records mostly share them). */
+function usageDims(r: UsageRecord): string {
+  const d = lastDims;
+  if (d.json && d.key === r.key_id && d.group === r.group && d.model === r.model) return d.json;
+  lastDims = { key: r.key_id, group: r.group, model: r.model, json: JSON.stringify([r.key_id, r.group, r.model]) };
+  return lastDims.json;
+}
+
 export function summaryFields(r: UsageRecord): [string, number][] {
-  const dims = JSON.stringify([r.key_id, r.group, r.model]);
+  const dims = usageDims(r);
   const out: [string, number][] = [[`r${dims}`, 1]];
   if (isError(r)) out.push([`e${dims}`, 1]);
   const tokens = recordTokens(r);

@@ -39,6 +39,15 @@ export function overviewContract(t: Tap, make: MakeStore): void {
     t.equal(day.usage.reduce((n, u) => n + u.requests, 0), 5);
   });
 
+  t.test('usage buckets: consecutive records that differ only in model, group or key are each counted under their own', async (t) => {
+    const s = await open(t, make);
+    const seq: [string, string, string][] = [['k1', 'g1', 'm-a'], ['k1', 'g1', 'm-b'], ['k1', 'g1', 'm-a'], ['k1', 'g2', 'm-a'], ['k2', 'g2', 'm-a'], ['k2', 'g2', 'm-a']];
+    for (const [i, [key_id, group, model]] of seq.entries()) await s.settle(record({ key_id, group, model, time: T0 + i * 1000, output_tokens: 1 }), undefined, {});
+    const [bucket] = await s.usageBuckets('minute', T0, T0);
+    const counted = Object.fromEntries(bucket.usage.map((u) => [`${u.key}/${u.group}/${u.model}`, u.requests]));
+    t.strictSame(counted, { 'k1/g1/m-a': 2, 'k1/g1/m-b': 1, 'k1/g2/m-a': 1, 'k2/g2/m-a': 2 });
+  });
+
   t.test('usage buckets: failed attempts by group, account and reason, and the failovers among them', async (t) => {
     const s = await open(t, make);
     await s.settle(record({ time: T0, group: 'g1', account: 'b', attempts: [
