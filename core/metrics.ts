@@ -1,5 +1,6 @@
 // Prometheus metrics the core records for every request; plugins register their own on the same registry.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { counter } from './plugin-metrics.ts';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
 import type { Store } from './store/types.ts';
@@ -10,7 +11,7 @@ const LABELS = ['route', 'format', 'platform', 'group', 'model', 'status_class']
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({ name: 'gateway_requests_total', help: 'Requests answered, by route and outcome class.', labelNames: LABELS, registers: [registry] });
+  const requests = counter(registry, { name: 'gateway_requests_total', help: 'Requests answered, by route and outcome class.', labelNames: LABELS });
   const duration = new Histogram({
     name: 'gateway_request_duration_seconds', help: 'Time from request arrival to the end of the response.',
     labelNames: LABELS, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
