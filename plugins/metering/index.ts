@@ -134,15 +134,19 @@ export const metering: Plugin<Options> = {
       if (admission) admission.settled = true;
       ctx.cost = usd;
       await env.store.settle(record, admission?.admission, key.limits);
-      const labels = { model: priced || '-', group: group.name };
-      for (const [direction, n] of [['input', b.input], ['output', b.output], ['cache_read', b.cacheRead], ['cache_write', b.cacheWrite], ['reasoning', usage.reasoning]] as const) {
-        if (n > 0) m.tokens.inc({ direction, ...labels }, n);
-      }
-      if (usd > 0) m.cost.inc(labels, usd);
+      const shown = priced || '-';
+      const tokens = (direction: string, n: number) => { if (n > 0) m.tokens.inc({ direction, model: shown, group: group.name }, n); };
+      tokens('input', b.input);
+      tokens('output', b.output);
+      tokens('cache_read', b.cacheRead);
+      tokens('cache_write', b.cacheWrite);
+      tokens('reasoning', usage.reasoning);
+      if (usd > 0) m.cost.inc({ model: shown, group: group.name }, usd);
       const account = ctx.account?.id ?? '-';
-      for (const [cache, n] of [['read', b.cacheRead], ['write', b.cacheWrite], ['uncached', b.input]] as const) {
-        if (n > 0) m.prompt.inc({ group: group.name, account, cache }, n);
-      }
+      const prompt = (cache: string, n: number) => { if (n > 0) m.prompt.inc({ group: group.name, account, cache }, n); };
+      prompt('read', b.cacheRead);
+      prompt('write', b.cacheWrite);
+      prompt('uncached', b.input);
       m.settled.inc({ ending });
     }
   },
