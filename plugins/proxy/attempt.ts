@@ -74,6 +74,22 @@ export function connectWithin(socket: Socket, ms: number): void {
   socket.once('connect', done).once('error', done).once('close', done);
 }
 
+/**
+ * The headers as the flat [name, value, …] list node:http writes as it is (each still checked) instead of storing them
+ * one setHeader at a time; the Host is the target's.
+ */
+function headerList(headers: IncomingHttpHeaders, host: string): string[] {
+  const list: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name === 'host') continue;
+    if (typeof value === 'string') list.push(name, value);
+    else for (const one of value) list.push(name, one); // one line each, as node writes a list
+  }
+  list.push('host', host);
+  return list;
+}
+
 export class Upstreams {
   readonly #o: AttemptOptions;
   readonly #agents = new Map<string, HttpAgent>();
@@ -113,7 +129,7 @@ export class Upstreams {
     return new Promise<Sent>((resolve) => {
       const upstreamReq = (target.url.protocol === 'https:' ? httpsRequest : httpRequest)({
         hostname: target.hostname, port: target.port, path: target.path, method: ctx.req.method, agent: target.agent,
-        headers: { ...headers, host: target.url.host },
+        headers: headerList(headers, target.url.host),
       });
       const sending = new Sending(upstreamReq, ctx.res, this.#o.header_timeout_ms, resolve);
       upstreamReq.once('response', (upstream: IncomingMessage) => { if (!sending.settle({ kind: 'response', upstream })) upstream.destroy(); });

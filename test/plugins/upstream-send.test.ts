@@ -38,6 +38,9 @@ t.test('the upstream gets the target\'s Host and path, the body, the account\'s 
   t.equal(seen.headers.host, new URL(upstream.url).host);
   t.equal(seen.headers.authorization, 'Bearer upstream-credential-1');
   t.equal(seen.headers['content-length'], String(Buffer.byteLength(seen.body)));
+  t.equal(seen.headers.connection, 'keep-alive', 'the pooled connection is kept');
+  t.equal(seen.headers['transfer-encoding'], undefined, 'a sized body, not chunked');
+  t.equal(seen.headers['content-type'], 'application/json');
   t.same(JSON.parse(seen.body).messages, [{ role: 'user', content: 'hello' }]);
 });
 
