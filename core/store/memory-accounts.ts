@@ -7,6 +7,8 @@ import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding
 
 interface Account {
   leases: Map<string, number>; // request id -> lease expiry
+  /** No lease expires before this (a lower bound: releases and renewals leave it be); the leases are scanned from then. */
+  soonest: number;
   coolUntil?: number;
   reason?: CooldownReason;
   probing: boolean;
@@ -36,7 +38,7 @@ export class AccountBook {
       this.groups.set(group, (g = new Map()));
     }
     let a = g.get(id);
-    if (!a && create) g.set(id, (a = { leases: new Map(), probing: false }));
+    if (!a && create) g.set(id, (a = { leases: new Map(), soonest: Infinity, probing: false }));
     return a;
   }
 
@@ -44,7 +46,15 @@ export class AccountBook {
   private fresh(group: string, id: string, now: number): Account | undefined {
     const a = this.account(group, id);
     if (!a) return undefined;
-    for (const [r, exp] of a.leases) if (exp <= now) a.leases.delete(r);
+    // Scanned only once a lease may have expired (a crashed holder's): live ones are released or renewed before that.
+    if (a.soonest <= now) {
+      let soonest = Infinity;
+      a.leases.forEach((exp, r) => {
+        if (exp <= now) a.leases.delete(r);
+        else if (exp < soonest) soonest = exp;
+      });
+      a.soonest = soonest;
+    }
     const last = Math.max(a.coolUntil ?? -Infinity, a.lastUsed ?? -Infinity);
     if (a.leases.size === 0 && last + ACCOUNT_IDLE_MS <= now) {
       this.groups.get(group)!.delete(id);
@@ -94,7 +104,9 @@ export class AccountBook {
     }
     const id = cands[p.take].id;
     const a = this.account(req.group, id, true);
-    a.leases.set(requestId, now + Math.max(1, Math.round(req.leaseMs) || 1));
+    const exp = now + Math.max(1, Math.round(req.leaseMs) || 1);
+    a.leases.set(requestId, exp);
+    if (exp < a.soonest) a.soonest = exp;
     if (!p.reuse) a.lastUsed = now;
     if (p.pass !== undefined) a.pass = p.pass;
     return { ok: true, lease: { group: req.group, account: id, requestId }, preferred: p.preferred };
