@@ -112,3 +112,24 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
   t.equal((await s.keyUsage('out', { days: 1, now: T0 })).total.requests, 2500, 'each counted once');
   t.equal(await server.query((r) => r.hlen('o:{k:out}:rec')), 2500, 'every record kept');
 });
+
+t.test('a record twice in one batch (and again in the next) is kept and counted once, per key and in the global index', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'd:' });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const twice = record({ key_id: 'dup', request_id: 'd-1', time: T0, input_tokens: 4, cost: 0.25 });
+  batch.add(twice, JSON.stringify(twice));
+  batch.add(twice, JSON.stringify(twice));
+  const other = record({ key_id: 'dup', request_id: 'd-2', time: T0 + 1, input_tokens: 1 });
+  batch.add(other, JSON.stringify(other));
+  await batch.flush();
+  batch.add(twice, JSON.stringify(twice));
+  await batch.flush();
+  const u = await s.keyUsage('dup', { days: 1, now: T0 });
+  t.equal(u.total.requests, 2);
+  t.equal(u.total.input_tokens, 5);
+  t.equal((await s.records({ key: 'dup', limit: 10 })).records.length, 2);
+  t.equal((await s.records({ limit: 10 })).records.length, 2, 'the global index');
+  t.equal((await s.usageBuckets('minute', T0, T0))[0].usage[0].requests, 2, 'the global rollup');
+});

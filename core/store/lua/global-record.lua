@@ -4,18 +4,39 @@
 -- KEYS: 1 index zset (time -> id), 2 records hash (id -> JSON), 3..5 the minute, hour and day rollup hashes
 -- ARGV: 1 retention ms, 2 cap, 3..5 how long each rollup hash is kept (ms), then per record: id, time, JSON,
 --       the number of rollup fields n, and n pairs of field and increment
-local sums, newest = {}, nil
+-- One HMGET finds the records kept already (the index and the records hash hold the same ids: written and trimmed
+-- together), one ZADD and one HSET write the new ones.
+local starts, ids = {}, {}
 local i = 6
 while i <= #ARGV do
-  local id, time, n = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 3])
-  if redis.call('ZADD', KEYS[1], 'NX', time, id) == 1 then
-    redis.call('HSETNX', KEYS[2], id, ARGV[i + 2])
+  starts[#starts + 1] = i
+  ids[#ids + 1] = ARGV[i]
+  i = i + 4 + 2 * tonumber(ARGV[i + 3])
+end
+if #ids == 0 then return 0 end
+local kept = {}
+for j = 1, #ids, 1000 do
+  local part = redis.call('HMGET', KEYS[2], unpack(ids, j, math.min(j + 999, #ids)))
+  for k = 1, #part do kept[j + k - 1] = part[k] end
+end
+local sums, newest, seen, members, records = {}, nil, {}, {}, {}
+for k, at in ipairs(starts) do
+  local id, time, n = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 3])
+  if not kept[k] and not seen[id] then
+    seen[id] = true
+    members[#members + 1] = ARGV[at + 1]
+    members[#members + 1] = id
+    records[#records + 1] = id
+    records[#records + 1] = ARGV[at + 2]
     if not newest or time > newest then newest = time end
-    for j = i + 4, i + 3 + 2 * n, 2 do sums[ARGV[j]] = (sums[ARGV[j]] or 0) + tonumber(ARGV[j + 1]) end
+    for j = at + 4, at + 3 + 2 * n, 2 do sums[ARGV[j]] = (sums[ARGV[j]] or 0) + tonumber(ARGV[j + 1]) end
   end
-  i = i + 4 + 2 * n
 end
 if not newest then return 0 end
+for j = 1, #members, 1000 do
+  redis.call('ZADD', KEYS[1], unpack(members, j, math.min(j + 999, #members)))
+  redis.call('HSET', KEYS[2], unpack(records, j, math.min(j + 999, #records)))
+end
 for k = 3, #KEYS do
   for f, v in pairs(sums) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
   redis.call('PEXPIRE', KEYS[k], ARGV[k])

@@ -1,7 +1,8 @@
 -- Writes a batch of one API key's settled records of one minute (settle.lua counted them against the limits already):
 -- appends each record and rolls up totals, the UTC day, the UTC hour (each per model too) and the per-second rate.
--- A record already kept is skipped, so a batch sent again counts nothing twice. Counters of the batch are summed here
--- and added with one HINCRBY per field.
+-- A record already kept (or twice in the batch) is skipped, so a batch sent again counts nothing twice: one HMGET
+-- finds the kept ones, one HSET writes the new ones. Counters of the batch are summed here and added with one HINCRBY
+-- per field.
 -- KEYS: 1 totals hash, 2 day hash, 3 day-per-model hash, 4 hour hash, 5 hour-per-model hash, 6 rate hash of the minute,
 --       7 records hash (id -> JSON), 8 records index zset (time -> id)
 -- ARGV: 1 retention ms, 2 rollup ttl ms, 3 hourly rollup ttl ms, 4 records cap, then 15 per record:
@@ -11,9 +12,22 @@ local fields = {'requests', 'input_tokens', 'output_tokens', 'cache_read_tokens'
 -- Numbers are summed per model and hour, and per second, first: the field names are made once per batch, not per record.
 local per, seconds, duration, timed = {}, {}, 0, 0
 local members, newest = {}, nil
-for i = 5, #ARGV, 15 do
+local ids = {}
+for i = 5, #ARGV, 15 do ids[#ids + 1] = ARGV[i] end
+if #ids == 0 then return 0 end
+local kept = {}
+for j = 1, #ids, 1000 do
+  local part = redis.call('HMGET', KEYS[7], unpack(ids, j, math.min(j + 999, #ids)))
+  for k = 1, #part do kept[j + k - 1] = part[k] end
+end
+local seen, fields_new = {}, {}
+for n = 1, #ids do
+  local i = 5 + 15 * (n - 1)
   local id = ARGV[i]
-  if redis.call('HSETNX', KEYS[7], id, ARGV[i + 2]) == 1 then
+  if not kept[n] and not seen[id] then
+    seen[id] = true
+    fields_new[#fields_new + 1] = id
+    fields_new[#fields_new + 1] = ARGV[i + 2]
     members[#members + 1] = ARGV[i + 1]
     members[#members + 1] = id
     local time = tonumber(ARGV[i + 1])
@@ -38,6 +52,7 @@ for i = 5, #ARGV, 15 do
   end
 end
 if not newest then return 0 end
+for i = 1, #fields_new, 1000 do redis.call('HSET', KEYS[7], unpack(fields_new, i, math.min(i + 999, #fields_new))) end
 
 local sums = {{}, {}, {}, {}, {}, {}}
 local function add(t, f, v) sums[t][f] = (sums[t][f] or 0) + v end
