@@ -1,5 +1,5 @@
 // The targets the benchmark compares, each started in front of the same static upstream.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +28,12 @@ export interface Target {
 }
 
 const root = join(import.meta.dirname, '..');
+/** The node flags of `npm start` (package.json), read from there so the bench runs the gateway as shipped. */
+const GATEWAY_NODE_FLAGS: string[] = (() => {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.split(/\s+/).slice(1); // after `node`: its flags, up to the script
+  return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('--'))));
+})();
 const START_TIMEOUT_MS = 15_000;
 
 function kernelRss(child: Child) {
@@ -113,7 +119,8 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const store = mkdtempSync(join(tmpdir(), 'gw-bench-'));
     const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
-    const child = startNode('gateway', ['core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
+    // With the V8 flags `npm start` and the Dockerfile give it (GATEWAY_NODE_FLAGS, package.json).
+    const child = startNode('gateway', [...GATEWAY_NODE_FLAGS, 'core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
       env: {
         ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',

@@ -20,7 +20,7 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const steps = dockerfile(read('Dockerfile'));
 const ignored = dockerignore(read('.dockerignore'));
 const context = new Set(contextFiles(ROOT, ignored));
-const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
 const ENTRIES = ['core/main.ts', 'scripts/keys.ts'];
 const graph = importGraph(ROOT, ENTRIES);
 
@@ -39,7 +39,9 @@ t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node c
   t.ok(user > 0, 'a USER is set');
   t.notMatch(steps[user].args, /^(root|0)(:|$)/, `not root: ${steps[user].args}`);
   t.notOk(steps.slice(user).some((s) => s.op === 'USER' && /^(root|0)(:|$)/.test(s.args)), 'and not switched back');
-  t.strictSame(execForm(one('ENTRYPOINT')), ['node', 'core/main.ts'], 'node itself as PID 1 (exec form): SIGTERM reaches the gateway');
+  const start = pkg.scripts.start.split(/\s+/);
+  t.strictSame(execForm(one('ENTRYPOINT')), start, 'node itself as PID 1 (exec form): SIGTERM reaches the gateway; the node flags of npm start');
+  t.equal(start.at(-1), 'core/main.ts');
   t.strictSame(execForm(one('CMD')), ['--config', 'gateway.yaml']);
   const health = one('HEALTHCHECK');
   t.match(health, /\bCMD\s+\[/, 'the health check runs without a shell');
