@@ -4,8 +4,8 @@
 -- KEYS: 1 index zset (time -> id), 2 records hash (id -> JSON), 3..5 the minute, hour and day rollup hashes
 -- ARGV: 1 retention ms, 2 cap, 3..5 how long each rollup hash is kept (ms), then per record: id, time, JSON,
 --       the number of rollup fields n, and n pairs of field and increment
--- One HMGET finds the records kept already (the index and the records hash hold the same ids: written and trimmed
--- together), one ZADD and one HSET write the new ones.
+-- The records hash tells which records are kept already (it and the index hold the same ids: written and trimmed
+-- together); one ZADD and one HSET write the new ones.
 local starts, ids = {}, {}
 local i = 6
 while i <= #ARGV do
@@ -14,16 +14,11 @@ while i <= #ARGV do
   i = i + 4 + 2 * tonumber(ARGV[i + 3])
 end
 if #ids == 0 then return 0 end
-local kept = {}
-for j = 1, #ids, 1000 do
-  local part = redis.call('HMGET', KEYS[2], unpack(ids, j, math.min(j + 999, #ids)))
-  for k = 1, #part do kept[j + k - 1] = part[k] end
-end
-local sums, newest, seen, members, records = {}, nil, {}, {}, {}
+local new = new_records(KEYS[2], ids)
+local sums, newest, members, records = {}, nil, {}, {}
 for k, at in ipairs(starts) do
   local id, time, n = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 3])
-  if not kept[k] and not seen[id] then
-    seen[id] = true
+  if new[k] then
     members[#members + 1] = ARGV[at + 1]
     members[#members + 1] = id
     records[#records + 1] = id

@@ -1,7 +1,7 @@
 -- Writes a batch of one API key's settled records of one minute (settle.lua counted them against the limits already):
 -- appends each record and rolls up totals, the UTC day, the UTC hour (each per model too) and the per-second rate.
--- A record already kept (or twice in the batch) is skipped, so a batch sent again counts nothing twice: one HMGET
--- finds the kept ones, one HSET writes the new ones. Counters of the batch are summed here and added with one HINCRBY
+-- A record already kept (or twice in the batch) is skipped, so a batch sent again counts nothing twice
+-- (new_records, trim.lua); one HSET writes the new ones. Counters of the batch are summed here and added with one HINCRBY
 -- per field.
 -- KEYS: 1 totals hash, 2 day hash, 3 day-per-model hash, 4 hour hash, 5 hour-per-model hash, 6 rate hash of the minute,
 --       7 records hash (id -> JSON), 8 records index zset (time -> id)
@@ -15,17 +15,12 @@ local members, newest = {}, nil
 local ids = {}
 for i = 5, #ARGV, 15 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return 0 end
-local kept = {}
-for j = 1, #ids, 1000 do
-  local part = redis.call('HMGET', KEYS[7], unpack(ids, j, math.min(j + 999, #ids)))
-  for k = 1, #part do kept[j + k - 1] = part[k] end
-end
-local seen, fields_new = {}, {}
+local new = new_records(KEYS[7], ids)
+local fields_new = {}
 for n = 1, #ids do
   local i = 5 + 15 * (n - 1)
   local id = ARGV[i]
-  if not kept[n] and not seen[id] then
-    seen[id] = true
+  if new[n] then
     fields_new[#fields_new + 1] = id
     fields_new[#fields_new + 1] = ARGV[i + 2]
     members[#members + 1] = ARGV[i + 1]
