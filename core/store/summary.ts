@@ -18,11 +18,6 @@ export const isError = (r: Pick<UsageRecord, 'status' | 'ending'>): boolean => r
 // Attempts that say nothing against the account: it answered, or the request itself was refused.
 const NOT_FAILURES = new Set(['ok', 'client_error']);
 
-/**
- * A field is one letter (the counter) and the JSON array of its dimensions, so names from clients (models) can hold any
- * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
- * [group, account, reason].
- */
 let lastDims = { key: '', group: '', model: '', json: '' };
 /** The [key, group, model] dimensions as JSON (the last one's text is kept: consecutive records mostly share them). */
 function usageDims(r: UsageRecord): string {
@@ -32,6 +27,11 @@ function usageDims(r: UsageRecord): string {
   return lastDims.json;
 }
 
+/**
+ * A field is one letter (the counter) and the JSON array of its dimensions, so names from clients (models) can hold any
+ * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
+ * [group, account, reason].
+ */
 export function summaryFields(r: UsageRecord): [string, number][] {
   const dims = usageDims(r);
   const out: [string, number][] = [[`r${dims}`, 1]];
