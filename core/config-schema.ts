@@ -108,7 +108,7 @@ export const rootSchema: JSONSchema = {
           dedicated: { type: 'boolean', description: 'Served only on routes that name it as pool, never mixed with ordinary routes.', default: false },
           client_formats: { type: 'array', items: { type: 'string' }, description: 'Client formats this group accepts: native ones are relayed byte for byte, others translated (docs/translation.md). Default: every format; a format left out gets the native 400 FORMAT_NOT_SUPPORTED.' },
           upstream_format: str('Format translated requests are sent in: one of the platform\'s formats with a codec. Default: the first such format of the platform.'),
-          default_max_tokens: int('max_tokens of a translated request that names none, where the upstream format requires one (Anthropic).', { minimum: 1, default: 8192 }),
+          default_max_tokens: int('max_tokens of a translated request that names none, where the upstream format requires one.', { minimum: 1, default: 8192 }),
           conversation_ttl_ms: int('How long the gateway keeps a translated Responses conversation (previous_response_id, GET /v1/responses/{id}) when the upstream cannot keep it.', { minimum: 1000, default: 604_800_000 }),
           accounts: { type: 'array', description: 'Upstream accounts, tried in priority order.', items: account },
         },

@@ -1,9 +1,10 @@
 // Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
 // when there is one), holding a concurrency lease until settled.
 import { defineErrors, type GatewayError } from '../core/errors.ts';
-import type { Ctx, Env, Plugin } from '../core/types.ts';
+import type { Ctx, Plugin } from '../core/types.ts';
 import type { Admission, AdmitResult } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
+import { Heartbeats } from './heartbeats.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
 interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
@@ -44,38 +45,6 @@ async function estimate(ctx: Ctx, options: Options): Promise<number> {
   return Math.ceil(bytes / options.bytes_per_token) + output;
 }
 
-/**
- * The concurrency leases of the requests running through one stage, renewed together every heartbeat_ms by one timer
- * (running while any is held): a lease is renewed at most heartbeat_ms after it was taken and every heartbeat_ms after.
- */
-class Heartbeats {
-  readonly #held = new Set<Admission>();
-  readonly #options: Options;
-  readonly #env: Env;
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(options: Options, env: Env) {
-    this.#options = options;
-    this.#env = env;
-  }
-
-  add(a: Admission): void {
-    this.#held.add(a);
-    this.#timer ??= setInterval(() => this.#beat(), this.#options.heartbeat_ms).unref();
-  }
-
-  delete(a: Admission): void {
-    if (!this.#held.delete(a) || this.#held.size) return;
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #beat(): void {
-    const now = Date.now();
-    for (const a of this.#held) this.#env.store.heartbeat(a, this.#options.lease_ms, now).catch(() => {});
-  }
-}
-
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
   description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
@@ -97,7 +66,8 @@ export const rateLimit: Plugin<Options> = {
   create(options, env, place) {
     // A later stage that takes the admission sends it with its own first store call: one round trip, not two.
     const deferred = place.laterTakes('admission');
-    const leases = new Heartbeats(options, env);
+    // The concurrency leases of the requests running through this stage, renewed together.
+    const leases = new Heartbeats<Admission>(options.heartbeat_ms, (a, now) => env.store.heartbeat(a, options.lease_ms, now));
     return async (ctx, next) => {
       const key = ctx.key!;
       const limits = key.limits;

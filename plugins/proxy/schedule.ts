@@ -4,6 +4,7 @@ import { defineErrors } from '../../core/errors.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
 import { mapModel, matchesAny } from '../globs.ts';
+import { Heartbeats } from '../heartbeats.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
 
 export interface ScheduleOptions { lease_ms: number; heartbeat_ms: number; queue_timeout_ms: number; queue_size: number }
@@ -59,13 +60,13 @@ export class Scheduler {
   readonly #o: ScheduleOptions;
   readonly #metrics: PoolMetrics;
   readonly #waiting: Map<string, Waiter[]>;
-  readonly #leases = new Set<AccountLease>();
-  #beat: NodeJS.Timeout | undefined;
+  readonly #leases: Heartbeats<AccountLease>;
 
   constructor(store: Store, options: ScheduleOptions, metrics: PoolMetrics) {
     this.#store = store;
     this.#o = options;
     this.#metrics = metrics;
+    this.#leases = new Heartbeats(options.heartbeat_ms, (lease, now) => store.heartbeatAccount(lease, options.lease_ms, now));
     let waiting = queues.get(store);
     if (!waiting) queues.set(store, waiting = new Map());
     this.#waiting = waiting;
@@ -134,20 +135,13 @@ export class Scheduler {
   #took(result: AcquireAccountResult): Acquired {
     if (!result.ok) return result as Acquired;
     this.#leases.add(result.lease);
-    this.#beat ??= setInterval(() => this.#heartbeat(), this.#o.heartbeat_ms).unref();
     this.#metrics.selections.inc({ group: result.lease.group, account: result.lease.account });
     return result;
-  }
-
-  #heartbeat(): void {
-    const now = Date.now();
-    for (const lease of this.#leases) this.#store.heartbeatAccount(lease, this.#o.lease_ms, now).catch(() => {});
   }
 
   /** Give the slot back (every ending, with what it tells), and hand it at once to the oldest local waiter that could use it. */
   async release(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
     if (!this.#leases.delete(lease)) return;
-    if (!this.#leases.size) { clearInterval(this.#beat); this.#beat = undefined; }
     try {
       await this.#store.releaseAccount(lease, ending);
     } finally {
