@@ -47,6 +47,35 @@ t.test('calls of one turn: one script call, each caller its own answer, in order
   t.equal(again.eval, undefined);
 });
 
+// A `many` script: every call of the turn in one invocation (it logs the size of each), answers per call.
+const tally = new LuaScript('tally', `-- ${salt}
+local function tally(calls)
+  local out = {}
+  for i, c in ipairs(calls) do
+    if c[2][1] == 'bad' then out[i] = {err = 'bad call'} else out[i] = redis.call('INCRBY', c[1][1], c[2][1]) end
+  end
+  redis.call('RPUSH', 'sizes', #calls)
+  return out
+end`, [], 'tally');
+
+t.test('a many script takes its calls of a turn at once, at the place of the first; each still gets its own answer', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  const answers = await Promise.allSettled([
+    tally.run(c, ['n'], [1]),
+    incr.run(c, ['n'], [2]),
+    tally.run(c, ['n'], ['bad']),
+    tally.run(c, ['n'], [3]),
+  ]);
+  t.strictSame(answers.map((a) => (a.status === 'fulfilled' ? a.value : a.reason.message)), [1, 6, 'bad call', 4],
+    'the three tally calls ran together before incr');
+  t.strictSame(await c.lrange('sizes', 0, -1), ['3'], 'one invocation of three calls');
+  t.equal(await tally.run(c, ['n'], [10]), 16, 'alone (no other call in the turn): a list of one');
+  await t.rejects(tally.run(c, ['n'], ['bad']), /bad call/);
+  t.strictSame(await c.lrange('sizes', 0, -1), ['3', '1', '1']);
+});
+
 t.test('an error fails its own call only; the calls before and after it ran', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url);

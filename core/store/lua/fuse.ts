@@ -1,7 +1,12 @@
 // Script calls made in the same turn of the event loop go to one Redis as one script call (the way DataLoader batches
 // loads): a request's admission and its account decision, its account release and its settlement, a batch's per-key
-// and global writes. Redis then sets up one script, not two or three, and runs them in call order with nothing in
-// between (atomic together, where each was atomic alone). Each call keeps its own result or error (pcall).
+// and global writes. Redis then sets up one script, not two or three, and runs them with nothing in between (atomic
+// together, where each was atomic alone). Each call keeps its own result or error (pcall).
+// A script that declares `many` (a function of a list of calls) gets all its calls of the turn in one invocation, at the
+// place of the first: it reads what the calls share once and writes their sums once (settle.lua: one HINCRBY of a key's
+// spend for all its settlements, not one each). Redis runs every command of a script with a fixed cost of its own (a
+// few µs), so commands per request are what Redis CPU per request follows. That order is sound: the calls of one turn
+// were all sent before any answered, so any order of them is one their callers could have seen.
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
@@ -14,21 +19,52 @@ const MAX_ARGS = 20_000;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
 const MAX_COMBOS = 64;
 
-/** One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args. */
+/**
+ * One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args.
+ * A `many` script's function takes the list of its calls ({KEYS, ARGV} each) and returns the list of their results
+ * (an entry {err = message} fails that call alone).
+ */
 function fusedSource(scripts: LuaScript[]): string {
-  const fns = scripts.map((s, i) => `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`);
+  const fns = scripts.map((s, i) => (s.many
+    ? `local function f${i + 1}(calls)\n${s.body}\nreturn ${s.many}(calls)\nend`
+    : `local function f${i + 1}(KEYS, ARGV)\n${s.body}\nend`));
   return `${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
+local many = {${scripts.map((s) => (s.many ? 'true' : 'false')).join(', ')}}
 local n = tonumber(ARGV[1])
-local out, k, a = {}, 0, 1 + 3 * n
+local calls, k, a = {}, 0, 1 + 3 * n
 for i = 1, n do
-  local f, nk, na = fns[tonumber(ARGV[3 * i - 1])], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  local f, nk, na = tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
   local keys, argv = {}, {}
   for j = 1, nk do keys[j] = KEYS[k + j] end
   for j = 1, na do argv[j] = ARGV[a + j] end
   k, a = k + nk, a + na
-  local ok, r = pcall(f, keys, argv)
-  if ok then out[i] = {1, r} else out[i] = {0, type(r) == 'table' and r.err or tostring(r)} end
+  calls[i] = {f, keys, argv}
+end
+local function err(r) return type(r) == 'table' and r.err or tostring(r) end
+local out = {}
+for i = 1, n do
+  local f = calls[i][1]
+  if many[f] then
+    if not out[i] then
+      local list, at = {}, {}
+      for j = i, n do
+        if calls[j][1] == f then
+          list[#list + 1] = {calls[j][2], calls[j][3]}
+          at[#at + 1] = j
+        end
+      end
+      local ok, r = pcall(fns[f], list)
+      for m, j in ipairs(at) do
+        if not ok then out[j] = {0, err(r)}
+        elseif type(r[m]) == 'table' and r[m].err then out[j] = {0, r[m].err}
+        else out[j] = {1, r[m]} end
+      end
+    end
+  else
+    local ok, r = pcall(fns[f], calls[i][2], calls[i][3])
+    if ok then out[i] = {1, r} else out[i] = {0, err(r)} end
+  end
 end
 return out`;
 }

@@ -10,13 +10,22 @@ const fusers = new WeakMap<Redis, ScriptFuser>();
 
 export class LuaScript {
   readonly sha: string;
+  /** What EVAL runs for one call alone. */
   readonly source: string;
+  /** The script's text (after its `uses`), as fused with others (fuse.ts). */
+  readonly body: string;
+  /** The function of a list of calls the script defines, when it takes several at once (fuse.ts); else undefined. */
+  readonly many: string | undefined;
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
-   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes).
+   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). With `many`, the
+   * script defines that function of a list of calls ({KEYS, ARGV} each) returning the list of their results; one call
+   * alone runs it with a list of one.
    */
-  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), uses: string[] = []) {
-    this.source = [...uses.map((u) => readFileSync(new URL(`./${u}`, import.meta.url), 'utf8')), source].join('\n');
+  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), uses: string[] = [], many?: string) {
+    this.body = [...uses.map((u) => readFileSync(new URL(`./${u}`, import.meta.url), 'utf8')), source].join('\n');
+    this.many = many;
+    this.source = many ? `${this.body}\nreturn ${many}({{KEYS, ARGV}})[1]` : this.body;
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
@@ -37,7 +46,7 @@ export class LuaScript {
 export const scripts = {
   admit: new LuaScript('admit.lua'),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle.lua'),
+  settle: new LuaScript('settle.lua', undefined, [], 'settle_many'),
   release: new LuaScript('release.lua'),
   settleBatch: new LuaScript('settle-batch.lua', undefined, ['trim.lua']),
   globalRecord: new LuaScript('global-record.lua', undefined, ['trim.lua']),
