@@ -89,3 +89,135 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
   }
   t.equal(differing, 0, '25 rounds of 30 settlements: the same answers and the same keys');
 });
+
+t.test('admit: the admissions of a turn together, as one by one', async (t) => {
+  const { url, prefix } = await redisForTest(t, 'many-admit');
+  const c = new Redis(url);
+  t.teardown(() => c.quit());
+  let differing = 0;
+  const refusals = new Set<string>();
+  for (let round = 1; round <= 40; round++) {
+    const rand = random(1000 + round);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+    const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
+    const minute = Math.floor(BASE / MINUTE) * MINUTE;
+    // Leases held (some expired, one by a request of this turn), rpm entries (some older than the window; round 3n: 62
+    // of them, so the 64th-entry pruning falls inside the turn), a tpm bucket part used, spend and windows.
+    const seed = async (p: string) => {
+      for (const key of ['a', 'b']) {
+        const k = new KeyLayout(p).key(key);
+        await c.zadd(k.lease, BASE - 5, 'old-1', BASE + 20, 'soon', BASE + 30_000, 'r1', BASE + 30_000, 'held');
+        const rpmEntries = round % 3 === 0 ? 62 : 4;
+        for (let i = 0; i < rpmEntries; i++) await c.zadd(k.rpm, BASE - 61_000 + i * 1000, `past-${i}`);
+        await c.set(k.tpm(minute), '400', 'PX', 180_000);
+        await c.hset(k.acct, 'spend', '900', 's5h', String(BASE - 1000), 'u5h', '500', 's1d', String(BASE - 86_400_000 - 1), 'u1d', '99999');
+      }
+    };
+    const calls = Array.from({ length: 30 }, () => {
+      const id = pick(ids);
+      const limits = [
+        pick([0, 0, 0, 1000, 900]), pick([0, 0, 600, 400]), pick([0, 0, 500]), 0, // quota, 5h, 1d, 7d (nano)
+        pick([0, 3, 5, 8]), pick([0, 6, 10, 70, 100]), pick([0, 450, 1000, 5000]), // concurrency, rpm, tpm
+      ];
+      return {
+        key: pick(['a', 'b']),
+        args: [BASE + Math.floor(rand() * 50), id, pick([30_000, 60_000]), pick([0, 20, 100, 600]), ...limits],
+      };
+    });
+    const run = (p: string, x: (typeof calls)[number]) => {
+      const k = new KeyLayout(p).key(x.key);
+      return scripts.admit.run(c, [k.lease, k.rpm, k.tpm(minute), k.acct], x.args);
+    };
+    const together = `${prefix}t${round}:`;
+    const alone = `${prefix}s${round}:`;
+    await seed(together);
+    await seed(alone);
+    const a = await Promise.all(calls.map((x) => run(together, x)));
+    const b: unknown[] = [];
+    for (const x of calls) b.push(await run(alone, x));
+    for (const r of b as [number, string][]) refusals.add(r[0] === 1 ? 'admitted' : r[1]);
+    const same = JSON.stringify(a) === JSON.stringify(b)
+      && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
+    if (!same) {
+      differing++;
+      t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
+    }
+  }
+  t.strictSame([...refusals].sort(), ['admitted', 'concurrency', 'quota_exhausted', 'rpm', 'tpm', 'window_exhausted'], 'every answer occurs');
+  t.equal(differing, 0, '40 rounds of 30 admissions: the same answers and the same keys');
+});
+
+t.test('account acquire and release: the calls of a turn together, as one by one', async (t) => {
+  const { url, prefix } = await redisForTest(t, 'many-accounts');
+  const c = new Redis(url);
+  t.teardown(() => c.quit());
+  let differing = 0;
+  const answers = new Set<string>();
+  for (let round = 1; round <= 40; round++) {
+    const rand = random(2000 + round);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+    const accounts = ['A', 'B', 'C', 'D'].map((id) => ({
+      id, priority: pick([1, 1, 2]), weight: pick([0, 1, 1, 3]), concurrency: pick([1, 2, 3, 5]),
+    }));
+    const ids = Array.from({ length: 14 }, (_, i) => `q${i}`);
+    // Leases (expired ones among them, and slots held by requests of this turn), accounts cooling down or probing,
+    // with passes and last uses, sticky sessions and pins.
+    const cool = String(BASE + pick([-10, 30, 5000]));
+    const pinned = pick(['B', 'elsewhere']);
+    const seed = async (p: string) => {
+      const g = new KeyLayout(p).group('g');
+      await c.zadd(g.lease('A'), BASE - 10, 'gone', BASE + 20, 'q1', BASE + 60_000, 'x');
+      await c.zadd(g.lease('B'), BASE + 5, 'brief', BASE + 60_000, 'q2');
+      await c.zadd(g.lease('D'), BASE - 1, 'gone-too');
+      await c.hset(g.state('A'), 'pass', '2000000', 'used', String(BASE - 100));
+      await c.hset(g.state('B'), 'cool', cool, 'why', 'rate_limited', 'probe', '1', 'pass', '1500000');
+      await c.hset(g.state('C'), 'probe', '1', 'used', String(BASE - 50));
+      await c.set(g.bound('sticky', 's1'), 'C', 'PX', 60_000);
+      await c.set(g.bound('pin', 'p1'), pinned, 'PX', 60_000);
+    };
+    const calls = Array.from({ length: 28 }, () => {
+      const now = BASE + Math.floor(rand() * 40);
+      const id = pick(ids);
+      if (rand() < 0.35) {
+        return { kind: 'release' as const, account: pick(['A', 'B', 'C', 'D']), id,
+          args: [id, pick(['', String(now), String(BASE + 100)])], binds: rand() < 0.3 ? [pick(['s1', 's2'])] : [] };
+      }
+      const cands = accounts.filter(() => rand() < 0.75);
+      const bound = rand() < 0.3 ? pick([[['sticky', 's1']], [['pin', 'p1']], [['sticky', 'none'], ['sticky', 's1']]]) : [];
+      const prefer = bound.length || !cands.length || rand() < 0.6 ? 0 : 1 + Math.floor(rand() * cands.length);
+      return {
+        kind: 'acquire' as const, cands, bound, id,
+        args: [now, id, pick([1000, 30_000, 5]), prefer, prefer && rand() < 0.3 ? '1' : '0', rand(), 86_400_000,
+          bound.length, bound.map((b) => (b[0] === 'pin' ? '1' : '0')).join(''), ...cands.flatMap((a) => [a.id, a.priority, a.weight, a.concurrency])],
+      };
+    });
+    const run = (p: string, x: (typeof calls)[number]) => {
+      const g = new KeyLayout(p).group('g');
+      if (x.kind === 'release') {
+        return scripts.accountRelease.run(c, [g.lease(x.account), g.state(x.account), ...x.binds.map((b) => g.bound('sticky', b))],
+          [...x.args, x.account, ...x.binds.map(() => 60_000)]);
+      }
+      return scripts.accountAcquire.run(c, [...x.cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...x.bound.map(([k, n]) => g.bound(k, n))], x.args);
+    };
+    const together = `${prefix}t${round}:`;
+    const alone = `${prefix}s${round}:`;
+    await seed(together);
+    await seed(alone);
+    const a = await Promise.all(calls.map((x) => run(together, x)));
+    // Together, each script runs all its calls of the turn at the place of its first (fuse.ts): one by one, in that order.
+    const first = calls[0].kind;
+    const b: unknown[] = [];
+    for (const kind of [first, first === 'acquire' ? 'release' : 'acquire']) {
+      for (const [i, x] of calls.entries()) if (x.kind === kind) b[i] = await run(alone, x);
+    }
+    for (const r of b) answers.add(Array.isArray(r) ? (r[0] === 1 ? 'take' : String(r[1])) : 'released');
+    const same = JSON.stringify(a) === JSON.stringify(b)
+      && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
+    if (!same) {
+      differing++;
+      t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
+    }
+  }
+  t.strictSame([...answers].sort(), ['busy', 'cooling', 'none', 'released', 'take'], 'every answer occurs');
+  t.equal(differing, 0, '40 rounds of 28 acquisitions and releases: the same answers and the same keys');
+});

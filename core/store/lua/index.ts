@@ -44,7 +44,7 @@ export class LuaScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit.lua'),
+  admit: new LuaScript('admit.lua', undefined, ['zset.lua'], 'admit_many'),
   heartbeat: new LuaScript('heartbeat.lua'),
   settle: new LuaScript('settle.lua', undefined, [], 'settle_many'),
   release: new LuaScript('release.lua'),
@@ -53,8 +53,8 @@ export const scripts = {
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire.lua'),
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zset.lua'], 'acquire_many'),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountRelease: new LuaScript('account-release.lua'),
+  accountRelease: new LuaScript('account-release.lua', undefined, [], 'release_many'),
   accountStates: new LuaScript('account-states.lua'),
 };

@@ -1,0 +1,68 @@
+-- Shared by the scripts that take a turn's calls at once (prepended by lua/index.ts): a sorted set as those calls see
+-- it, one by one in order. Its size and which of the turn's members it holds are read once (ZCARD, ZMSCORE); the
+-- calls' additions are kept and written with one ZADD at the end (write). Whatever needs Redis's own view (pruning,
+-- the first entry) writes the additions first, so every call sees what it would have seen alone.
+-- zset(key, members): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE each.
+local function zset(key, members)
+  -- n: size; has: member -> held; adds/order: the additions not written yet, their lowest score minAdd; low: the lowest
+  -- score Redis holds (read when first needed).
+  local z = {key = key, n = nil, has = {}, adds = {}, order = {}, minAdd = math.huge, low = nil}
+  for i = 1, #members, 1000 do
+    local v = redis.call('ZMSCORE', key, unpack(members, i, math.min(i + 999, #members)))
+    for j = 1, #v do z.has[members[i + j - 1]] = v[j] ~= false end
+  end
+  function z.card()
+    if not z.n then z.n = redis.call('ZCARD', key) end
+    return z.n
+  end
+  function z.holds(m)
+    if z.has[m] == nil then z.has[m] = redis.call('ZSCORE', key, m) ~= false end
+    return z.has[m]
+  end
+  function z.add(score, m)
+    if not z.holds(m) then
+      z.card()
+      z.n = z.n + 1
+      z.has[m] = true
+    end
+    if not z.adds[m] then z.order[#z.order + 1] = m end
+    z.adds[m] = score
+    if score < z.minAdd then z.minAdd = score end
+  end
+  function z.write()
+    local args = {}
+    for _, m in ipairs(z.order) do
+      args[#args + 1] = string.format('%d', z.adds[m])
+      args[#args + 1] = m
+    end
+    for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+    if z.low and z.minAdd < z.low then z.low = z.minAdd end
+    z.adds, z.order, z.minAdd = {}, {}, math.huge
+    return #args > 0
+  end
+  -- Drops the entries scored up to `upto`; what the turn knew of its members is asked again.
+  function z.prune(upto)
+    z.write()
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', upto))
+    z.n = redis.call('ZCARD', key)
+    z.has, z.low = {}, nil
+  end
+  -- ZREMRANGEBYSCORE -inf upto, called only when an entry may be that old: the lowest score is read once (and the
+  -- turn's additions are known), so the calls of a turn that remove nothing cost nothing.
+  function z.expire(upto)
+    if z.low == nil then
+      local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      z.low = f[2] and tonumber(f[2]) or math.huge
+    end
+    if z.low <= upto or z.minAdd <= upto then
+      z.prune(upto)
+    end
+  end
+  -- The lowest-scored entry's score (nil when empty).
+  function z.first()
+    z.write()
+    local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    return f[2] and tonumber(f[2]) or nil
+  end
+  return z
+end
