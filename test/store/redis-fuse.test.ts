@@ -52,7 +52,8 @@ const tally = new LuaScript('tally', `-- ${salt}
 local function tally(calls)
   local out = {}
   for i, c in ipairs(calls) do
-    if c[2][1] == 'bad' then out[i] = {err = 'bad call'} else out[i] = redis.call('INCRBY', c[1][1], c[2][1]) end
+    local key, by = KEYS[c[1] + 1], ARGV[c[2] + 1]
+    if by == 'bad' then out[i] = {err = 'bad call'} else out[i] = redis.call('INCRBY', key, by) end
   end
   redis.call('RPUSH', 'sizes', #calls)
   return out

@@ -3,7 +3,8 @@
 -- acquire_many takes the acquisitions of one turn together (fuse.ts) with the result of running them one by one in
 -- order: each account's leases (zset.lua) and state, and each binding, are read once; the slots taken and the
 -- accounts' new state are written once.
--- Per call: KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used,
+-- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
+-- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used,
 --       pass); then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
 -- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
 --       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
@@ -17,11 +18,10 @@ local function acquire_many(calls)
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
   for _, c in ipairs(calls) do
-    local nb = tonumber(c[2][8])
-    for i = 1, (#c[1] - nb) / 2 do
-      local key = c[1][2 * i - 1]
+    for i = 1, (c[3] - tonumber(ARGV[c[2] + 8])) / 2 do
+      local key = KEYS[c[1] + 2 * i - 1]
       ids[key] = ids[key] or {}
-      ids[key][#ids[key] + 1] = c[2][2]
+      ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
     end
   end
   local leases, lorder = {}, {}
@@ -66,25 +66,25 @@ local function acquire_many(calls)
     return 0
   end
 
-  local function one(KEYS, ARGV)
-    local now = tonumber(ARGV[1])
-    local id = ARGV[2]
-    local lease_ms = tonumber(ARGV[3])
-    local prefer = tonumber(ARGV[4])
-    local only = ARGV[5] == '1'
-    local roll = tonumber(ARGV[6])
-    local state_ttl = tonumber(ARGV[7])
-    local nb = tonumber(ARGV[8])
-    local n = (#KEYS - nb) / 2
-    local function arg(i, k) return ARGV[9 + 4 * (i - 1) + k] end
+  local function one(ko, ao, nk)
+    local now = tonumber(ARGV[ao + 1])
+    local id = ARGV[ao + 2]
+    local lease_ms = tonumber(ARGV[ao + 3])
+    local prefer = tonumber(ARGV[ao + 4])
+    local only = ARGV[ao + 5] == '1'
+    local roll = tonumber(ARGV[ao + 6])
+    local state_ttl = tonumber(ARGV[ao + 7])
+    local nb = tonumber(ARGV[ao + 8])
+    local n = (nk - nb) / 2
+    local function arg(i, k) return ARGV[ao + 9 + 4 * (i - 1) + k] end
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.
     local found, found_account = 0, ''
     for j = 1, nb do
-      local bound = binding(KEYS[2 * n + j])
+      local bound = binding(KEYS[ko + 2 * n + j])
       if bound then
         found, found_account = j, bound
-        prefer, only = 0, string.sub(ARGV[9], j, j) == '1'
+        prefer, only = 0, string.sub(ARGV[ao + 9], j, j) == '1'
         for i = 1, n do
           if arg(i, 1) == bound then prefer = i end
         end
@@ -98,9 +98,9 @@ local function acquire_many(calls)
     -- Expired leases go first, so a crashed process never holds a slot for long.
     local c = {}
     for i = 1, n do
-      local l = lease(KEYS[2 * i - 1])
+      local l = lease(KEYS[ko + 2 * i - 1])
       l.expire(now)
-      local s = state(KEYS[2 * i]).v
+      local s = state(KEYS[ko + 2 * i]).v
       local cool = s[1] and tonumber(s[1]) or nil
       local conc = tonumber(arg(i, 4))
       -- Probing (cooled down, not yet proven healthy): one request at a time.
@@ -134,12 +134,12 @@ local function acquire_many(calls)
     end
 
     local function take(i, reuse)
-      local key = KEYS[2 * i - 1]
+      local key = KEYS[ko + 2 * i - 1]
       lease(key).add(now + lease_ms, id)
       local l = leases[key]
       l.keep = math.max(l.keep or 0, lease_ms + 60000)
       if not reuse then
-        local s = states[KEYS[2 * i]]
+        local s = states[KEYS[ko + 2 * i]]
         s.v[4] = int(now)
         s.v[3] = int(c[i].eff + stride(c[i].weight))
         s.ttl = math.max(s.ttl or 0, state_ttl)
@@ -200,7 +200,7 @@ local function acquire_many(calls)
   end
 
   local out = {}
-  for i, c in ipairs(calls) do out[i] = one(c[1], c[2]) end
+  for i, c in ipairs(calls) do out[i] = one(c[1], c[2], c[3]) end
 
   for _, key in ipairs(lorder) do
     local l = leases[key]

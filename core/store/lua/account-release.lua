@@ -2,32 +2,34 @@
 -- account is cooling down at that time: a request that began before the cool-down proves nothing), and names are bound
 -- to the account (sessions, pins). release_many takes the releases of one turn together (fuse.ts), as one by one in
 -- order: one ZREM per account for all its slots, its state read and probing ended once.
--- Per call: KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no),
+-- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
+-- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no),
 --       3 account, then per binding key j: 3 + j ttl ms
 local function release_many(calls)
   local slots, sorder = {}, {}
   local states, torder = {}, {}
-  for i, c in ipairs(calls) do
-    local KEYS, ARGV = c[1], c[2]
-    if not slots[KEYS[1]] then
-      slots[KEYS[1]] = {}
-      sorder[#sorder + 1] = KEYS[1]
+  for _, c in ipairs(calls) do
+    local ko, ao, nk = c[1], c[2], c[3]
+    local lease, key, id, at = KEYS[ko + 1], KEYS[ko + 2], ARGV[ao + 1], ARGV[ao + 2]
+    if not slots[lease] then
+      slots[lease] = {}
+      sorder[#sorder + 1] = lease
     end
-    local l = slots[KEYS[1]]
-    l[#l + 1] = ARGV[1]
-    if ARGV[2] ~= '' then
-      local s = states[KEYS[2]]
+    local l = slots[lease]
+    l[#l + 1] = id
+    if at ~= '' then
+      local s = states[key]
       if not s then
-        s = {v = redis.call('HMGET', KEYS[2], 'cool', 'probe')}
-        states[KEYS[2]] = s
-        torder[#torder + 1] = KEYS[2]
+        s = {v = redis.call('HMGET', key, 'cool', 'probe')}
+        states[key] = s
+        torder[#torder + 1] = key
       end
-      if s.v[2] and not (s.v[1] and tonumber(s.v[1]) > tonumber(ARGV[2])) then
+      if s.v[2] and not (s.v[1] and tonumber(s.v[1]) > tonumber(at)) then
         s.v[2] = false
         s.ended = true
       end
     end
-    for j = 3, #KEYS do redis.call('SET', KEYS[j], ARGV[3], 'PX', ARGV[j + 1]) end
+    for j = 3, nk do redis.call('SET', KEYS[ko + j], ARGV[ao + 3], 'PX', ARGV[ao + j + 1]) end
   end
   for _, key in ipairs(sorder) do
     local l = slots[key]

@@ -1,7 +1,8 @@
 -- Atomic check-and-reserve for API keys (all keys of one key share its hash tag, so one slot). admit_many takes the
 -- admissions of one turn together (fuse.ts) with the result of running them one by one in order: each key's spend and
 -- windows, lease and rpm zsets (zset.lua) and tpm bucket are read once, and what the admitted add is written once.
--- Per call: KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
+-- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
+-- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
 -- ARGV: 1 now, 2 request id, 3 lease ms, 4 estimated tokens, 5 quota nano, 6..8 5h/1d/7d limit nano,
 --       9 concurrency, 10 rpm, 11 tpm   (0 = unlimited)
 -- Each call returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
@@ -9,14 +10,16 @@
 local function admit_many(calls)
   local names = {'5h', '1d', '7d'}
   local lens = {18000000, 86400000, 604800000}
+  -- Most limits are 0 (none): a string comparison is cheaper than tonumber.
+  local function num(x) if x == '0' then return 0 end return tonumber(x) end
 
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
   for _, c in ipairs(calls) do
     for k = 1, 2 do
-      local key = c[1][k]
+      local key = KEYS[c[1] + k]
       ids[key] = ids[key] or {}
-      ids[key][#ids[key] + 1] = c[2][2]
+      ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
     end
   end
   local zsets, zorder = {}, {}
@@ -53,28 +56,28 @@ local function admit_many(calls)
     return n
   end
 
-  local function one(KEYS, ARGV)
-    local now = tonumber(ARGV[1])
-    local id = ARGV[2]
-    local lease_ms = tonumber(ARGV[3])
-    local est = tonumber(ARGV[4])
-    local quota = tonumber(ARGV[5])
-    local conc = tonumber(ARGV[9])
-    local rpm = tonumber(ARGV[10])
-    local tpm = tonumber(ARGV[11])
+  local function one(ko, ao)
+    local now = tonumber(ARGV[ao + 1])
+    local id = ARGV[ao + 2]
+    local lease_ms = tonumber(ARGV[ao + 3])
+    local est = num(ARGV[ao + 4])
+    local quota = num(ARGV[ao + 5])
+    local conc = num(ARGV[ao + 9])
+    local rpm = num(ARGV[ao + 10])
+    local tpm = num(ARGV[ao + 11])
 
     if quota > 0 then
-      local spent = tonumber(acct(KEYS[4])[1] or '0')
+      local spent = tonumber(acct(KEYS[ko + 4])[1] or '0')
       if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
     end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
     local wait, win = -1, ''
     for i = 1, 3 do
-      local limit = tonumber(ARGV[5 + i])
+      local limit = num(ARGV[ao + 5 + i])
       if limit > 0 then
-        local a = acct(KEYS[4])
-        local s, u = a[2 * i], a[2 * i + 1]
+        local t = acct(KEYS[ko + 4])
+        local s, u = t[2 * i], t[2 * i + 1]
         if s then
           local ends = tonumber(s) + lens[i]
           if now < ends and tonumber(u or '0') >= limit and ends - now > wait then
@@ -88,7 +91,7 @@ local function admit_many(calls)
 
     -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
     if conc > 0 then
-      local s = z(KEYS[1])
+      local s = z(KEYS[ko + 1])
       if size(s, conc, now) >= conc and not s.holds(id) then
         local w = s.first() - now
         if w > 1000 then w = 1000 end
@@ -99,7 +102,7 @@ local function admit_many(calls)
 
     -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
     if rpm > 0 then
-      local s = z(KEYS[2])
+      local s = z(KEYS[ko + 2])
       if size(s, rpm, now - 60000) >= rpm and not s.holds(id) then
         local w = s.first() + 60000 - now
         if w < 1 then w = 1 end
@@ -109,24 +112,24 @@ local function admit_many(calls)
 
     if tpm > 0 then
       if est > tpm then return {0, 'tpm', -1, ''} end
-      local b = bucket(KEYS[3])
-      if not b.base then b.base = tonumber(redis.call('GET', KEYS[3]) or '0') end
+      local b = bucket(KEYS[ko + 3])
+      if not b.base then b.base = tonumber(redis.call('GET', KEYS[ko + 3]) or '0') end
       if b.base + b.add + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
     end
 
     local leased = 0
     if conc > 0 then
-      z(KEYS[1]).add(now + lease_ms, id)
-      keep[KEYS[1]] = math.max(keep[KEYS[1]] or 0, lease_ms + 60000)
+      z(KEYS[ko + 1]).add(now + lease_ms, id)
+      keep[KEYS[ko + 1]] = math.max(keep[KEYS[ko + 1]] or 0, lease_ms + 60000)
       leased = 1
     end
     if rpm > 0 then
-      z(KEYS[2]).add(now, id)
-      rpmKeys[KEYS[2]] = true
+      z(KEYS[ko + 2]).add(now, id)
+      rpmKeys[KEYS[ko + 2]] = true
     end
     -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
     if est > 0 then
-      local b = bucket(KEYS[3])
+      local b = bucket(KEYS[ko + 3])
       b.add = b.add + est
     end
     return {1, leased}

@@ -21,8 +21,10 @@ const MAX_COMBOS = 64;
 
 /**
  * One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args.
- * A `many` script's function takes the list of its calls ({KEYS, ARGV} each) and returns the list of their results
- * (an entry {err = message} fails that call alone).
+ * A `many` script's function takes the list of its calls and returns the list of their results (an entry
+ * {err = message} fails that call alone). A call is {k, a, nk, na}: its keys are KEYS[k + 1] .. KEYS[k + nk], its
+ * arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them into tables of their own costs Redis more than
+ * most of what the scripts do).
  */
 function fusedSource(scripts: LuaScript[]): string {
   const fns = scripts.map((s, i) => (s.many
@@ -34,12 +36,9 @@ local many = {${scripts.map((s) => (s.many ? 'true' : 'false')).join(', ')}}
 local n = tonumber(ARGV[1])
 local calls, k, a = {}, 0, 1 + 3 * n
 for i = 1, n do
-  local f, nk, na = tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
-  local keys, argv = {}, {}
-  for j = 1, nk do keys[j] = KEYS[k + j] end
-  for j = 1, na do argv[j] = ARGV[a + j] end
+  local nk, na = tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  calls[i] = {tonumber(ARGV[3 * i - 1]), k, a, nk, na}
   k, a = k + nk, a + na
-  calls[i] = {f, keys, argv}
 end
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
 local out = {}
@@ -49,8 +48,9 @@ for i = 1, n do
     if not out[i] then
       local list, at = {}, {}
       for j = i, n do
-        if calls[j][1] == f then
-          list[#list + 1] = {calls[j][2], calls[j][3]}
+        local c = calls[j]
+        if c[1] == f then
+          list[#list + 1] = {c[2], c[3], c[4], c[5]}
           at[#at + 1] = j
         end
       end
@@ -62,7 +62,10 @@ for i = 1, n do
       end
     end
   else
-    local ok, r = pcall(fns[f], calls[i][2], calls[i][3])
+    local c, keys, argv = calls[i], {}, {}
+    for j = 1, c[4] do keys[j] = KEYS[c[2] + j] end
+    for j = 1, c[5] do argv[j] = ARGV[c[3] + j] end
+    local ok, r = pcall(fns[f], keys, argv)
     if ok then out[i] = {1, r} else out[i] = {0, err(r)} end
   end
 end

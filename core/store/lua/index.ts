@@ -19,13 +19,13 @@ export class LuaScript {
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
    * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). With `many`, the
-   * script defines that function of a list of calls ({KEYS, ARGV} each) returning the list of their results; one call
-   * alone runs it with a list of one.
+   * script defines that function of a list of calls ({k, a, nk, na} each: where its keys and arguments start in KEYS
+   * and ARGV, and how many) returning the list of their results; one call alone runs it with a list of one.
    */
   constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), uses: string[] = [], many?: string) {
     this.body = [...uses.map((u) => readFileSync(new URL(`./${u}`, import.meta.url), 'utf8')), source].join('\n');
     this.many = many;
-    this.source = many ? `${this.body}\nreturn ${many}({{KEYS, ARGV}})[1]` : this.body;
+    this.source = many ? `${this.body}\nreturn ${many}({{0, 0, #KEYS, #ARGV}})[1]` : this.body;
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
