@@ -57,3 +57,20 @@ t.test('a logger above info writes nothing', async (t) => {
   infoLine(createLogger('warn', a.stream), { req_id: 'w' }, 'request');
   t.equal(a.lines.length, 0);
 });
+
+t.test('isoTime writes what toISOString writes, across seconds, minutes and years', async (t) => {
+  const { isoTime } = await import('../../core/log.ts');
+  const starts = [Date.UTC(2026, 10, 27, 11, 9, 59, 990), Date.UTC(2026, 11, 31, 23, 59, 59, 995), 0, Date.UTC(1999, 0, 1)];
+  let wrong = 0;
+  for (const start of starts) {
+    for (let now = start; now < start + 2100; now += 7) {
+      if (isoTime(now) !== `,"time":"${new Date(now).toISOString()}"`) wrong++;
+    }
+  }
+  // Back in time too (a clock set back): the second is formatted again.
+  for (const now of [Date.UTC(2030, 0, 1, 0, 0, 0, 5), Date.UTC(2020, 5, 1, 12, 0, 0, 50), Date.UTC(2030, 0, 1, 0, 0, 0, 500)]) {
+    if (isoTime(now) !== `,"time":"${new Date(now).toISOString()}"`) wrong++;
+  }
+  t.equal(wrong, 0, 'every millisecond checked formats the same');
+  t.match(isoTime(), /^,"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"$/);
+});
