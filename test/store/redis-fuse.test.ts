@@ -47,8 +47,12 @@ t.test('calls of one turn: one script call, each caller its own answer, in order
   t.equal(again.eval, undefined);
 });
 
-// A `many` script: every call of the turn in one invocation (it logs the size of each), answers per call.
+// A script with a list form: all its calls of a turn in one invocation of it (it logs the size of each list); a call
+// alone runs the one-call form (it logs 'one').
 const tally = new LuaScript('tally', `-- ${salt}
+if ARGV[1] == 'bad' then return redis.error_reply('bad call') end
+redis.call('RPUSH', 'sizes', 'one')
+return redis.call('INCRBY', KEYS[1], ARGV[1])`, [], { file: 'tally-many', fn: 'tally', source: `-- ${salt}
 local function tally(calls)
   local out = {}
   for i, c in ipairs(calls) do
@@ -57,9 +61,9 @@ local function tally(calls)
   end
   redis.call('RPUSH', 'sizes', #calls)
   return out
-end`, [], 'tally');
+end` });
 
-t.test('a many script takes its calls of a turn at once, at the place of the first; each still gets its own answer', async (t) => {
+t.test('a script with a list form takes its calls of a turn at once, at the place of the first; each still gets its own answer', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url);
   t.teardown(() => c.quit());
@@ -72,9 +76,10 @@ t.test('a many script takes its calls of a turn at once, at the place of the fir
   t.strictSame(answers.map((a) => (a.status === 'fulfilled' ? a.value : a.reason.message)), [1, 6, 'bad call', 4],
     'the three tally calls ran together before incr');
   t.strictSame(await c.lrange('sizes', 0, -1), ['3'], 'one invocation of three calls');
-  t.equal(await tally.run(c, ['n'], [10]), 16, 'alone (no other call in the turn): a list of one');
+  t.equal(await tally.run(c, ['n'], [10]), 16, 'alone (no other call in the turn)');
   await t.rejects(tally.run(c, ['n'], ['bad']), /bad call/);
-  t.strictSame(await c.lrange('sizes', 0, -1), ['3', '1', '1']);
+  t.strictSame(await Promise.all([tally.run(c, ['n'], [1]), incr.run(c, ['n'], [1])]), [17, 18], 'with other scripts but alone of its own');
+  t.strictSame(await c.lrange('sizes', 0, -1), ['3', 'one', 'one'], 'a call alone runs the one-call form');
 });
 
 t.test('an error fails its own call only; the calls before and after it ran', async (t) => {

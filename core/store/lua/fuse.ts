@@ -2,11 +2,12 @@
 // loads): a request's admission and its account decision, its account release and its settlement, a batch's per-key
 // and global writes. Redis then sets up one script, not two or three, and runs them with nothing in between (atomic
 // together, where each was atomic alone). Each call keeps its own result or error (pcall).
-// A script that declares `many` (a function of a list of calls) gets all its calls of the turn in one invocation, at the
-// place of the first: it reads what the calls share once and writes their sums once (settle.lua: one HINCRBY of a key's
-// spend for all its settlements, not one each). Redis runs every command of a script with a fixed cost of its own (a
-// few µs), so commands per request are what Redis CPU per request follows. That order is sound: the calls of one turn
-// were all sent before any answered, so any order of them is one their callers could have seen.
+// A script with a list form (LuaScript.many) that has several calls in the turn runs them all in one invocation of
+// that form, at the place of the first: it reads what the calls share once and writes their sums once (settle-many.lua:
+// one HINCRBY of a key's spend for all its settlements, not one each). Redis spends a few µs on every command a script
+// runs, so commands per request are what its CPU per request follows. That order is sound: the calls of one turn were
+// all sent before any was answered, so any order of them is one their callers could have seen. A call alone runs the
+// one-call form, which costs Redis less than a list of one (the list form's reading ahead does not pay for one call).
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
@@ -21,40 +22,43 @@ const MAX_COMBOS = 64;
 
 /**
  * One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args.
- * A `many` script's function takes the list of its calls and returns the list of their results (an entry
- * {err = message} fails that call alone). A call is {k, a, nk, na}: its keys are KEYS[k + 1] .. KEYS[k + nk], its
- * arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them into tables of their own costs Redis more than
- * most of what the scripts do).
+ * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
+ * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
+ * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
+ * {err = message} fails that call alone).
  */
 function fusedSource(scripts: LuaScript[]): string {
-  const fns = scripts.map((s, i) => (s.many
-    ? `local function f${i + 1}(calls)\n${s.body}\nreturn ${s.many}(calls)\nend`
-    : `local function f${i + 1}(KEYS, ARGV)\n${s.body}\nend`));
+  const fns = scripts.flatMap((s, i) => [
+    `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`,
+    ...(s.many ? [`local function g${i + 1}(calls)\n${s.many.source}\nreturn ${s.many.fn}(calls)\nend`] : []),
+  ]);
   return `${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
-local many = {${scripts.map((s) => (s.many ? 'true' : 'false')).join(', ')}}
+local lists = {${scripts.map((s, i) => (s.many ? `g${i + 1}` : 'false')).join(', ')}}
 local n = tonumber(ARGV[1])
-local calls, k, a = {}, 0, 1 + 3 * n
+local calls, count, k, a = {}, {}, 0, 1 + 3 * n
 for i = 1, n do
-  local nk, na = tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
-  calls[i] = {tonumber(ARGV[3 * i - 1]), k, a, nk, na}
+  local f, nk, na = tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  calls[i] = {f, k, a, nk, na}
+  count[f] = (count[f] or 0) + 1
   k, a = k + nk, a + na
 end
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
 local out = {}
 for i = 1, n do
-  local f = calls[i][1]
-  if many[f] then
+  local c = calls[i]
+  local f = c[1]
+  if lists[f] and count[f] > 1 then
     if not out[i] then
       local list, at = {}, {}
       for j = i, n do
-        local c = calls[j]
-        if c[1] == f then
-          list[#list + 1] = {c[2], c[3], c[4], c[5]}
+        local d = calls[j]
+        if d[1] == f then
+          list[#list + 1] = {d[2], d[3], d[4], d[5]}
           at[#at + 1] = j
         end
       end
-      local ok, r = pcall(fns[f], list)
+      local ok, r = pcall(lists[f], list)
       for m, j in ipairs(at) do
         if not ok then out[j] = {0, err(r)}
         elseif type(r[m]) == 'table' and r[m].err then out[j] = {0, r[m].err}
@@ -62,7 +66,7 @@ for i = 1, n do
       end
     end
   else
-    local c, keys, argv = calls[i], {}, {}
+    local keys, argv = {}, {}
     for j = 1, c[4] do keys[j] = KEYS[c[2] + j] end
     for j = 1, c[5] do argv[j] = ARGV[c[3] + j] end
     local ok, r = pcall(fns[f], keys, argv)

@@ -8,25 +8,28 @@ export type RedisClient = Redis | Cluster;
 
 const fusers = new WeakMap<Redis, ScriptFuser>();
 
+/** The list form of a script (fuse.ts): `fn`, a function of the calls of one turn, defined by `source`. */
+export interface ManyForm { fn: string; source: string }
+
+const read = (file: string) => readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
+
 export class LuaScript {
   readonly sha: string;
-  /** What EVAL runs for one call alone. */
+  /** What runs for one call (EVALSHA alone, or a function of a fused call). */
   readonly source: string;
-  /** The script's text (after its `uses`), as fused with others (fuse.ts). */
-  readonly body: string;
-  /** The function of a list of calls the script defines, when it takes several at once (fuse.ts); else undefined. */
-  readonly many: string | undefined;
+  /** The list form, for a turn with several calls of this script; undefined when it has none. */
+  readonly many: ManyForm | undefined;
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
-   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). With `many`, the
-   * script defines that function of a list of calls ({k, a, nk, na} each: where its keys and arguments start in KEYS
-   * and ARGV, and how many) returning the list of their results; one call alone runs it with a list of one.
+   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). `many`: the list
+   * form's file (with its own `uses`) and the function it defines: a function of the calls of one turn ({k, a, nk, na}
+   * each: where its keys and arguments start in KEYS and ARGV, and how many) returning their results, with the result
+   * of running them one by one in order. A call alone always runs the one-call form, which costs Redis least.
    */
-  constructor(file: string, source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'), uses: string[] = [], many?: string) {
-    this.body = [...uses.map((u) => readFileSync(new URL(`./${u}`, import.meta.url), 'utf8')), source].join('\n');
-    this.many = many;
-    this.source = many ? `${this.body}\nreturn ${many}({{0, 0, #KEYS, #ARGV}})[1]` : this.body;
+  constructor(file: string, source = read(file), uses: string[] = [], many?: { file: string; fn: string; uses?: string[]; source?: string }) {
+    this.source = [...uses.map(read), source].join('\n');
     this.sha = createHash('sha1').update(this.source).digest('hex');
+    this.many = many && { fn: many.fn, source: [...(many.uses ?? []).map(read), many.source ?? read(many.file)].join('\n') };
   }
 
   /**
@@ -44,17 +47,17 @@ export class LuaScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit.lua', undefined, ['zset.lua'], 'admit_many'),
+  admit: new LuaScript('admit.lua', undefined, [], { file: 'admit-many.lua', uses: ['zset.lua'], fn: 'admit_many' }),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle.lua', undefined, [], 'settle_many'),
+  settle: new LuaScript('settle.lua', undefined, [], { file: 'settle-many.lua', fn: 'settle_many' }),
   release: new LuaScript('release.lua'),
   settleBatch: new LuaScript('settle-batch.lua', undefined, ['trim.lua']),
   globalRecord: new LuaScript('global-record.lua', undefined, ['trim.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zset.lua'], 'acquire_many'),
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, [], { file: 'account-acquire-many.lua', uses: ['zset.lua'], fn: 'acquire_many' }),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountRelease: new LuaScript('account-release.lua', undefined, [], 'release_many'),
+  accountRelease: new LuaScript('account-release.lua', undefined, [], { file: 'account-release-many.lua', fn: 'release_many' }),
   accountStates: new LuaScript('account-states.lua'),
 };

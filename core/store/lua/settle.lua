@@ -1,138 +1,39 @@
--- Settles requests for their API keys, once per request id: what limits read, at once. Releases the lease, reconciles
+-- Settles one request for its API key, once per request id: what limits read, at once. Releases the lease, reconciles
 -- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (settle-batch.lua).
--- settle_many takes the settlements of one turn together (fuse.ts) with the result of running them one by one in order:
--- what they share (a key's records, tpm bucket, lease zset, spend) is read once and written once, as sums.
--- Per call (its keys from KEYS[k + 1], its arguments from ARGV[a + 1]; fuse.ts):
--- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 released marker
---       (release.lua), 6 records hash (id -> JSON)
+-- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 released marker (release.lua),
+--       6 records hash (id -> JSON)
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
 --       5 estimated tokens of the admission, 6 cost nano, 7 done marker ttl ms, 8 acct ttl ms
--- Money is added from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d': a Lua
--- number written by tostring would have 14 significant digits and lose exactness.
--- Each call returns 1 when recorded, 0 when a repeat: within the marker's short life, or later while the record is kept.
-local function settle_many(calls)
-  local function int(x) return string.format('%d', x) end
-  local out = {}
+-- Money is added straight from ARGV strings with HINCRBY: a Lua number would be formatted with 14 significant digits
+-- and lose exactness. Returns 1 when recorded, 0 when a repeat: within the marker's short life, or later while the
+-- record is kept.
+if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[7]) then return 0 end
 
-  -- Records kept already: one HMGET per records hash.
-  local kept, byHash = {}, {}
-  for i, c in ipairs(calls) do
-    local records = KEYS[c[1] + 6]
-    local h = byHash[records]
-    if not h then
-      h = {ids = {}, at = {}}
-      byHash[records] = h
-    end
-    h.ids[#h.ids + 1] = ARGV[c[2] + 1]
-    h.at[#h.at + 1] = i
-  end
-  for hash, h in pairs(byHash) do
-    for j = 1, #h.ids, 1000 do
-      local v = redis.call('HMGET', hash, unpack(h.ids, j, math.min(j + 999, #h.ids)))
-      for m = 1, #v do
-        if v[m] then kept[h.at[j + m - 1]] = true end
-      end
-    end
-  end
+if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
+-- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
+  local delta = tonumber(ARGV[3])
+  -- After a release the estimate has left the bucket already: add every actual token.
+  if redis.call('EXISTS', KEYS[5]) == 1 then delta = delta + tonumber(ARGV[5]) end
+  if delta ~= 0 then redis.call('INCRBY', KEYS[3], string.format('%d', delta)) end
+end
 
-  local leases, buckets, accts = {}, {}, {}
-  local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
-  local released = {}
-  for i, c in ipairs(calls) do
-    local k, a = c[1], c[2]
-    if kept[i] or not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[a + 7]) then
-      out[i] = 0
-    else
-      out[i] = 1
-      local member = ARGV[a + 2]
-      if member ~= '' then
-        local key = KEYS[k + 2]
-        local l = leases[key]
-        if not l then
-          l = {}
-          leases[key] = l
-          leaseOrder[#leaseOrder + 1] = key
-        end
-        l[#l + 1] = member
-      end
-      -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
-      if ARGV[a + 3] ~= '' then
-        local key = KEYS[k + 3]
-        local b = buckets[key]
-        if not b then
-          b = {live = redis.call('EXISTS', key) == 1, calls = {}}
-          buckets[key] = b
-          bucketOrder[#bucketOrder + 1] = key
-        end
-        if b.live then b.calls[#b.calls + 1] = i end
-      end
-      if ARGV[a + 6] ~= '0' then
-        local key = KEYS[k + 4]
-        local t = accts[key]
-        if not t then
-          t = {calls = {}}
-          accts[key] = t
-          acctOrder[#acctOrder + 1] = key
-        end
-        t.ttl = ARGV[a + 8]
-        t.calls[#t.calls + 1] = i
-      end
-    end
-  end
-
-  for _, key in ipairs(leaseOrder) do
-    local l = leases[key]
-    for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
-  end
-
-  -- After a release the estimate has left the bucket already: add every actual token (one MGET of the markers).
-  for _, key in ipairs(bucketOrder) do
-    local b = buckets[key]
-    if #b.calls > 0 then
-      local markers = {}
-      for m, i in ipairs(b.calls) do markers[m] = KEYS[calls[i][1] + 5] end
-      local delta = 0
-      for j = 1, #markers, 1000 do
-        local v = redis.call('MGET', unpack(markers, j, math.min(j + 999, #markers)))
-        for m = 1, #v do
-          local a = calls[b.calls[j + m - 1]][2]
-          delta = delta + tonumber(ARGV[a + 3])
-          if v[m] then delta = delta + tonumber(ARGV[a + 5]) end
-        end
-      end
-      if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
-    end
-  end
-
-  -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
+local cost = ARGV[6]
+if cost ~= '0' then
+  local clock = tonumber(ARGV[4])
+  redis.call('HINCRBY', KEYS[4], 'spend', cost)
   local names = {'5h', '1d', '7d'}
   local lens = {18000000, 86400000, 604800000}
-  for _, key in ipairs(acctOrder) do
-    local t = accts[key]
-    local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
-    local spend = 0
-    local win = {}
-    for w = 1, 3 do win[w] = {start = starts[w] and tonumber(starts[w]) or nil, reset = false, add = 0} end
-    for _, i in ipairs(t.calls) do
-      local a = calls[i][2]
-      local cost, clock = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 4])
-      spend = spend + cost
-      for w = 1, 3 do
-        local x = win[w]
-        if not x.start or clock >= x.start + lens[w] then
-          x.start, x.reset, x.add = clock, true, cost
-        else
-          x.add = x.add + cost
-        end
-      end
+  local starts = redis.call('HMGET', KEYS[4], 's5h', 's1d', 's7d')
+  for i = 1, 3 do
+    local s = starts[i]
+    if not s or clock >= tonumber(s) + lens[i] then
+      redis.call('HSET', KEYS[4], 's' .. names[i], ARGV[4], 'u' .. names[i], cost)
+    else
+      redis.call('HINCRBY', KEYS[4], 'u' .. names[i], cost)
     end
-    redis.call('HINCRBY', key, 'spend', int(spend))
-    for w = 1, 3 do
-      local x = win[w]
-      if x.reset then redis.call('HSET', key, 's' .. names[w], int(x.start), 'u' .. names[w], int(x.add))
-      elseif x.add ~= 0 then redis.call('HINCRBY', key, 'u' .. names[w], int(x.add)) end
-    end
-    redis.call('PEXPIRE', key, t.ttl)
   end
-  return out
+  redis.call('PEXPIRE', KEYS[4], ARGV[8])
 end
+return 1

@@ -1,0 +1,218 @@
+-- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
+-- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
+-- acquire_many takes the acquisitions of one turn together (fuse.ts) with the result of running them one by one in
+-- order: each account's leases (zset.lua) and state, and each binding, are read once; the slots taken and the
+-- accounts' new state are written once.
+-- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
+-- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used,
+--       pass); then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
+-- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
+--       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
+--       then per candidate i: 10 + 4(i-1) id, 11 + 4(i-1) priority, 12 + 4(i-1) weight, 13 + 4(i-1) concurrency
+--       (cleaned by accounts.ts)
+-- Each call returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
+--      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
+local function acquire_many(calls)
+  local function int(x) return string.format('%d', x) end
+
+  -- The request ids each lease zset may be asked about (one ZMSCORE each).
+  local ids = {}
+  for _, c in ipairs(calls) do
+    for i = 1, (c[3] - tonumber(ARGV[c[2] + 8])) / 2 do
+      local key = KEYS[c[1] + 2 * i - 1]
+      ids[key] = ids[key] or {}
+      ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
+    end
+  end
+  local leases, lorder = {}, {}
+  local function lease(key)
+    if not leases[key] then
+      leases[key] = zset(key, ids[key])
+      lorder[#lorder + 1] = key
+    end
+    return leases[key]
+  end
+  -- An account's state as the turn left it: {cool, probe, pass, used}, and what acquisitions wrote (dirty, ttl).
+  local states, sorder = {}, {}
+  local function state(key)
+    if not states[key] then
+      states[key] = {v = redis.call('HMGET', key, 'cool', 'probe', 'pass', 'used')}
+      sorder[#sorder + 1] = key
+    end
+    return states[key]
+  end
+  local bindings = {}
+  local function binding(key)
+    if bindings[key] == nil then bindings[key] = redis.call('GET', key) end
+    return bindings[key]
+  end
+
+  -- Stride scheduling (accounts.ts stride, effectivePasses): a pick moves the pass on by 1e6 / weight; a never-used
+  -- account joins just before the lowest pass, one that sat out counts as at most two strides behind the furthest.
+  local function stride(w)
+    if w > 0 then return math.floor(1000000 / w + 0.5) end
+    return 1000000
+  end
+  local function free(x) return not x.cooling and x.busy < x.conc end
+  -- Lowest priority number, then lowest load (cross-multiplied: exact), then a weight above 0, then the lowest pass,
+  -- then least recently used.
+  local function order(a, b)
+    if a.priority ~= b.priority then return a.priority < b.priority and -1 or 1 end
+    local la, lb = a.busy * b.conc, b.busy * a.conc
+    if la ~= lb then return la < lb and -1 or 1 end
+    if (a.weight > 0) ~= (b.weight > 0) then return a.weight > 0 and -1 or 1 end
+    if a.eff ~= b.eff then return a.eff < b.eff and -1 or 1 end
+    if a.used ~= b.used then return a.used < b.used and -1 or 1 end
+    return 0
+  end
+
+  local function one(ko, ao, nk)
+    local now = tonumber(ARGV[ao + 1])
+    local id = ARGV[ao + 2]
+    local lease_ms = tonumber(ARGV[ao + 3])
+    local prefer = tonumber(ARGV[ao + 4])
+    local only = ARGV[ao + 5] == '1'
+    local roll = tonumber(ARGV[ao + 6])
+    local state_ttl = tonumber(ARGV[ao + 7])
+    local nb = tonumber(ARGV[ao + 8])
+    local n = (nk - nb) / 2
+    local function arg(i, k) return ARGV[ao + 9 + 4 * (i - 1) + k] end
+
+    -- The preference from a binding (a session's account, a response's pin), in the same decision.
+    local found, found_account = 0, ''
+    for j = 1, nb do
+      local bound = binding(KEYS[ko + 2 * n + j])
+      if bound then
+        found, found_account = j, bound
+        prefer, only = 0, string.sub(ARGV[ao + 9], j, j) == '1'
+        for i = 1, n do
+          if arg(i, 1) == bound then prefer = i end
+        end
+        -- Pinned to an account that cannot serve this request.
+        if only and prefer == 0 then return {0, 'none', -1, found, found_account} end
+        break
+      end
+    end
+    local pinned = only and prefer > 0
+
+    -- Expired leases go first, so a crashed process never holds a slot for long.
+    local c = {}
+    for i = 1, n do
+      local l = lease(KEYS[ko + 2 * i - 1])
+      l.expire(now)
+      local s = state(KEYS[ko + 2 * i]).v
+      local cool = s[1] and tonumber(s[1]) or nil
+      local conc = tonumber(arg(i, 4))
+      -- Probing (cooled down, not yet proven healthy): one request at a time.
+      if s[2] == '1' then conc = 1 end
+      c[i] = {
+        priority = tonumber(arg(i, 2)),
+        weight = tonumber(arg(i, 3)),
+        conc = conc,
+        busy = l.card(),
+        cooling = cool ~= nil and cool > now,
+        cool = cool,
+        pass = s[3] and tonumber(s[3]) or nil,
+        used = s[4] and tonumber(s[4]) or -math.huge,
+        holds = l.holds(id),
+      }
+    end
+
+    local low, high, longest = nil, nil, 0
+    for i = 1, n do
+      longest = math.max(longest, stride(c[i].weight))
+      local p = c[i].pass
+      if p then
+        if not low or p < low then low = p end
+        if not high or p > high then high = p end
+      end
+    end
+    for i = 1, n do
+      if not low then c[i].eff = -1
+      elseif not c[i].pass then c[i].eff = low - 1
+      else c[i].eff = math.max(c[i].pass, high - 2 * longest) end
+    end
+
+    local function take(i, reuse)
+      local key = KEYS[ko + 2 * i - 1]
+      lease(key).add(now + lease_ms, id)
+      local l = leases[key]
+      l.keep = math.max(l.keep or 0, lease_ms + 60000)
+      if not reuse then
+        local s = states[KEYS[ko + 2 * i]]
+        s.v[4] = int(now)
+        s.v[3] = int(c[i].eff + stride(c[i].weight))
+        s.ttl = math.max(s.ttl or 0, state_ttl)
+      end
+      return {1, i, i == prefer and 1 or 0, found, found_account}
+    end
+
+    -- A retried call of the same request gets its lease back (renewed) instead of a second slot.
+    for i = 1, n do
+      if c[i].holds and (not pinned or i == prefer) then return take(i, true) end
+    end
+
+    if prefer > 0 and free(c[prefer]) then return take(prefer, false) end
+    if pinned then
+      if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now, found, found_account} end
+      return {0, 'busy', -1, found, found_account}
+    end
+
+    local tied = {}
+    for i = 1, n do
+      if free(c[i]) then
+        local cmp = -1
+        if #tied > 0 then cmp = order(c[i], c[tied[1]]) end
+        if cmp < 0 then tied = {i} elseif cmp == 0 then tied[#tied + 1] = i end
+      end
+    end
+
+    if #tied > 0 then
+      -- Among exact ties: chosen with probability weight / total weight.
+      local total = 0
+      for _, i in ipairs(tied) do total = total + c[i].weight end
+      local pick
+      if total > 0 then
+        local target, acc = roll * total, 0
+        for _, i in ipairs(tied) do
+          if c[i].weight > 0 then
+            acc = acc + c[i].weight
+            pick = i
+            if target < acc then break end
+          end
+        end
+      else
+        local k = math.floor(roll * #tied) + 1
+        if k > #tied then k = #tied end
+        pick = tied[k]
+      end
+      return take(pick, false)
+    end
+
+    if n == 0 then return {0, 'none', -1, found, found_account} end
+    local soonest
+    for i = 1, n do
+      if not c[i].cooling then return {0, 'busy', -1, found, found_account} end
+      local w = c[i].cool - now
+      if not soonest or w < soonest then soonest = w end
+    end
+    return {0, 'cooling', soonest, found, found_account}
+  end
+
+  local out = {}
+  for i, c in ipairs(calls) do out[i] = one(c[1], c[2], c[3]) end
+
+  for _, key in ipairs(lorder) do
+    local l = leases[key]
+    l.write()
+    if l.keep and redis.call('PTTL', key) < l.keep then redis.call('PEXPIRE', key, int(l.keep)) end
+  end
+  for _, key in ipairs(sorder) do
+    local s = states[key]
+    if s.ttl then
+      redis.call('HSET', key, 'used', s.v[4], 'pass', s.v[3])
+      if redis.call('PTTL', key) < s.ttl then redis.call('PEXPIRE', key, int(s.ttl)) end
+    end
+  end
+  return out
+end
