@@ -1,17 +1,8 @@
--- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
--- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
--- acquire_many takes the acquisitions of one turn together (fuse.ts) with the result of running them one by one in
--- order: each account's leases (zset.lua) and state, and each binding, are read once; the slots taken and the
--- accounts' new state are written once.
--- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
--- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used,
---       pass); then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
--- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
---       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
---       then per candidate i: 10 + 4(i-1) id, 11 + 4(i-1) priority, 12 + 4(i-1) weight, 13 + 4(i-1) concurrency
---       (cleaned by accounts.ts)
--- Each call returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
---      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
+-- The list form of account-acquire.lua (fuse.ts): acquire_many takes several acquisitions of one turn, with the
+-- answers and the writes of running account-acquire.lua on each in order (test/store/redis-many.test.ts holds them to
+-- it; a change there, or in accounts.ts pickAccount, is a change here). Each account's leases (zset.lua) and state,
+-- and each binding, are read once; the slots taken and the accounts' new state are written once.
+-- A call: {ko, ao, nk, na}; its keys and arguments are account-acquire.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
 local function acquire_many(calls)
   local function int(x) return string.format('%d', x) end
 

@@ -8,6 +8,7 @@
 --       (cleaned by accounts.ts)
 -- Returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
 --      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
+-- Several calls of one turn run its list form instead, account-acquire-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local lease_ms = tonumber(ARGV[3])

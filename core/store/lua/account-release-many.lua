@@ -1,10 +1,7 @@
--- Gives account slots back with what each attempt's ending tells (LeaseEnding): a success ends probing (unless the
--- account is cooling down at that time: a request that began before the cool-down proves nothing), and names are bound
--- to the account (sessions, pins). release_many takes the releases of one turn together (fuse.ts), as one by one in
--- order: one ZREM per account for all its slots, its state read and probing ended once.
--- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
--- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no),
---       3 account, then per binding key j: 3 + j ttl ms
+-- The list form of account-release.lua (fuse.ts): release_many takes several releases of one turn, with the writes
+-- of running account-release.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
+-- change here): one ZREM per account for all its slots, its state read and its probing ended once.
+-- A call: {ko, ao, nk, na}; its keys and arguments are account-release.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
 local function release_many(calls)
   local slots, sorder = {}, {}
   local states, torder = {}, {}

@@ -3,6 +3,7 @@
 -- cool-down proves nothing), and names are bound to the account (sessions, pins).
 -- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no), 3 account,
 --       then per binding key j: 3 + j ttl ms
+-- Several calls of one turn run its list form instead, account-release-many.lua (fuse.ts): a change here is a change there.
 redis.call('ZREM', KEYS[1], ARGV[1])
 if ARGV[2] ~= '' then
   local s = redis.call('HMGET', KEYS[2], 'cool', 'probe')

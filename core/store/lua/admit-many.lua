@@ -1,12 +1,8 @@
--- Atomic check-and-reserve for API keys (all keys of one key share its hash tag, so one slot). admit_many takes the
--- admissions of one turn together (fuse.ts) with the result of running them one by one in order: each key's spend and
--- windows, lease and rpm zsets (zset.lua) and tpm bucket are read once, and what the admitted add is written once.
--- Per call (its keys from KEYS[ko + 1], its arguments from ARGV[ao + 1]; fuse.ts):
--- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
--- ARGV: 1 now, 2 request id, 3 lease ms, 4 estimated tokens, 5 quota nano, 6..8 5h/1d/7d limit nano,
---       9 concurrency, 10 rpm, 11 tpm   (0 = unlimited)
--- Each call returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
--- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
+-- The list form of admit.lua (fuse.ts): admit_many takes several admissions of one turn, with the answers and the
+-- writes of running admit.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
+-- change here). Each key's spend and windows, lease and rpm zsets (zset.lua) and tpm bucket are read once; what the
+-- admitted add is written once.
+-- A call: {ko, ao, nk, na}; its keys and arguments are admit.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
 local function admit_many(calls)
   local names = {'5h', '1d', '7d'}
   local lens = {18000000, 86400000, 604800000}

@@ -4,6 +4,7 @@
 --       9 concurrency, 10 rpm, 11 tpm   (0 = unlimited)
 -- Returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
 -- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
+-- Several calls of one turn run its list form instead, admit-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local lease_ms = tonumber(ARGV[3])

@@ -1,15 +1,9 @@
--- Settles requests for their API keys, once per request id: what limits read, at once. Releases the lease, reconciles
--- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (settle-batch.lua).
--- settle_many takes the settlements of one turn together (fuse.ts) with the result of running them one by one in order:
--- what they share (a key's records, tpm bucket, lease zset, spend) is read once and written once, as sums.
--- Per call (its keys from KEYS[k + 1], its arguments from ARGV[a + 1]; fuse.ts):
--- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 released marker
---       (release.lua), 6 records hash (id -> JSON)
--- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
---       5 estimated tokens of the admission, 6 cost nano, 7 done marker ttl ms, 8 acct ttl ms
--- Money is added from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d': a Lua
--- number written by tostring would have 14 significant digits and lose exactness.
--- Each call returns 1 when recorded, 0 when a repeat: within the marker's short life, or later while the record is kept.
+-- The list form of settle.lua (fuse.ts): settle_many takes several settlements of one turn, with the answers and the
+-- writes of running settle.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
+-- change here). What they share (a key's records, tpm bucket, lease zset, spend) is read once and written once, as
+-- sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d' (a Lua
+-- number written by tostring would have 14 significant digits and lose exactness).
+-- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1].
 local function settle_many(calls)
   local function int(x) return string.format('%d', x) end
   local out = {}

@@ -7,6 +7,7 @@
 -- Money is added straight from ARGV strings with HINCRBY: a Lua number would be formatted with 14 significant digits
 -- and lose exactness. Returns 1 when recorded, 0 when a repeat: within the marker's short life, or later while the
 -- record is kept.
+-- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
 if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[7]) then return 0 end
 
