@@ -236,6 +236,11 @@ export interface StreamEncoder {
   event(event: CanonEvent): string;
   /** The stream ends here: anything still owed to the client (a closing sentinel frame, a JSON array's `]`). */
   end(): string;
+  /**
+   * A format whose stream ends with the whole answer (Responses' response.completed): that object, as sent, once it
+   * was; a kept answer is then exactly what the stream said. Undefined otherwise (the answer is encoded from the events).
+   */
+  final?(): unknown;
 }
 
 /**

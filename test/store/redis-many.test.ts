@@ -24,7 +24,7 @@ async function dump(c: Redis, prefix: string): Promise<unknown[]> {
   for (const key of (await c.keys(`${prefix}*`)).sort()) {
     const type = await c.type(key);
     const value = type === 'hash' ? Object.entries(await c.hgetall(key)).sort()
-      : type === 'zset' ? await c.zrange(key, 0, -1, 'WITHSCORES')
+      : type === 'zset' ? await c.zrange(key, '0', '-1', 'WITHSCORES')
         : await c.get(key);
     out.push([key.slice(prefix.length), type, value, (await c.pttl(key)) > 0]);
   }

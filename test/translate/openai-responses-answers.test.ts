@@ -226,3 +226,19 @@ t.test('decodeStream: OpenAI streams of each fixture fold into the same answer a
     t.strictSame(collectEvents(events), codec.decodeResponse(json, ctx), name);
   }
 });
+
+t.test('encodeStream: final() is the response its response.completed carried (what a kept answer must be), once sent', async (t) => {
+  const encoder = codec.encodeStream(ctx);
+  const events = streams.text.events;
+  let text = '';
+  for (const e of events.slice(0, -1)) text += encoder.event(e);
+  t.equal(encoder.final?.(), undefined, 'nothing final before the finish');
+  text += encoder.event(events.at(-1)!) + encoder.end();
+  const completed = eventsOf(text).find((e) => e.type === 'response.completed');
+  t.ok(completed);
+  t.strictSame(encoder.final?.(), completed!.response, 'the same object, times included');
+  const failing = codec.encodeStream(ctx);
+  failing.event(events[0]);
+  failing.end();
+  t.equal(failing.final?.(), undefined, 'a failed stream has no final answer to keep');
+});

@@ -37,6 +37,8 @@ class ResponsesStreamEncoder implements StreamEncoder {
   #createdAt = Math.floor(Date.now() / 1000);
   #started = false;
   #done = false;
+  /** The response of response.completed or response.incomplete, once sent. */
+  #final: Obj | undefined;
   /** Blocks not yet closed, in the order they started; the first is the open item. */
   #queue: Pending[] = [];
   #byIndex = new Map<number, Pending>();
@@ -111,8 +113,11 @@ class ResponsesStreamEncoder implements StreamEncoder {
     return formatFrame(JSON.stringify({ type, sequence_number: this.#sequence++, ...fields }), type);
   }
 
+  final(): Obj | undefined { return this.#final; }
+
   #lifecycle(type: string, state: Omit<ResponseState, 'id' | 'createdAt' | 'output'>): string {
     const response = responseObject(this.#ctx, { id: this.#id, createdAt: this.#createdAt, output: this.#output, ...state });
+    if (type === 'response.completed' || type === 'response.incomplete') this.#final = response;
     return this.#frame(type, { response });
   }
 

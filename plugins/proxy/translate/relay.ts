@@ -159,7 +159,9 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
     if (res.writableEnded || res.destroyed) return;
     if (c.keep && events && (ctx.outcome === 'completed' || ctx.outcome === 'incomplete')) {
       const folded = collectEvents(events);
-      await c.keep(folded, c.client.encodeResponse(folded, c.cctx)).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
+      // What the stream's last event said, where it said the whole answer (its times included), else encoded.
+      const answer = encoder.final?.() ?? c.client.encodeResponse(folded, c.cctx);
+      await c.keep(folded, answer).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
     }
     res.end(out + encoder.end());
   };
