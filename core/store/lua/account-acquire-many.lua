@@ -23,7 +23,7 @@ local function acquire_many(calls)
     end
     return leases[key]
   end
-  -- An account's state as the turn left it: {cool, probe, pass, used}, and what acquisitions wrote (dirty, ttl).
+  -- An account's state as the turn left it: v = {cool, probe, pass, used}; ttl once an acquisition wrote used and pass.
   local states, sorder = {}, {}
   local function state(key)
     if not states[key] then
@@ -125,9 +125,8 @@ local function acquire_many(calls)
     end
 
     local function take(i, reuse)
-      local key = KEYS[ko + 2 * i - 1]
-      lease(key).add(now + lease_ms, id)
-      local l = leases[key]
+      local l = lease(KEYS[ko + 2 * i - 1])
+      l.add(now + lease_ms, id)
       l.keep = math.max(l.keep or 0, lease_ms + 60000)
       if not reuse then
         local s = states[KEYS[ko + 2 * i]]

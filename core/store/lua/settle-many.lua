@@ -31,7 +31,6 @@ local function settle_many(calls)
 
   local leases, buckets, accts = {}, {}, {}
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
-  local released = {}
   for i, c in ipairs(calls) do
     local k, a = c[1], c[2]
     if kept[i] or not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[a + 7]) then
