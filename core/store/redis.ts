@@ -124,9 +124,12 @@ export class RedisStore implements Store {
       time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost),
       Math.min(this.opts.retentionMs, SETTLE_MARKER_MS), ROLLUP_DAYS * DAY_MS,
     ]);
-    if (Number(recorded) !== 1) return { recorded: false };
+    // 2: settled before, but its record is not kept: the first call's answer may have been lost after Redis ran it
+    // (a timeout, a dropped connection), so its record never reached the batch. The batch skips a record it holds
+    // already, so sending it again counts nothing twice.
+    if (Number(recorded) === 0) return { recorded: false };
     this.batch.add(record, JSON.stringify(record));
-    return { recorded: true };
+    return { recorded: Number(recorded) === 1 };
   }
 
   /** Writes the settled records and rollups still waiting in this process (redis-batch.ts); reads do it first. */

@@ -139,3 +139,33 @@ t.test('a record twice in one batch (and again in the next) is kept and counted 
   t.equal((await s.records({ limit: 10 })).records.length, 2, 'the global index');
   t.equal((await s.usageBuckets('minute', T0, T0))[0].usage[0].requests, 2, 'the global rollup');
 });
+
+t.test('a settlement whose answer was lost (Redis ran it after the call timed out) sent again: its record is kept, counted once', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'l:', commandTimeoutMs: 300 });
+  t.teardown(() => s.close());
+  const limits = { tpm: 100_000 };
+  const adm = await s.admit(admitReq(limits, T0, { keyId: 'lost', estimatedTokens: 10 }));
+  if (!adm.ok) return t.fail('refused');
+  const r = record({ key_id: 'lost', request_id: adm.admission.requestId, time: T0 + 5, input_tokens: 40, cost: 0.25 });
+  // Redis knows the script already (a server that answered NOSCRIPT would run nothing).
+  await s.settle(record({ key_id: 'warm' }), undefined, {});
+  server.pause();
+  await t.rejects(s.settle(r, adm.admission, limits), /timed out/, 'the call times out while Redis is paused');
+  server.resume();
+  // Redis carries the command out when it resumes: the marker is set, the spend counted, the answer gone.
+  const acct = `l:{k:lost}:acct`;
+  for (let i = 0; i < 50 && !(await server.query((c) => c.hget(acct, 'spend'))); i++) await sleep(20);
+  t.equal(await server.query((c) => c.hget(acct, 'spend')), '250000000', 'Redis ran the first call');
+  // The gateway holds it and sends it again (core/store/guard.ts).
+  t.strictSame(await s.settle(r, adm.admission, limits), { recorded: false }, 'not counted against the limits again');
+  await s.flush();
+  const kept = (await s.records({ key: 'lost', limit: 10 })).records;
+  t.strictSame(kept.map((k) => k.request_id), [r.request_id], 'the record is kept');
+  const u = await s.keyUsage('lost', { days: 1, now: T0 + MINUTE });
+  t.strictSame([u.total.requests, u.total.input_tokens, u.total.cost], [1, 40, 0.25], 'counted once in the rollups');
+  t.equal(await server.query((c) => c.hget(acct, 'spend')), '250000000', 'and the spend once');
+  t.strictSame(await s.settle(r, adm.admission, limits), { recorded: false }, 'a third time: the kept record says it was settled');
+  await s.flush();
+  t.equal((await s.keyUsage('lost', { days: 1, now: T0 + MINUTE })).total.requests, 1);
+});

@@ -33,8 +33,10 @@ local function settle_many(calls)
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
   for i, c in ipairs(calls) do
     local k, a = c[1], c[2]
-    if kept[i] or not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[a + 7]) then
+    if kept[i] then
       out[i] = 0
+    elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[a + 7]) then
+      out[i] = 2
     else
       out[i] = 1
       local member = ARGV[a + 2]

@@ -5,11 +5,11 @@
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
 --       5 estimated tokens of the admission, 6 cost nano, 7 done marker ttl ms, 8 acct ttl ms
 -- Money is added straight from ARGV strings with HINCRBY: a Lua number would be formatted with 14 significant digits
--- and lose exactness. Returns 1 when recorded, 0 when a repeat: within the marker's short life, or later while the
--- record is kept.
+-- and lose exactness. Returns 1 when recorded; for a repeat, 0 when its record is kept, 2 when only the marker says it
+-- was settled (the record may never have reached a batch: a settlement whose answer was lost is sent again).
 -- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
 if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[7]) then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[7]) then return 2 end
 
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
