@@ -25,10 +25,93 @@ interface Group {
   keys: string[];
   head: (string | number)[];
   /** The script's arguments of each record, in order (a minute's global group holds its key groups' records again). */
-  args: (string | number)[][];
+  args: Row[];
 }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number }
+
+type Row = (string | number)[];
+
+/** A record's arguments to settle-batch.lua. */
+export function keyRow(record: UsageRecord, json: string): Row {
+  const time = Math.floor(record.time);
+  const c = recordCounters(record);
+  return [
+    record.request_id, time, json, record.model, utcHour(time), recordDuration(record), secondOf(time), recordTokens(record),
+    ...COUNTER_FIELDS.map((f) => c[f]),
+  ];
+}
+
+/** A record's arguments to global-record.lua. */
+export function globalRow(record: UsageRecord, json: string): Row {
+  const fields = summaryFields(record);
+  return [record.request_id, Math.floor(record.time), json, fields.length, ...fields.flat()];
+}
+
+/**
+ * What settle-batch.lua adds to each of its six rollup hashes (totals, day, day per model, hour, hour per model, rate)
+ * for `rows` (its per-record arguments), all new: [field, increment] pairs, the same fields and sums the script makes.
+ */
+export function keySums(rows: Row[]): [string, number][][] {
+  const per = new Map<string, { model: string; hour: string; c: number[] }>();
+  const seconds = new Map<string, [number, number]>();
+  let duration = 0;
+  for (const r of rows) {
+    const model = String(r[3]);
+    const hour = String(r[4]);
+    let p = per.get(`${hour}:${model}`);
+    if (!p) per.set(`${hour}:${model}`, (p = { model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += Number(r[8 + j]);
+    duration += Number(r[5]);
+    const sec = seconds.get(String(r[6])) ?? [0, 0];
+    sec[0]++;
+    sec[1] += Number(r[7]);
+    seconds.set(String(r[6]), sec);
+  }
+  const sums = Array.from({ length: 6 }, () => new Map<string, number>());
+  const add = (k: number, field: string, v: number) => sums[k].set(field, (sums[k].get(field) ?? 0) + v);
+  for (const { model, hour, c } of per.values()) {
+    c.forEach((v, j) => {
+      if (v === 0) return;
+      const f = COUNTER_FIELDS[j];
+      add(0, f, v);
+      add(1, f, v);
+      add(2, `${f}:${model}`, v);
+      add(3, `${hour}:${f}`, v);
+      add(4, `${hour}:${f}:${model}`, v);
+    });
+  }
+  add(0, 'duration_ms', duration);
+  add(0, 'timed', rows.length);
+  for (const [second, [n, tokens]] of seconds) {
+    add(5, `${second}:r`, n);
+    if (tokens !== 0) add(5, `${second}:t`, tokens);
+  }
+  return sums.map((m) => [...m]);
+}
+
+/** What global-record.lua adds to each rollup hash for `rows`, all new: [field, increment] pairs. */
+export function globalSums(rows: Row[]): [string, number][] {
+  const sums = new Map<string, number>();
+  for (const r of rows) {
+    for (let j = 4; j < 4 + 2 * Number(r[3]); j += 2) sums.set(String(r[j]), (sums.get(String(r[j])) ?? 0) + Number(r[j + 1]));
+  }
+  return [...sums];
+}
+
+/**
+ * The arguments of a batch script's sums form (settle-batch-sums.lua, global-record-sums.lua): three per record and
+ * the rollups summed here, instead of every record's fields; undefined when the rows name a record twice (that batch
+ * goes as the per-record script, which counts it once).
+ */
+export function sumsArgs(script: 'settleBatch' | 'globalRecord', head: Row, rows: Row[]): Row | undefined {
+  if (new Set(rows.map((r) => r[0])).size !== rows.length) return undefined;
+  const records = rows.flatMap((r) => [r[0], r[1], r[2]]);
+  const tail = script === 'settleBatch'
+    ? keySums(rows).flatMap((pairs) => [pairs.length, ...pairs.flat()])
+    : ((pairs) => [pairs.length, ...pairs.flat()])(globalSums(rows));
+  return [...head, rows.length, ...records, ...tail];
+}
 
 export class SettleBatch {
   private groups = new Map<string, Group>();
@@ -55,7 +138,6 @@ export class SettleBatch {
   add(record: UsageRecord, json: string): void {
     const time = Math.floor(record.time);
     const minute = minuteOf(time);
-    const c = recordCounters(record);
     this.group(`k:${record.key_id}:${minute}`, 'settleBatch', minute, () => {
       const k = this.layout.key(record.key_id);
       const date = utcDate(time);
@@ -63,18 +145,14 @@ export class SettleBatch {
         keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.records, k.index],
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey],
       };
-    }).args.push([
-      record.request_id, time, json, record.model, utcHour(time), recordDuration(record), secondOf(time), recordTokens(record),
-      ...COUNTER_FIELDS.map((f) => c[f]),
-    ]);
-    const fields = summaryFields(record);
+    }).args.push(keyRow(record, json));
     this.group(`g:${minute}`, 'globalRecord', minute, () => {
       const g = this.layout.global;
       return {
         keys: [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
         head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
       };
-    }).args.push([record.request_id, time, json, fields.length, ...fields.flat()]);
+    }).args.push(globalRow(record, json));
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
     if (this.waiting >= BATCH_RECORDS) void this.flush().catch(() => {});
@@ -107,7 +185,11 @@ export class SettleBatch {
       try {
         while (g.args.length) {
           const chunk = g.args.slice(0, BATCH_RECORDS);
-          await scripts[g.script].run(this.client, g.keys, [...g.head, ...chunk.flat()]);
+          // The sums form first (a fraction of the arguments and of Redis's work); a batch it finds a kept record in
+          // (sent again after a failure) goes as the per-record script, which skips those.
+          const sums = sumsArgs(g.script, g.head, chunk);
+          const written = sums && Number(await scripts[`${g.script}Sums`].run(this.client, g.keys, sums)) !== -1;
+          if (!written) await scripts[g.script].run(this.client, g.keys, [...g.head, ...chunk.flat()]);
           g.args = g.args.slice(chunk.length);
         }
         taken.delete(id);

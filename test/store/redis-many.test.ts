@@ -5,6 +5,8 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis-keys.ts';
+import { globalRow, keyRow, sumsArgs } from '../../core/store/redis-batch.ts';
+import { record } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 
 /** A small seeded generator (mulberry32): a failing round can be run again. */
@@ -220,4 +222,59 @@ t.test('account acquire and release: the calls of a turn together, as one by one
   }
   t.strictSame([...answers].sort(), ['busy', 'cooling', 'none', 'released', 'take'], 'every answer occurs');
   t.equal(differing, 0, '40 rounds of 28 acquisitions and releases: the same answers and the same keys');
+});
+
+t.test('record batches: the sums form writes what the per-record scripts write, and refuses a batch with a kept record', async (t) => {
+  const { url, prefix } = await redisForTest(t, 'many-batch');
+  const c = new Redis(url);
+  t.teardown(() => c.quit());
+  let differing = 0;
+  for (let round = 1; round <= 20; round++) {
+    const rand = random(3000 + round);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+    const n = 1 + Math.floor(rand() * 60);
+    const quiet = round % 4 === 0; // no tokens at all: seconds with a request count and no token field
+    // Records of one key and minute (a batch's group), across two UTC hours and several seconds and models; zeros,
+    // errors, failed attempts (the global rollup's failover fields).
+    const rows = Array.from({ length: n }, (_, i) => {
+      const r = record({
+        key_id: 'kb', request_id: `b${round}-${i}`, time: Date.UTC(2025, 0, 15, 10, 59, 57) + Math.floor(rand() * 2500), model: pick(['m-1', 'm:2', 'm-3']),
+        input_tokens: quiet ? 0 : pick([0, 5, 1000]), output_tokens: quiet ? 0 : pick([0, 7]), cache_read_tokens: quiet ? 0 : pick([0, 300]),
+        cache_write_tokens: quiet ? 0 : pick([0, 11]),
+        reasoning_tokens: pick([0, 3]), cost: pick([0, 0.000123, 1.5]), duration_ms: pick([0, 12, 3000]), status: pick([200, 200, 500]),
+        ...(rand() < 0.2 ? { attempts: [{ account: 'acct-1', reason: 'rate_limited', status: 429 }, { account: 'acct-2', reason: 'ok', status: 200 }] } : {}),
+      } as never);
+      return { k: keyRow(r, JSON.stringify(r)), g: globalRow(r, JSON.stringify(r)) };
+    });
+    const kHead = [30 * 86_400_000, 90 * 86_400_000, 8 * 86_400_000, 10_000];
+    const gHead = [30 * 86_400_000, 100_000, 3_600_000, 8 * 86_400_000, 32 * 86_400_000];
+    const keysOf = (p: string) => {
+      const k = new KeyLayout(p).key('kb');
+      const g = new KeyLayout(p).global;
+      return {
+        key: [k.total, k.day('2025-01-15'), k.dayModels('2025-01-15'), k.hours('2025-01-15'), k.hourModels('2025-01-15'), k.rate(1736938740000), k.records, k.index],
+        global: [g.index, g.records, g.summary('minute', 1), g.summary('hour', 2), g.summary('day', 3)],
+      };
+    };
+    const sums = `${prefix}u${round}:`;
+    const each = `${prefix}e${round}:`;
+    const a = [
+      await scripts.settleBatchSums.run(c, keysOf(sums).key, sumsArgs('settleBatch', kHead, rows.map((r) => r.k))!),
+      await scripts.globalRecordSums.run(c, keysOf(sums).global, sumsArgs('globalRecord', gHead, rows.map((r) => r.g))!),
+    ];
+    await scripts.settleBatch.run(c, keysOf(each).key, [...kHead, ...rows.flatMap((r) => r.k)]);
+    await scripts.globalRecord.run(c, keysOf(each).global, [...gHead, ...rows.flatMap((r) => r.g)]);
+    if (JSON.stringify(await dump(c, sums)) !== JSON.stringify(await dump(c, each)) || a[0] !== n || a[1] !== 1) {
+      differing++;
+      t.strictSame(await dump(c, sums), await dump(c, each), `round ${round}`);
+    }
+    // Sent again with one new record: the sums form writes nothing (-1), the per-record scripts count only the new one.
+    const again = [...rows.slice(0, 2), rows[0]].map((r) => r.k);
+    t.equal(sumsArgs('settleBatch', kHead, again), undefined, 'a batch naming a record twice has no sums form');
+    const extra = record({ key_id: 'kb', request_id: `b${round}-new`, time: Date.UTC(2025, 0, 15, 10, 59, 58), input_tokens: 1 });
+    const mixed = [rows[0].k, keyRow(extra, JSON.stringify(extra))];
+    t.equal(await scripts.settleBatchSums.run(c, keysOf(sums).key, sumsArgs('settleBatch', kHead, mixed)!), -1);
+    t.equal(await scripts.globalRecordSums.run(c, keysOf(sums).global, sumsArgs('globalRecord', gHead, [rows[0].g, globalRow(extra, JSON.stringify(extra))])!), -1);
+  }
+  t.equal(differing, 0, '20 batches of 1 to 60 records: the same keys either way');
 });

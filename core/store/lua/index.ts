@@ -53,6 +53,8 @@ export const scripts = {
   release: new LuaScript('release.lua'),
   settleBatch: new LuaScript('settle-batch.lua', undefined, ['trim.lua']),
   globalRecord: new LuaScript('global-record.lua', undefined, ['trim.lua']),
+  settleBatchSums: new LuaScript('settle-batch-sums.lua', undefined, ['trim.lua']),
+  globalRecordSums: new LuaScript('global-record-sums.lua', undefined, ['trim.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
