@@ -5,6 +5,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { LuaScript } from '../../core/store/lua/index.ts';
+import { listsSupported } from '../../core/store/lua/fuse.ts';
 import { redisProcess } from '../helpers/redis-process.ts';
 
 /** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
@@ -121,4 +122,11 @@ t.test('a connection that fails fails every call it carried', async (t) => {
   const results = await Promise.allSettled([incr.run(c, ['n'], [1]), append.run(c, ['log'], ['q'])]);
   t.strictSame(results.map((r) => r.status), ['rejected', 'rejected']);
   t.match((results[0] as PromiseRejectedResult).reason.message, /timed out/);
+});
+
+t.test('list forms only on a Redis that has ZMSCORE (6.2 and newer), from its INFO server', async (t) => {
+  const info = (v: string) => `# Server\r\nredis_version:${v}\r\nredis_git_sha1:00000000\r\n`;
+  t.strictSame(['5.0.14', '6.0.16', '6.2.0', '6.2.14', '7.0.15', '7.4.1', '10.1.0'].map((v) => listsSupported(info(v))),
+    [false, false, true, true, true, true, true]);
+  t.equal(listsSupported('# Server\r\nno version here\r\n'), false, 'unknown: one-call forms');
 });

@@ -8,6 +8,7 @@
 // runs, so commands per request are what its CPU per request follows. That order is sound: the calls of one turn were
 // all sent before any was answered, so any order of them is one their callers could have seen. A call alone runs the
 // one-call form, which costs Redis less than a list of one (the list form's reading ahead does not pay for one call).
+// The list forms need Redis 6.2 (ZMSCORE): the server's version is asked once, and an older one runs only one-call forms.
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
@@ -25,16 +26,17 @@ const MAX_COMBOS = 64;
  * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
  * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
  * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
- * {err = message} fails that call alone).
+ * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
  */
-function fusedSource(scripts: LuaScript[]): string {
+function fusedSource(scripts: LuaScript[], lists: boolean): string {
+  const many = (s: LuaScript) => (lists ? s.many : undefined);
   const fns = scripts.flatMap((s, i) => [
     `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`,
-    ...(s.many ? [`local function g${i + 1}(calls)\n${s.many.source}\nreturn ${s.many.fn}(calls)\nend`] : []),
+    ...(many(s) ? [`local function g${i + 1}(calls)\n${many(s)!.source}\nreturn ${many(s)!.fn}(calls)\nend`] : []),
   ]);
   return `${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
-local lists = {${scripts.map((s, i) => (s.many ? `g${i + 1}` : 'false')).join(', ')}}
+local lists = {${scripts.map((s, i) => (many(s) ? `g${i + 1}` : 'false')).join(', ')}}
 local n = tonumber(ARGV[1])
 local calls, count, k, a = {}, {}, 0, 1 + 3 * n
 for i = 1, n do
@@ -89,10 +91,21 @@ export async function evalsha(client: RedisClient, script: { sha: string; source
   }
 }
 
+/** Whether a server (its INFO server text) runs the list forms: they use ZMSCORE, which came with Redis 6.2. */
+export function listsSupported(info: string): boolean {
+  const m = /^redis_version:(\d+)\.(\d+)/m.exec(info);
+  return !!m && (Number(m[1]) > 6 || (Number(m[1]) === 6 && Number(m[2]) >= 2));
+}
+
 export class ScriptFuser {
   readonly #client: Redis;
   #queue: Call[] = [];
   readonly #combos = new Map<string, { sha: string; source: string; index: Map<LuaScript, number> }>();
+  /**
+   * Whether the server runs the list forms, asked once (INFO server) before the first send; an older server, or one
+   * that does not answer INFO, runs every call in its one-call form.
+   */
+  #lists: boolean | undefined;
 
   constructor(client: Redis) {
     this.#client = client;
@@ -107,6 +120,14 @@ export class ScriptFuser {
   }
 
   #flush(): void {
+    if (this.#lists === undefined) {
+      // The calls that come meanwhile join the queue (it is not empty, so they schedule no flush of their own).
+      void this.#client.info('server').then((info) => listsSupported(info), () => false).then((lists) => {
+        this.#lists = lists;
+        this.#flush();
+      });
+      return;
+    }
     const queue = this.#queue;
     this.#queue = [];
     let group: Call[] = [];
@@ -146,7 +167,7 @@ export class ScriptFuser {
     let combo = this.#combos.get(id);
     if (!combo) {
       if (this.#combos.size >= MAX_COMBOS) this.#combos.clear();
-      const source = fusedSource(scripts);
+      const source = fusedSource(scripts, this.#lists === true);
       combo = { source, sha: createHash('sha1').update(source).digest('hex'), index: new Map(scripts.map((s, i) => [s, i + 1])) };
       this.#combos.set(id, combo);
     }
