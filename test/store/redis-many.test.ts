@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis-keys.ts';
 import { globalRow, keyRow, sumsArgs } from '../../core/store/redis-batch.ts';
-import { record } from './fixtures.ts';
+import { record, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 
 /** A small seeded generator (mulberry32): a failing round can be run again. */
@@ -31,6 +31,28 @@ async function dump(c: Redis, prefix: string): Promise<unknown[]> {
     out.push([key.slice(prefix.length), type, value, (await c.pttl(key)) > 0]);
   }
   return out;
+}
+
+/**
+ * One turn both ways on two copies of the state `seed` makes: the calls together (one turn, fused), and one by one in
+ * `order` (their indexes). Answers and keys are compared (a differing round is shown whole); returns the one-by-one
+ * answers and whether both ways agree.
+ */
+async function bothWays<X>(
+  t: Tap, c: Redis, prefix: string, round: number, seed: (p: string) => Promise<void>, calls: X[],
+  run: (p: string, x: X) => Promise<unknown>, order = calls.map((_, i) => i),
+): Promise<{ alone: unknown[]; same: boolean }> {
+  const together = `${prefix}t${round}:`;
+  const alone = `${prefix}s${round}:`;
+  await seed(together);
+  await seed(alone);
+  const a = await Promise.all(calls.map((x) => run(together, x)));
+  const b: unknown[] = [];
+  for (const i of order) b[i] = await run(alone, calls[i]);
+  const same = JSON.stringify(a) === JSON.stringify(b)
+    && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
+  if (!same) t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
+  return { alone: b, same };
 }
 
 const BASE = Date.UTC(2025, 0, 15, 10, 0, 30);
@@ -75,19 +97,7 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
       const k = new KeyLayout(p).key(x.key);
       return scripts.settle.run(c, [k.done(x.id), k.lease, k.tpm(x.minute), k.acct, k.released(x.id), k.records], x.args);
     };
-    const together = `${prefix}t${round}:`;
-    const alone = `${prefix}s${round}:`;
-    await seed(together);
-    await seed(alone);
-    const a = await Promise.all(calls.map((x) => run(together, x)));
-    const b: unknown[] = [];
-    for (const x of calls) b.push(await run(alone, x));
-    const same = JSON.stringify(a) === JSON.stringify(b)
-      && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
-    if (!same) {
-      differing++;
-      t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
-    }
+    if (!(await bothWays(t, c, prefix, round, seed, calls, run)).same) differing++;
   }
   t.equal(differing, 0, '25 rounds of 30 settlements: the same answers and the same keys');
 });
@@ -130,20 +140,9 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
       const k = new KeyLayout(p).key(x.key);
       return scripts.admit.run(c, [k.lease, k.rpm, k.tpm(minute), k.acct], x.args);
     };
-    const together = `${prefix}t${round}:`;
-    const alone = `${prefix}s${round}:`;
-    await seed(together);
-    await seed(alone);
-    const a = await Promise.all(calls.map((x) => run(together, x)));
-    const b: unknown[] = [];
-    for (const x of calls) b.push(await run(alone, x));
-    for (const r of b as [number, string][]) refusals.add(r[0] === 1 ? 'admitted' : r[1]);
-    const same = JSON.stringify(a) === JSON.stringify(b)
-      && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
-    if (!same) {
-      differing++;
-      t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
-    }
+    const { alone, same } = await bothWays(t, c, prefix, round, seed, calls, run);
+    for (const r of alone as [number, string][]) refusals.add(r[0] === 1 ? 'admitted' : r[1]);
+    if (!same) differing++;
   }
   t.strictSame([...refusals].sort(), ['admitted', 'concurrency', 'quota_exhausted', 'rpm', 'tpm', 'window_exhausted'], 'every answer occurs');
   t.equal(differing, 0, '40 rounds of 30 admissions: the same answers and the same keys');
@@ -201,24 +200,12 @@ t.test('account acquire and release: the calls of a turn together, as one by one
       }
       return scripts.accountAcquire.run(c, [...x.cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...x.bound.map(([k, n]) => g.bound(k, n))], x.args);
     };
-    const together = `${prefix}t${round}:`;
-    const alone = `${prefix}s${round}:`;
-    await seed(together);
-    await seed(alone);
-    const a = await Promise.all(calls.map((x) => run(together, x)));
     // Together, each script runs all its calls of the turn at the place of its first (fuse.ts): one by one, in that order.
     const first = calls[0].kind;
-    const b: unknown[] = [];
-    for (const kind of [first, first === 'acquire' ? 'release' : 'acquire']) {
-      for (const [i, x] of calls.entries()) if (x.kind === kind) b[i] = await run(alone, x);
-    }
-    for (const r of b) answers.add(Array.isArray(r) ? (r[0] === 1 ? 'take' : String(r[1])) : 'released');
-    const same = JSON.stringify(a) === JSON.stringify(b)
-      && JSON.stringify(await dump(c, together)) === JSON.stringify(await dump(c, alone));
-    if (!same) {
-      differing++;
-      t.strictSame([a, await dump(c, together)], [b, await dump(c, alone)], `round ${round}`);
-    }
+    const order = [first, first === 'acquire' ? 'release' : 'acquire'].flatMap((kind) => calls.flatMap((x, i) => (x.kind === kind ? [i] : [])));
+    const { alone, same } = await bothWays(t, c, prefix, round, seed, calls, run, order);
+    for (const r of alone) answers.add(Array.isArray(r) ? (r[0] === 1 ? 'take' : String(r[1])) : 'released');
+    if (!same) differing++;
   }
   t.strictSame([...answers].sort(), ['busy', 'cooling', 'none', 'released', 'take'], 'every answer occurs');
   t.equal(differing, 0, '40 rounds of 28 acquisitions and releases: the same answers and the same keys');

@@ -1,6 +1,6 @@
 -- The list form of account-acquire.lua (fuse.ts): acquire_many takes several acquisitions of one turn, with the
 -- answers and the writes of running account-acquire.lua on each in order (test/store/redis-many.test.ts holds them to
--- it; a change there, or in accounts.ts pickAccount, is a change here). Each account's leases (zset.lua) and state,
+-- it; a change there is a change here; the choice itself is pick.lua). Each account's leases (zset.lua) and state,
 -- and each binding, are read once; the slots taken and the accounts' new state are written once.
 -- A call: {ko, ao, nk, na}; its keys and arguments are account-acquire.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
 local function acquire_many(calls)
@@ -36,25 +36,6 @@ local function acquire_many(calls)
   local function binding(key)
     if bindings[key] == nil then bindings[key] = redis.call('GET', key) end
     return bindings[key]
-  end
-
-  -- Stride scheduling (accounts.ts stride, effectivePasses): a pick moves the pass on by 1e6 / weight; a never-used
-  -- account joins just before the lowest pass, one that sat out counts as at most two strides behind the furthest.
-  local function stride(w)
-    if w > 0 then return math.floor(1000000 / w + 0.5) end
-    return 1000000
-  end
-  local function free(x) return not x.cooling and x.busy < x.conc end
-  -- Lowest priority number, then lowest load (cross-multiplied: exact), then a weight above 0, then the lowest pass,
-  -- then least recently used.
-  local function order(a, b)
-    if a.priority ~= b.priority then return a.priority < b.priority and -1 or 1 end
-    local la, lb = a.busy * b.conc, b.busy * a.conc
-    if la ~= lb then return la < lb and -1 or 1 end
-    if (a.weight > 0) ~= (b.weight > 0) then return a.weight > 0 and -1 or 1 end
-    if a.eff ~= b.eff then return a.eff < b.eff and -1 or 1 end
-    if a.used ~= b.used then return a.used < b.used and -1 or 1 end
-    return 0
   end
 
   local function one(ko, ao, nk)
@@ -109,21 +90,6 @@ local function acquire_many(calls)
       }
     end
 
-    local low, high, longest = nil, nil, 0
-    for i = 1, n do
-      longest = math.max(longest, stride(c[i].weight))
-      local p = c[i].pass
-      if p then
-        if not low or p < low then low = p end
-        if not high or p > high then high = p end
-      end
-    end
-    for i = 1, n do
-      if not low then c[i].eff = -1
-      elseif not c[i].pass then c[i].eff = low - 1
-      else c[i].eff = math.max(c[i].pass, high - 2 * longest) end
-    end
-
     local function take(i, reuse)
       local l = lease(KEYS[ko + 2 * i - 1])
       l.add(now + lease_ms, id)
@@ -137,56 +103,10 @@ local function acquire_many(calls)
       return {1, i, i == prefer and 1 or 0, found, found_account}
     end
 
-    -- A retried call of the same request gets its lease back (renewed) instead of a second slot.
-    for i = 1, n do
-      if c[i].holds and (not pinned or i == prefer) then return take(i, true) end
-    end
-
-    if prefer > 0 and free(c[prefer]) then return take(prefer, false) end
-    if pinned then
-      if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now, found, found_account} end
-      return {0, 'busy', -1, found, found_account}
-    end
-
-    local tied = {}
-    for i = 1, n do
-      if free(c[i]) then
-        local cmp = -1
-        if #tied > 0 then cmp = order(c[i], c[tied[1]]) end
-        if cmp < 0 then tied = {i} elseif cmp == 0 then tied[#tied + 1] = i end
-      end
-    end
-
-    if #tied > 0 then
-      -- Among exact ties: chosen with probability weight / total weight.
-      local total = 0
-      for _, i in ipairs(tied) do total = total + c[i].weight end
-      local pick
-      if total > 0 then
-        local target, acc = roll * total, 0
-        for _, i in ipairs(tied) do
-          if c[i].weight > 0 then
-            acc = acc + c[i].weight
-            pick = i
-            if target < acc then break end
-          end
-        end
-      else
-        local k = math.floor(roll * #tied) + 1
-        if k > #tied then k = #tied end
-        pick = tied[k]
-      end
-      return take(pick, false)
-    end
-
-    if n == 0 then return {0, 'none', -1, found, found_account} end
-    local soonest
-    for i = 1, n do
-      if not c[i].cooling then return {0, 'busy', -1, found, found_account} end
-      local w = c[i].cool - now
-      if not soonest or w < soonest then soonest = w end
-    end
-    return {0, 'cooling', soonest, found, found_account}
+    -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
+    local i, second, wait = pick_account(c, n, prefer, pinned, roll, now)
+    if i then return take(i, second) end
+    return {0, second, wait, found, found_account}
   end
 
   local out = {}

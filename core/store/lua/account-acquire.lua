@@ -1,5 +1,5 @@
 -- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
--- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
+-- Which candidate: pick.lua (the same rules as accounts.ts pickAccount).
 -- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
 -- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
@@ -61,27 +61,6 @@ for i = 1, n do
   }
 end
 
--- Stride scheduling (accounts.ts stride, effectivePasses): a pick moves the pass on by 1e6 / weight; a never-used
--- account joins just before the lowest pass, one that sat out counts as at most two strides behind the furthest.
-local function stride(w)
-  if w > 0 then return math.floor(1000000 / w + 0.5) end
-  return 1000000
-end
-local low, high, longest = nil, nil, 0
-for i = 1, n do
-  longest = math.max(longest, stride(c[i].weight))
-  local p = c[i].pass
-  if p then
-    if not low or p < low then low = p end
-    if not high or p > high then high = p end
-  end
-end
-for i = 1, n do
-  if not low then c[i].eff = -1
-  elseif not c[i].pass then c[i].eff = low - 1
-  else c[i].eff = math.max(c[i].pass, high - 2 * longest) end
-end
-
 local function take(i, reuse)
   local lease = KEYS[2 * i - 1]
   redis.call('ZADD', lease, int(now + lease_ms), id)
@@ -94,65 +73,7 @@ local function take(i, reuse)
   return {1, i, i == prefer and 1 or 0, found, found_account}
 end
 
--- A retried call of the same request gets its lease back (renewed) instead of a second slot.
-for i = 1, n do
-  if c[i].holds and (not pinned or i == prefer) then return take(i, true) end
-end
-
-local function free(x) return not x.cooling and x.busy < x.conc end
-if prefer > 0 and free(c[prefer]) then return take(prefer, false) end
-if pinned then
-  if c[prefer].cooling then return {0, 'cooling', c[prefer].cool - now, found, found_account} end
-  return {0, 'busy', -1, found, found_account}
-end
-
--- Lowest priority number, then lowest load (cross-multiplied: exact), then a weight above 0, then the lowest pass,
--- then least recently used.
-local function order(a, b)
-  if a.priority ~= b.priority then return a.priority < b.priority and -1 or 1 end
-  local la, lb = a.busy * b.conc, b.busy * a.conc
-  if la ~= lb then return la < lb and -1 or 1 end
-  if (a.weight > 0) ~= (b.weight > 0) then return a.weight > 0 and -1 or 1 end
-  if a.eff ~= b.eff then return a.eff < b.eff and -1 or 1 end
-  if a.used ~= b.used then return a.used < b.used and -1 or 1 end
-  return 0
-end
-local tied = {}
-for i = 1, n do
-  if free(c[i]) then
-    local cmp = -1
-    if #tied > 0 then cmp = order(c[i], c[tied[1]]) end
-    if cmp < 0 then tied = {i} elseif cmp == 0 then tied[#tied + 1] = i end
-  end
-end
-
-if #tied > 0 then
-  -- Among exact ties: chosen with probability weight / total weight.
-  local total = 0
-  for _, i in ipairs(tied) do total = total + c[i].weight end
-  local pick
-  if total > 0 then
-    local target, acc = roll * total, 0
-    for _, i in ipairs(tied) do
-      if c[i].weight > 0 then
-        acc = acc + c[i].weight
-        pick = i
-        if target < acc then break end
-      end
-    end
-  else
-    local k = math.floor(roll * #tied) + 1
-    if k > #tied then k = #tied end
-    pick = tied[k]
-  end
-  return take(pick, false)
-end
-
-if n == 0 then return {0, 'none', -1, found, found_account} end
-local soonest
-for i = 1, n do
-  if not c[i].cooling then return {0, 'busy', -1, found, found_account} end
-  local w = c[i].cool - now
-  if not soonest or w < soonest then soonest = w end
-end
-return {0, 'cooling', soonest, found, found_account}
+-- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
+local i, second, wait = pick_account(c, n, prefer, pinned, roll, now)
+if i then return take(i, second) end
+return {0, second, wait, found, found_account}

@@ -28,15 +28,9 @@ for k, at in ipairs(starts) do
   end
 end
 if not newest then return 0 end
-for j = 1, #members, 1000 do
-  redis.call('ZADD', KEYS[1], unpack(members, j, math.min(j + 999, #members)))
-  redis.call('HSET', KEYS[2], unpack(records, j, math.min(j + 999, #records)))
-end
 for k = 3, #KEYS do
   for f, v in pairs(sums) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
   redis.call('PEXPIRE', KEYS[k], ARGV[k])
 end
-trim(KEYS[1], KEYS[2], newest - tonumber(ARGV[1]), tonumber(ARGV[2]))
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
+keep_records(KEYS[1], KEYS[2], records, members, newest, ARGV[1], tonumber(ARGV[2]))
 return 1

@@ -58,7 +58,9 @@ export const scripts = {
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire.lua', undefined, [], { file: 'account-acquire-many.lua', uses: ['zset.lua'], fn: 'acquire_many' }),
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['pick.lua'], {
+    file: 'account-acquire-many.lua', uses: ['zset.lua', 'pick.lua'], fn: 'acquire_many',
+  }),
   accountCooldown: new LuaScript('account-cooldown.lua'),
   accountRelease: new LuaScript('account-release.lua', undefined, [], { file: 'account-release-many.lua', fn: 'release_many' }),
   accountStates: new LuaScript('account-states.lua'),

@@ -5,26 +5,9 @@
 -- ARGV: 1 retention ms, 2 rollup ttl ms, 3 hourly rollup ttl ms, 4 records cap, 5 n, then per record: id, time, JSON;
 --       then for each rollup hash k = 1..6 (KEYS[k]): the number of its fields m, then m pairs of field and increment
 local n = tonumber(ARGV[5])
-local ids, newest = {}, nil
-for i = 1, n do
-  ids[i] = ARGV[3 + 3 * i]
-  local time = tonumber(ARGV[4 + 3 * i])
-  if not newest or time > newest then newest = time end
-end
 if n == 0 then return 0 end
-local new = new_records(KEYS[7], ids)
-for i = 1, n do
-  if not new[i] then return -1 end
-end
-local records, members = {}, {}
-for i = 1, n do
-  local at = 3 + 3 * i
-  records[#records + 1] = ARGV[at]
-  records[#records + 1] = ARGV[at + 2]
-  members[#members + 1] = ARGV[at + 1]
-  members[#members + 1] = ARGV[at]
-end
-for i = 1, #records, 1000 do redis.call('HSET', KEYS[7], unpack(records, i, math.min(i + 999, #records))) end
+local records, members, newest = batch_records(KEYS[7], ARGV, 5, n)
+if not records then return -1 end
 local at = 6 + 3 * n
 for k = 1, 6 do
   local m = tonumber(ARGV[at])
@@ -35,8 +18,5 @@ for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
 redis.call('PEXPIRE', KEYS[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[5], ARGV[3])
 redis.call('PEXPIRE', KEYS[6], 180000)
-for i = 1, #members, 1000 do redis.call('ZADD', KEYS[8], unpack(members, i, math.min(i + 999, #members))) end
-trim(KEYS[8], KEYS[7], newest - tonumber(ARGV[1]), tonumber(ARGV[4]))
-redis.call('PEXPIRE', KEYS[7], ARGV[1])
-redis.call('PEXPIRE', KEYS[8], ARGV[1])
+keep_records(KEYS[8], KEYS[7], records, members, newest, ARGV[1], tonumber(ARGV[4]))
 return n

@@ -47,7 +47,6 @@ for n = 1, #ids do
   end
 end
 if not newest then return 0 end
-for i = 1, #fields_new, 1000 do redis.call('HSET', KEYS[7], unpack(fields_new, i, math.min(i + 999, #fields_new))) end
 
 local sums = {{}, {}, {}, {}, {}, {}}
 local function add(t, f, v) sums[t][f] = (sums[t][f] or 0) + v end
@@ -81,8 +80,5 @@ redis.call('PEXPIRE', KEYS[5], ARGV[3])
 -- The current rate: requests and tokens per second, read back for the last minute (kept three).
 redis.call('PEXPIRE', KEYS[6], 180000)
 
-for i = 1, #members, 1000 do redis.call('ZADD', KEYS[8], unpack(members, i, math.min(i + 999, #members))) end
-trim(KEYS[8], KEYS[7], newest - tonumber(ARGV[1]), tonumber(ARGV[4]))
-redis.call('PEXPIRE', KEYS[7], ARGV[1])
-redis.call('PEXPIRE', KEYS[8], ARGV[1])
+keep_records(KEYS[8], KEYS[7], fields_new, members, newest, ARGV[1], tonumber(ARGV[4]))
 return #members / 2

@@ -31,3 +31,36 @@ local function trim(index, records, oldest, cap)
   local n = redis.call('ZCARD', index)
   if n > cap then drop(redis.call('ZRANGE', index, 0, n - cap - 1)) end
 end
+
+-- A batch in the sums form (settle-batch-sums.lua, global-record-sums.lua): n triples (id, time, JSON) of `argv` from
+-- at + 1. Nil when the records hash holds one of them already; else the HSET pairs (id, JSON), the ZADD pairs
+-- (time, id) and the newest time.
+local function batch_records(records, argv, at, n)
+  local ids, newest = {}, nil
+  for i = 1, n do
+    ids[i] = argv[at + 3 * i - 2]
+    local time = tonumber(argv[at + 3 * i - 1])
+    if not newest or time > newest then newest = time end
+  end
+  local new = new_records(records, ids)
+  local hset, zadd = {}, {}
+  for i = 1, n do
+    if not new[i] then return nil end
+    local j = at + 3 * i - 2
+    hset[#hset + 1] = argv[j]
+    hset[#hset + 1] = argv[j + 2]
+    zadd[#zadd + 1] = argv[j + 1]
+    zadd[#zadd + 1] = argv[j]
+  end
+  return hset, zadd, newest
+end
+
+-- Writes a batch's new records: the HSET pairs (id, JSON) to the records hash, the ZADD pairs (time, id) to the index;
+-- then trims both (trim) and keeps them `retention` ms (a string from ARGV) past this write.
+local function keep_records(index, records, hset, zadd, newest, retention, cap)
+  for i = 1, #hset, 1000 do redis.call('HSET', records, unpack(hset, i, math.min(i + 999, #hset))) end
+  for i = 1, #zadd, 1000 do redis.call('ZADD', index, unpack(zadd, i, math.min(i + 999, #zadd))) end
+  trim(index, records, newest - tonumber(retention), cap)
+  redis.call('PEXPIRE', index, retention)
+  redis.call('PEXPIRE', records, retention)
+end
