@@ -63,6 +63,38 @@ export function treeCpu(root: number | undefined): Map<number, number> | null {
   }
 }
 
+/** A thread of a node process: its JavaScript thread (the one whose id is the process's), V8's helpers (GC, compiler), the rest. */
+export type ThreadKind = 'main' | 'v8' | 'other';
+
+export function threadKind(pid: number, tid: number, name: string): ThreadKind {
+  if (tid === pid) return 'main';
+  return /^V8 ?(Worker|DefaultWorke)/.test(name) ? 'v8' : 'other';
+}
+
+/** CPU time (user + system) each thread of root's tree has used so far, in µs, by thread id; null when there is none to read. */
+export function treeThreadCpu(root: number | undefined): Map<number, { kind: ThreadKind; us: number }> | null {
+  const out = new Map<number, { kind: ThreadKind; us: number }>();
+  for (const pid of treePids(root)) {
+    let tids: string[];
+    try { tids = readdirSync(`/proc/${pid}/task`); } catch { continue; } // ended while we looked
+    for (const tid of tids) {
+      try {
+        const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+        out.set(Number(tid), { kind: threadKind(pid, Number(tid), name), us: (parseStat(text).cpuTicks / CLOCK_TICKS) * 1e6 });
+      } catch { /* ended while we looked */ }
+    }
+  }
+  return out.size ? out : null;
+}
+
+/** CPU µs per kind of thread between two readings (a thread there at both counts its difference, a new one all of its time). */
+export function threadDelta(before: Map<number, { kind: ThreadKind; us: number }>, after: Map<number, { kind: ThreadKind; us: number }>): Record<ThreadKind, number> {
+  const sum: Record<ThreadKind, number> = { main: 0, v8: 0, other: 0 };
+  for (const [tid, t] of after) sum[t.kind] += t.us - (before.get(tid)?.us ?? 0);
+  return sum;
+}
+
 /** A /proc/<pid>/status memory field (VmHWM: peak resident set; VmRSS: resident now) in bytes; null if unreadable. */
 function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | null {
   try {

@@ -11,6 +11,8 @@ export interface TargetFigures extends LoadFigures {
   rssSource: string;
   /** The serving processes' CPU time (user + system, the server and its workers) over the measured window ÷ requests answered. */
   cpuUsPerRequest: number | null;
+  /** The same split by thread (summed over the tree's processes): JavaScript, V8's helpers (GC, compiler), the rest. */
+  cpuByThread: { main: number; v8: number; other: number } | null;
   redis?: RedisPerRequest;
 }
 
@@ -81,6 +83,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     ...figures.map((f) => row(shown.map(([, , cell]) => cell(f)), widths)),
     ...figures.filter((f) => f.ttfb).map((f) => `   ${f.id} ttfb: ${f.ttfb!.n} probes timed, ${f.ttfb!.failed} failed; to the first content p50 ${fixed(f.ttfb!.contentP50Ms, 2) ?? '-'} ms, p99 ${fixed(f.ttfb!.contentP99Ms, 2) ?? '-'} ms`),
     ...figures.filter((f) => f.rssSource !== 'VmHWM').map((f) => `   ${f.id} peak RSS: ${f.rssSource}`),
+    ...figures.filter((f) => f.cpuByThread).map((f) => `   ${f.id} CPU by thread: JavaScript ${fixed(f.cpuByThread!.main, 1)}, V8 helpers (GC, compiler) ${fixed(f.cpuByThread!.v8, 1)}, other threads ${fixed(f.cpuByThread!.other, 1)} µs/req`),
     ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
     '',
     row(['ratio', 'req/s', 'p50', 'p99'], widths.slice(0, 4)),
@@ -121,6 +124,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
       peak_rss_mb: mb(f.rssBytes),
       rss_source: f.rssSource,
       cpu_us_per_req: rounded(f.cpuUsPerRequest, 1),
+      cpu_by_thread_us_per_req: f.cpuByThread && { main: round(f.cpuByThread.main, 1), v8: round(f.cpuByThread.v8, 1), other: round(f.cpuByThread.other, 1) },
       ...(f.ttfb ? {
         ttfb: {
           p50_ms: rounded(f.ttfb.p50Ms, 3), p99_ms: rounded(f.ttfb.p99Ms, 3),

@@ -5,7 +5,7 @@ import { helpAndExit, number, redisFor, withUsage } from './options.ts';
 import { check, measure, type LoadOptions } from './load.ts';
 import { report, type TargetFigures } from './report.ts';
 import { setUpGateways, startUpstream, storeKind, storeLabel, targets, type GatewaySetup, type TargetId } from './targets.ts';
-import { cpuDelta, treeCpu } from './proc.ts';
+import { cpuDelta, threadDelta, treeCpu, treeThreadCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
 const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream] [--store file|redis] [--workers N]
@@ -76,20 +76,24 @@ async function main(): Promise<void> {
       // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
       let cpu0: Map<number, number> | null = null;
       let cpu1: Map<number, number> | null = null;
+      let threads0: ReturnType<typeof treeThreadCpu> = null;
+      let threads1: ReturnType<typeof treeThreadCpu> = null;
       const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
       let before: RedisSample | undefined;
       let after: RedisSample | undefined;
       const load = await measure(running.url, opts, { key: running.key, check: answer }, {
-        start: () => { cpu0 = treeCpu(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
-        end: () => { cpu1 = treeCpu(running.pid); },
+        start: () => { cpu0 = treeCpu(running.pid); threads0 = treeThreadCpu(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
+        end: () => { cpu1 = treeCpu(running.pid); threads1 = treeThreadCpu(running.pid); },
       });
       if (onRedis) after = await redisInfo.sample();
       const rss = await running.rss();
       // The ttfb probe's answers were served in the window too.
       const answered = load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
       const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null;
+      const split = threads0 !== null && threads1 !== null && answered > 0 ? threadDelta(threads0, threads1) : null;
+      const cpuByThread = split && { main: split.main / answered, v8: split.v8 / answered, other: split.other / answered };
       figures.push({
-        id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest,
+        id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest, cpuByThread,
         redis: before && after && answered > 0 ? perRequest(before, after, answered) : undefined,
       });
     } finally {

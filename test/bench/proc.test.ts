@@ -1,6 +1,6 @@
 // The bench's process-tree figures: /proc stat lines parsed, a cluster's tree found by parent pid, CPU over a window.
 import t from 'tap';
-import { cpuDelta, descendants, parseStat, treeCpu, treeMemory } from '../../bench/proc.ts';
+import { cpuDelta, descendants, parseStat, threadDelta, threadKind, treeCpu, treeMemory, treeThreadCpu } from '../../bench/proc.ts';
 
 const stat = (pid: number, name: string, ppid: number, utime: number, stime: number) =>
   `${pid} (${name}) S ${ppid} ${pid} ${pid} 0 -1 4194560 6688 0 1 0 ${utime} ${stime} 0 0 20 0 11 0 27423 5259264 926\n`;
@@ -29,4 +29,37 @@ t.test('on Linux, this process: its CPU time and peak RSS, a single process name
   const peak = treeMemory(process.pid, 'VmHWM');
   t.ok(peak.bytes !== null && peak.bytes > 1e6);
   t.equal(peak.source, 'VmHWM');
+});
+
+t.test('threadKind: the thread whose id is the process\'s runs JavaScript; V8Worker and V8 DefaultWorke are V8\'s; the rest other', async (t) => {
+  t.equal(threadKind(40, 40, 'MainThread'), 'main');
+  t.equal(threadKind(40, 40, 'node'), 'main');
+  t.equal(threadKind(40, 41, 'V8Worker'), 'v8');
+  t.equal(threadKind(40, 42, 'V8 DefaultWorke'), 'v8');
+  t.equal(threadKind(40, 43, 'libuv-worker'), 'other');
+  t.equal(threadKind(40, 44, 'WorkerThread'), 'other');
+  t.equal(threadKind(40, 45, 'MainThread'), 'other'); // a worker_threads thread of another name is not the process's own
+});
+
+t.test('threadDelta: each thread its own difference, summed by kind; a thread new in the window all of its time', async (t) => {
+  const before = new Map([[40, { kind: 'main' as const, us: 1000 }], [41, { kind: 'v8' as const, us: 200 }], [42, { kind: 'v8' as const, us: 300 }]]);
+  const after = new Map([[40, { kind: 'main' as const, us: 1600 }], [41, { kind: 'v8' as const, us: 260 }], [42, { kind: 'v8' as const, us: 390 }], [50, { kind: 'other' as const, us: 70 }]]);
+  t.strictSame(threadDelta(before, after), { main: 600, v8: 150, other: 70 });
+});
+
+t.test('on Linux, this process by thread: its JavaScript thread used CPU, and the kinds add up to the process\'s own figure', { skip: process.platform !== 'linux' }, async (t) => {
+  const before = treeThreadCpu(process.pid);
+  const cpu0 = treeCpu(process.pid);
+  const end = Date.now() + 200;
+  let x = 0;
+  while (Date.now() < end) x += Math.sqrt(x + 1); // busy on the main thread
+  const after = treeThreadCpu(process.pid);
+  const cpu1 = treeCpu(process.pid);
+  t.ok(before && after && x > 0);
+  t.equal(after!.get(process.pid)?.kind, 'main');
+  const d = threadDelta(before!, after!);
+  t.ok(d.main >= 100_000, `main thread busy ~200 ms, read ${d.main} µs`);
+  const total = cpuDelta(cpu0!, cpu1!);
+  // Read a moment apart (threads keep running in between): equal within a few clock ticks.
+  t.ok(Math.abs(d.main + d.v8 + d.other - total) <= 50_000, `threads ${d.main + d.v8 + d.other} µs, process ${total} µs`);
 });
