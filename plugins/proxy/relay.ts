@@ -52,12 +52,12 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
     if (!res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
   });
-  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
 
   if (status >= 400 || encoded) {
     // Upstream errors pass through in their own native shape and status.
     ctx.outcome = status >= 400 ? 'failed' : 'completed';
     res.writeHead(status, headers);
+    upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
     upstream.pipe(res);
   } else if (type.includes('text/event-stream')) {
     abandon = relayStream(ctx, upstream, status, headers, keepaliveMs);
@@ -85,8 +85,12 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
   upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
   upstream.once('error', cut);
   upstream.once('aborted', cut);
-  upstream.once('close', () => { if (!upstream.complete) cut(); });
-  upstream.once('end', () => {
+  // Its 'close' (after 'end', or after it was cut), not 'end': node's own 'end' listener is there already, and a second
+  // one makes a listener array, which V8 may come to allocate in the old generation; it then kept this closure, and the
+  // whole request it reaches, alive past every minor GC (half the processes promoted ~10 KB per request, against ~1).
+  upstream.once('close', () => {
+    if (!upstream.readableEnded) return cut();
+    ctx.timings.upstreamEnd = performance.now();
     ended = true;
     send(ctx, more ? Buffer.concat(more) : (first ?? Buffer.alloc(0)), status, headers, isJson, usage);
   });
@@ -123,6 +127,7 @@ function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: 
   ctx.res.writeHead(status, headers);
   upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
   upstream.once('end', () => {
+    ctx.timings.upstreamEnd = performance.now();
     const seen = read(true);
     if (usage) ctx.usage = seen?.usage;
     ctx.outcome = seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed';
@@ -191,7 +196,7 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     }
     res.end();
   };
-  upstream.once('end', finish);
+  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); finish(); });
   upstream.once('aborted', finish);
   upstream.once('error', finish);
   upstream.once('close', finish);
