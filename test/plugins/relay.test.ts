@@ -3,8 +3,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { anthropicMessages } from '../../adapters/anthropic-messages/index.ts';
+import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { relay } from '../../plugins/proxy/relay.ts';
 import type { Ctx, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -61,4 +62,70 @@ t.test('the client leaves mid-stream: observed usage is on ctx when the relay re
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(ctx.outcome, 'disconnected', 'the upstream\'s late close did not turn it into another ending');
   t.strictSame(ctx.usage, atResolve.usage, 'nor change the usage');
+});
+
+/** A whole JSON answer arriving as an upstream response (a stream of its bytes), for relay() to read and send. */
+class WholeUpstream extends PassThrough {
+  statusCode = 200;
+  headers = { 'content-type': 'application/json' };
+  complete = false;
+}
+
+const completion = JSON.stringify({
+  id: 'chatcmpl-relay', object: 'chat.completion', created: 1767225600, model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+});
+
+/** Serves one request by relaying `feed`'s upstream; resolves with what the relay left on ctx and the listener counts. */
+async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void) {
+  type Outcome = { ctx: Ctx; endListeners: number; before: number; err?: { code?: string } };
+  let settle!: (v: Outcome) => void;
+  const done = new Promise<Outcome>((resolve) => { settle = resolve; });
+  const server = createServer((_req, res) => {
+    const ctx = { id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() } } as unknown as Ctx;
+    const upstream = new WholeUpstream();
+    const before = upstream.listenerCount('end');
+    const relayed = relay(ctx, upstream as never, 0);
+    const endListeners = upstream.listenerCount('end');
+    feed(upstream);
+    relayed.then(() => settle({ ctx, endListeners, before }), (err: { code?: string }) => {
+      // What the gateway does with the relay's refusal: an error answer (core/server.ts), here a bare 502.
+      res.writeHead(502).end();
+      settle({ ctx, endListeners, before, err });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => { server.closeAllConnections(); server.close(); });
+  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`).catch(() => undefined);
+  const body = res ? await res.text().catch(() => '') : '';
+  return { res, body, ...(await done) };
+}
+
+t.test('a whole answer: sent once its upstream response has ended, its usage read, and no listener of ours on its end', async (t) => {
+  const { res, body, ctx, endListeners, before } = await relayWhole(t, (upstream) => {
+    upstream.write(completion.slice(0, 40));
+    setImmediate(() => upstream.end(completion.slice(40)));
+  });
+  t.equal(res?.status, 200);
+  t.equal(body, completion, 'the answer, whole, in both its chunks');
+  t.equal(res?.headers.get('content-length'), String(Buffer.byteLength(completion)));
+  t.strictSame(ctx.usage, { input: 5, cacheRead: 0, cacheWrite: 0, output: 1, reasoning: 0 });
+  t.equal(ctx.outcome, 'completed');
+  t.type(ctx.timings.upstreamEnd, 'number', 'the upstream\'s end is timed');
+  // Node's own client puts a listener on a response's 'end': a second one would make a listener array per request
+  // (kept in the old generation once V8 pretenures it, and with it the request, past every minor GC).
+  t.equal(endListeners, before, 'relay() listens for the answer\'s close, not its end');
+});
+
+t.test('a whole answer cut short: the client gets a 502, not a partial body', async (t) => {
+  const { res, body, ctx, err } = await relayWhole(t, (upstream) => {
+    upstream.write(completion.slice(0, 40));
+    setImmediate(() => upstream.destroy());
+  });
+  t.equal(err?.code, 'upstream_truncated', 'the relay refuses the cut answer');
+  t.equal(res?.status, 502);
+  t.notOk(body.includes('chatcmpl-relay'), 'nothing of the partial answer');
+  t.equal(ctx.outcome, 'failed');
+  t.equal(ctx.endedBy, 'upstream');
 });
