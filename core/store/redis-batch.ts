@@ -107,9 +107,9 @@ export function globalSums(rows: Row[]): [string, number][] {
 export function sumsArgs(script: 'settleBatch' | 'globalRecord', head: Row, rows: Row[]): Row | undefined {
   if (new Set(rows.map((r) => r[0])).size !== rows.length) return undefined;
   const records = rows.flatMap((r) => [r[0], r[1], r[2]]);
-  const tail = script === 'settleBatch'
-    ? keySums(rows).flatMap((pairs) => [pairs.length, ...pairs.flat()])
-    : ((pairs) => [pairs.length, ...pairs.flat()])(globalSums(rows));
+  // Each rollup hash's pairs, after their count.
+  const counted = (pairs: [string, number][]): Row => [pairs.length, ...pairs.flat()];
+  const tail = script === 'settleBatch' ? keySums(rows).flatMap(counted) : counted(globalSums(rows));
   return [...head, rows.length, ...records, ...tail];
 }
 

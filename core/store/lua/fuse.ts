@@ -29,14 +29,14 @@ const MAX_COMBOS = 64;
  * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
  */
 function fusedSource(scripts: LuaScript[], lists: boolean): string {
-  const many = (s: LuaScript) => (lists ? s.many : undefined);
-  const fns = scripts.flatMap((s, i) => [
-    `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`,
-    ...(many(s) ? [`local function g${i + 1}(calls)\n${many(s)!.source}\nreturn ${many(s)!.fn}(calls)\nend`] : []),
-  ]);
+  const many = scripts.map((s) => (lists ? s.many : undefined));
+  const fns = scripts.flatMap((s, i) => {
+    const m = many[i];
+    return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(calls)\n${m.source}\nreturn ${m.fn}(calls)\nend`] : [])];
+  });
   return `${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
-local lists = {${scripts.map((s, i) => (many(s) ? `g${i + 1}` : 'false')).join(', ')}}
+local lists = {${many.map((m, i) => (m ? `g${i + 1}` : 'false')).join(', ')}}
 local n = tonumber(ARGV[1])
 local calls, count, k, a = {}, {}, 0, 1 + 3 * n
 for i = 1, n do

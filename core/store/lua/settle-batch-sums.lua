@@ -14,9 +14,6 @@ for k = 1, 6 do
   for j = at + 1, at + 2 * m, 2 do redis.call('HINCRBY', KEYS[k], ARGV[j], ARGV[j + 1]) end
   at = at + 1 + 2 * m
 end
-for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
-redis.call('PEXPIRE', KEYS[4], ARGV[3])
-redis.call('PEXPIRE', KEYS[5], ARGV[3])
-redis.call('PEXPIRE', KEYS[6], 180000)
+keep_key_rollups(KEYS, ARGV[2], ARGV[3])
 keep_records(KEYS[8], KEYS[7], records, members, newest, ARGV[1], tonumber(ARGV[4]))
 return n

@@ -74,11 +74,7 @@ end
 for k = 1, 6 do
   for f, v in pairs(sums[k]) do redis.call('HINCRBY', KEYS[k], f, string.format('%d', v)) end
 end
-for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
-redis.call('PEXPIRE', KEYS[4], ARGV[3])
-redis.call('PEXPIRE', KEYS[5], ARGV[3])
--- The current rate: requests and tokens per second, read back for the last minute (kept three).
-redis.call('PEXPIRE', KEYS[6], 180000)
+keep_key_rollups(KEYS, ARGV[2], ARGV[3])
 
 keep_records(KEYS[8], KEYS[7], fields_new, members, newest, ARGV[1], tonumber(ARGV[4]))
 return #members / 2

@@ -64,3 +64,12 @@ local function keep_records(index, records, hset, zadd, newest, retention, cap)
   redis.call('PEXPIRE', index, retention)
   redis.call('PEXPIRE', records, retention)
 end
+
+-- A key's rollup hashes (settle-batch.lua, settle-batch-sums.lua: KEYS 1..6) kept past this write: totals, day and day
+-- per model `days` ms, hour and hour per model `hours` ms, the per-second rate three minutes (read back for the last one).
+local function keep_key_rollups(keys, days, hours)
+  for k = 1, 3 do redis.call('PEXPIRE', keys[k], days) end
+  redis.call('PEXPIRE', keys[4], hours)
+  redis.call('PEXPIRE', keys[5], hours)
+  redis.call('PEXPIRE', keys[6], 180000)
+end
