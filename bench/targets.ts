@@ -28,12 +28,18 @@ export interface Target {
 }
 
 const root = join(import.meta.dirname, '..');
-/** The node flags of `npm start` (package.json), read from there so the bench runs the gateway as shipped. */
-const GATEWAY_NODE_FLAGS: string[] = (() => {
+/** The node flags and entry of `npm start` (package.json), read from there so the bench runs the gateway as shipped. */
+const GATEWAY_START: string[] = (() => {
   const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.split(/\s+/).slice(1); // after `node`: its flags, up to the script
-  return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('--'))));
+  const words = start.split(/\s+/).slice(1); // after `node`: its flags, then the script
+  return words.slice(0, words.findIndex((w) => !w.startsWith('--')) + 1);
 })();
+/**
+ * The bare proxy is a TypeScript file only for the bench's convenience: a deployment of http-proxy-3 would be plain
+ * JavaScript and never load node's TypeScript stripper. Run from node's compile cache (filled by its first run), it
+ * does not load it either, as the gateway does from core/start.js (its entry in `npm start`).
+ */
+const BARE_ENV = { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache') };
 const START_TIMEOUT_MS = 15_000;
 
 function kernelRss(child: Child) {
@@ -57,7 +63,7 @@ const bareProxy: Target = {
   id: 'b',
   label: 'bare http-proxy-3',
   async start(_upstream, upstreamUrl) {
-    const child = startNode('bare-proxy', [join(import.meta.dirname, 'bare-proxy.ts'), upstreamUrl], { cwd: root });
+    const child = startNode('bare-proxy', [join(import.meta.dirname, 'bare-proxy.ts'), upstreamUrl], { cwd: root, env: BARE_ENV });
     try {
       return { url: await firstLine(child, START_TIMEOUT_MS), pid: child.proc.pid, rss: kernelRss(child), stop: () => stop(child) };
     } catch (err) {
@@ -119,8 +125,8 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const store = mkdtempSync(join(tmpdir(), 'gw-bench-'));
     const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
-    // With the V8 flags `npm start` and the Dockerfile give it (GATEWAY_NODE_FLAGS, package.json).
-    const child = startNode('gateway', [...GATEWAY_NODE_FLAGS, 'core/main.ts', '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
+    // With the V8 flags and the entry `npm start` and the Dockerfile give it (GATEWAY_START, package.json).
+    const child = startNode('gateway', [...GATEWAY_START, '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
       env: {
         ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',

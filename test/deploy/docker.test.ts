@@ -16,12 +16,13 @@ import { contextFiles, dockerfile, dockerignore, execForm, filesBeside, importGr
 import { freePort } from '../helpers/process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const AMARO_PROBE = fileURLToPath(new URL('../helpers/amaro-probe.js', import.meta.url));
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const steps = dockerfile(read('Dockerfile'));
 const ignored = dockerignore(read('.dockerignore'));
 const context = new Set(contextFiles(ROOT, ignored));
 const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
-const ENTRIES = ['core/main.ts', 'scripts/keys.ts'];
+const ENTRIES = ['core/start.js', 'scripts/keys.ts'];
 const graph = importGraph(ROOT, ENTRIES);
 
 const one = (op: string) => {
@@ -31,7 +32,7 @@ const one = (op: string) => {
 };
 const WORKDIR = one('WORKDIR');
 
-t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node core/main.ts, /healthz, the data volume', async (t) => {
+t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node core/start.js, /healthz, the data volume', async (t) => {
   t.match(one('FROM'), /^node:24(\.\d+)*-(\w+-)?slim$/);
   const install = steps.find((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args));
   t.match(install?.args, /npm ci --omit=dev\b/, 'production dependencies only');
@@ -41,7 +42,10 @@ t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node c
   t.notOk(steps.slice(user).some((s) => s.op === 'USER' && /^(root|0)(:|$)/.test(s.args)), 'and not switched back');
   const start = pkg.scripts.start.split(/\s+/);
   t.strictSame(execForm(one('ENTRYPOINT')), start, 'node itself as PID 1 (exec form): SIGTERM reaches the gateway; the node flags of npm start');
-  t.equal(start.at(-1), 'core/main.ts');
+  t.equal(start.at(-1), 'core/start.js');
+  const warm = steps.find((s) => s.op === 'RUN' && s.args.includes('core/start.js'));
+  t.match(warm?.args, new RegExp(`^${start.join(' ')} --check --config gateway\\.yaml`), 'the compile cache is filled with the flags of the entry');
+  t.ok(steps.some((s) => s.op === 'ENV' && /^NODE_COMPILE_CACHE=\//.test(s.args)), 'in a folder of the image (not /tmp, which a volume may hide)');
   t.strictSame(execForm(one('CMD')), ['--config', 'gateway.yaml']);
   const health = one('HEALTHCHECK');
   t.match(health, /\bCMD\s+\[/, 'the health check runs without a shell');
@@ -80,7 +84,8 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
   for (const s of steps) {
     if (s.op === 'ENV') {
       const [name, value] = s.args.split('=');
-      env[name] = value;
+      // A folder of the image lands in the copy.
+      env[name] = value.startsWith(`${WORKDIR}/`) ? join(image, value.slice(WORKDIR.length)) : value;
     } else if (s.op === 'COPY') {
       const [dest, ...sources] = s.args.split(/\s+/).reverse();
       t.notMatch(s.args, /^--/, 'plain COPY from the build context');
@@ -98,8 +103,14 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
       const command = s.args.split('&&')[0].trim() + ' --offline';
       const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 120_000 });
       t.equal(ran.status, 0, `${command}: ${ran.stderr}`);
+    } else if (s.op === 'RUN' && s.args.includes('core/start.js')) {
+      // The compile cache's filling (the chown to the image's user is left out: this copy is the test's own).
+      const command = s.args.split('&&')[0].trim().replace(/^node /, `"${process.execPath}" `);
+      const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 60_000 });
+      t.equal(ran.status, 0, `${command}: ${ran.stderr}`);
     }
   }
+  t.ok(env.NODE_COMPILE_CACHE && existsSync(env.NODE_COMPILE_CACHE), 'the compile cache is filled at build');
   mkdirSync(join(image, 'data'));
   for (const dev of Object.keys(pkg.devDependencies)) t.notOk(existsSync(join(image, 'node_modules', dev)), `${dev} is not installed`);
   t.ok(existsSync(join(image, 'node_modules', 'pino')), 'the dependencies are');
@@ -114,7 +125,9 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
   t.equal(checked.stdout, '', '--check prints nothing of a good file');
   t.match(checked.stderr, /^(warning: [^\n]+\n)+$/, 'but its warnings (vendor accounts without credentials)');
 
-  const child = spawn(nodeBin, [...entry, ...cmd], { cwd: image, env: run, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The probe reports whether the process loaded node's TypeScript stripper: with the cache filled at build, not even
+  // on its first start.
+  const child = spawn(nodeBin, ['--import', AMARO_PROBE, ...entry, ...cmd], { cwd: image, env: { ...run, AMARO_PROBE_MS: '500' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
@@ -127,6 +140,9 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
   const health = execForm(one('HEALTHCHECK').replace(/^.*?\bCMD\s+/, ''))!;
   const probe = spawnSync(health[0] === 'node' ? process.execPath : health[0], health.slice(1), { cwd: image, env: run, encoding: 'utf8', timeout: 10_000 });
   t.equal(probe.status, 0, `the HEALTHCHECK command passes: ${probe.stderr}`);
+
+  const report = await eventually(async () => /amaro-probe pid=\d+ thread=0 amaro=(\w+)/.exec(output)?.[1], (r) => r !== undefined, 10_000);
+  t.equal(report, 'false', 'the first start finds the cache made at build: the stripper is not loaded');
 
   const chat = await post(url + '/v1/chat/completions', chatBody(), bearer('sk-demo-key'));
   t.equal(chat.status, 200, 'a request is relayed (the demo platform: the built-in simulator)');
