@@ -2,7 +2,7 @@
 import type { IssuedKey, UsageRecord } from './types.ts';
 import type { MemorySummary } from './summary.ts';
 import type { KeyLedger } from './memory-ledger.ts';
-import type { MemoryRecordIndex } from './memory-index.ts';
+import { recordEntry, type MemoryRecordIndex } from './memory-index.ts';
 import type { KeptAccount } from './memory-accounts.ts';
 import type { KeptLedger, Loaded, RollupRow } from './file-rows.ts';
 import type { MemoryState } from './file-journal.ts';
@@ -36,7 +36,10 @@ function restoreRollup(l: KeyLedger, r: RollupRow): void {
   else at(at(l.hourModels, r.date, () => new Map()), r.hour, () => new Map()).set(r.model, c);
 }
 
-/** Loads `state` into an empty memory store. Records go in oldest first, aged and capped as each was when settled. */
+/**
+ * Loads `state` into an empty memory store. Records go in oldest first, aged and capped as each was when settled; their
+ * texts stay in the file (the store reads a page's back from there).
+ */
 export function restore(into: RestoreTarget, state: Loaded): void {
   for (const k of state.keys) into.keys.set(k.sha256, JSON.parse(k.json) as IssuedKey);
   for (const row of state.ledgers) {
@@ -55,9 +58,10 @@ export function restore(into: RestoreTarget, state: Loaded): void {
   for (const r of state.rpm) into.ledger(r.key).rpm.set(r.id, r.at);
   const { retentionMs, recordsPerKey, recordsTotal } = into.opts;
   for (const r of state.records) {
-    const entry = { request_id: r.id, time: r.time };
-    into.ledger(r.key).records.add(entry, recordsPerKey, r.time - retentionMs, r.json);
-    into.global.add(entry, recordsTotal, r.time - retentionMs, r.json);
+    const entry = recordEntry({ request_id: r.id, time: r.time, key_id: r.key }, r.json);
+    entry.json = undefined;
+    into.ledger(r.key).records.addEntry(entry, recordsPerKey, r.time - retentionMs);
+    into.global.addEntry(entry, recordsTotal, r.time - retentionMs);
     into.summary.add(JSON.parse(r.json) as UsageRecord);
   }
   for (const a of state.accounts) if (a.json) into.accounts.restore(a.group, a.id, JSON.parse(a.json) as KeptAccount);

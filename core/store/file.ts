@@ -1,5 +1,8 @@
 // FileStore: the embedded store kept in a local SQLite file. The MemoryStore it extends answers every call; what changed
 // is written behind by a thread of its own (file-writer.ts), in one transaction at most every second, and loaded at start.
+// A usage record's text stays in memory only until its batch is written: the records kept are indexed in memory and a
+// page's texts are read back from the file (a connection of this thread's own, read-only).
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Logger } from 'pino';
 import type {
   AccountLease, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult, CooldownReason, IssuedKey,
@@ -10,8 +13,10 @@ import { MemoryStore } from './memory.ts';
 import { Journal, type MemoryState } from './file-journal.ts';
 import { loadFile } from './file-load.ts';
 import { restore } from './file-restore.ts';
-import type { FromWriter, WriterOptions } from './file-rows.ts';
+import type { FromWriter, RecordRow, WriterOptions } from './file-rows.ts';
 import { connect, type WriterLink } from './file-thread.ts';
+import type { RecordEntry } from './memory-index.ts';
+import { sqlite } from './sqlite.ts';
 import type { StoreOptions } from './options.ts';
 
 /** Changes reach the file at most this long after they are made: what a kill -9 can lose. */
@@ -29,6 +34,9 @@ export class FileStore extends MemoryStore {
   private readonly journal = new Journal();
   private readonly state: MemoryState;
   private readonly acks = new Map<number, () => void>();
+  /** The records of each batch sent and not yet written: their entries let go of their texts once it is. */
+  private readonly unwritten = new Map<number, RecordRow[]>();
+  private reader?: { db: DatabaseSync; text: StatementSync };
   private answer?: (m: Answer) => void;
   private timer?: NodeJS.Timeout;
   private seq = 0;
@@ -65,6 +73,13 @@ export class FileStore extends MemoryStore {
       await this.close();
       throw new Error(`store.path ${this.path}: ${(err as Error).message}`);
     }
+    try {
+      const db = new (sqlite().DatabaseSync)(this.path, { readOnly: true });
+      this.reader = { db, text: db.prepare('SELECT json FROM records WHERE key_id = ? AND request_id = ?') };
+    } catch (err) {
+      await this.close();
+      throw new Error(`store.path ${this.path}: ${(err as Error).message}`);
+    }
     restore({ ...this.state, ledger: (key) => this.ledger(key), global: this.global, summary: this.summary, opts: this.opts }, state);
     this.loaded = { keys: state.keys.length, records: state.records.length };
     this.timer = setInterval(() => void this.flush(), FLUSH_MS).unref();
@@ -76,6 +91,7 @@ export class FileStore extends MemoryStore {
     if (!this.alive) this.journal.clear();
     if (this.journal.empty) return Promise.resolve();
     const batch = this.journal.take(this.state, ++this.seq);
+    if (batch.records.length) this.unwritten.set(batch.seq, batch.records);
     return new Promise((resolve) => {
       this.acks.set(batch.seq, resolve);
       this.link.wait();
@@ -93,7 +109,10 @@ export class FileStore extends MemoryStore {
   }
 
   private heard(m: FromWriter): void {
-    if (m.type === 'written') return this.ack(m.seq);
+    if (m.type === 'written') {
+      this.letTextsGo(m.seq);
+      return this.ack(m.seq);
+    }
     if (m.type === 'write-failed') {
       const now = Date.now();
       if (now - this.failureLoggedAt >= 10_000) {
@@ -105,6 +124,8 @@ export class FileStore extends MemoryStore {
     if (m.type === 'stopped') {
       if (this.alive && this.timer) this.log.error({ error: m.message, path: this.path }, 'store: the file writer stopped; changes are no longer written');
       this.alive = false;
+      // What was not written stays in memory, texts included: the entries hold them, so the rows can go.
+      this.unwritten.clear();
       for (const seq of [...this.acks.keys()]) this.ack(seq);
     }
     const answer = this.answer;
@@ -112,6 +133,30 @@ export class FileStore extends MemoryStore {
     if (!answer) return;
     this.link.done();
     answer(m);
+  }
+
+  /** A batch is in the file: its records' entries (one per record, in its key's index and the global one) drop their texts. */
+  private letTextsGo(seq: number): void {
+    for (const row of this.unwritten.get(seq) ?? []) {
+      const entry = this.ledgers.get(row.key)?.records.entry(row.id) ?? this.global.entry(row.id);
+      if (entry) entry.json = undefined;
+    }
+    this.unwritten.delete(seq);
+  }
+
+  /** Texts of written records, read back from the file; a record the file no longer holds (pruned) is left out. */
+  protected override recordText(entries: RecordEntry[]): Map<string, string> {
+    const texts = new Map<string, string>();
+    if (!this.reader) return texts;
+    try {
+      for (const e of entries) {
+        const row = this.reader.text.get(e.key, e.id) as { json: string } | undefined;
+        if (row) texts.set(e.id, row.json);
+      }
+    } catch (err) {
+      this.log.error({ error: (err as Error).message, path: this.path }, 'store: reading records from the file failed');
+    }
+    return texts;
   }
 
   private ack(seq: number): void {
@@ -196,6 +241,8 @@ export class FileStore extends MemoryStore {
       }
       this.alive = false;
       this.link.disconnect();
+      this.reader?.db.close();
+      this.reader = undefined;
       await super.close();
     })();
     return this.closing;

@@ -2,32 +2,54 @@
 import type { IndexEntry, RecordIndex } from './paging.ts';
 import type { UsageRecord } from './types.ts';
 
-interface Entry { score: number; id: string; json: string }
+/**
+ * One record in the index. A settled record sits in two indexes (its key's and the global one) as one entry. `json` is
+ * its text while the store holds it; the file store lets it go once the text is in its file, and reads it back from
+ * there (`RecordText`), so the records it keeps cost memory for their ids, not their texts.
+ */
+export interface RecordEntry { score: number; id: string; key: string; json: string | undefined }
+
+/** The texts of records whose entry no longer holds one, by id (those it cannot find are left out). */
+export type RecordText = (entries: RecordEntry[]) => Map<string, string>;
+
+export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string): RecordEntry =>
+  ({ score: Math.floor(record.time), id: record.request_id, key: record.key_id, json });
 
 const before = (a: { score: number; id: string }, b: { score: number; id: string }): boolean =>
   a.score < b.score || (a.score === b.score && a.id < b.id);
 
 /** What a dropped record's slot holds until the array is compacted. */
-const GONE: Entry = { score: -Infinity, id: '', json: '' };
+const GONE: RecordEntry = { score: -Infinity, id: '', key: '', json: '' };
 
 export class MemoryRecordIndex implements RecordIndex {
   // Ascending from `head`; records mostly arrive in time order, so inserts land at (or near) the end. The oldest
   // leave by moving `head` (the array is compacted once half of it is dead): a full index drops one record per add,
   // and shifting the whole array each time would cost O(cap) per request.
-  private entries: Entry[] = [];
+  private entries: RecordEntry[] = [];
   private head = 0;
-  private byId = new Map<string, Entry>();
+  private byId = new Map<string, RecordEntry>();
+  private readonly text?: RecordText;
+
+  constructor(text?: RecordText) {
+    this.text = text;
+  }
 
   has(id: string): boolean { return this.byId.has(id); }
+
+  entry(id: string): RecordEntry | undefined { return this.byId.get(id); }
 
   /**
    * Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than `oldest`.
    * Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped); a caller
    * adding one record to two indexes passes the text once.
    */
-  add(record: Pick<UsageRecord, 'request_id' | 'time'>, cap: number, oldest: number, json = JSON.stringify(record)): void {
-    if (this.byId.has(record.request_id)) return;
-    const e: Entry = { score: Math.floor(record.time), id: record.request_id, json };
+  add(record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, cap: number, oldest: number, json = JSON.stringify(record)): void {
+    this.addEntry(recordEntry(record, json), cap, oldest);
+  }
+
+  /** As add(), with the entry made by the caller (the store puts one entry in two indexes). */
+  addEntry(e: RecordEntry, cap: number, oldest: number): void {
+    if (this.byId.has(e.id)) return;
     const entries = this.entries;
     let i = entries.length;
     while (i > this.head && before(e, entries[i - 1])) i--;
@@ -60,9 +82,12 @@ export class MemoryRecordIndex implements RecordIndex {
   }
 
   async load(ids: string[]): Promise<(UsageRecord | undefined)[]> {
-    return ids.map((id) => {
-      const e = this.byId.get(id);
-      return e ? (JSON.parse(e.json) as UsageRecord) : undefined;
+    const found = ids.map((id) => this.byId.get(id));
+    const away = found.filter((e): e is RecordEntry => e !== undefined && e.json === undefined);
+    const read = away.length && this.text ? this.text(away) : undefined;
+    return found.map((e) => {
+      const json = e && (e.json ?? read?.get(e.id));
+      return json === undefined ? undefined : (JSON.parse(json) as UsageRecord);
     });
   }
 }

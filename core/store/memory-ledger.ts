@@ -6,7 +6,7 @@ import {
   msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { ExpiringMap } from './expiring-map.ts';
-import { MemoryRecordIndex } from './memory-index.ts';
+import { MemoryRecordIndex, type RecordEntry, type RecordText } from './memory-index.ts';
 import type { Rate } from './rate.ts';
 
 type Refusal = Extract<AdmitResult, { ok: false }>;
@@ -49,10 +49,15 @@ export class KeyLedger {
   duration = { ms: 0, requests: 0 };
   /** Requests and tokens settled per epoch second, the last few minutes (rate.ts). */
   perSecond = new Map<number, Rate>();
-  records = new MemoryRecordIndex();
+  readonly records: MemoryRecordIndex;
   // Insertion-ordered with roughly increasing expiry, so expired markers are pruned from the front.
   private done = new ExpiringMap();
   private released = new ExpiringMap(); // request id -> admission minute (see release())
+
+  /** `text` reads back the records whose text the store let go (the file store's). */
+  constructor(text?: RecordText) {
+    this.records = new MemoryRecordIndex(text);
+  }
 
   /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
   check(req: AdmitRequest): Refusal | undefined {
@@ -138,7 +143,7 @@ export class KeyLedger {
     r: UsageRecord,
     admission: { requestId: string; minute: number; estimatedTokens: number } | undefined,
     opts: { retentionMs: number; recordsPerKey: number },
-    json: string,
+    entry: RecordEntry,
   ): void {
     const clock = Math.floor(r.time);
     this.done.set(r.request_id, clock + Math.min(opts.retentionMs, SETTLE_MARKER_MS));
@@ -175,7 +180,7 @@ export class KeyLedger {
     this.duration.ms += recordDuration(r);
     this.duration.requests += 1;
     this.countSecond(clock, recordTokens(r));
-    this.records.add(r, opts.recordsPerKey, clock - opts.retentionMs, json);
+    this.records.addEntry(entry, opts.recordsPerKey, clock - opts.retentionMs);
   }
 
   /** The per-second counts of settle.lua (rate:), kept three minutes. */

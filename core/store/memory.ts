@@ -8,7 +8,7 @@ import { AccountBook } from './memory-accounts.ts';
 import { ConversationBook } from './memory-conversations.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
 import { KeyLedger } from './memory-ledger.ts';
-import { MemoryRecordIndex } from './memory-index.ts';
+import { MemoryRecordIndex, recordEntry, type RecordEntry, type RecordText } from './memory-index.ts';
 import { resolveOptions, type StoreOptions } from './options.ts';
 import { pageRecords } from './paging.ts';
 import { emptyCounters } from './rollup.ts';
@@ -25,7 +25,8 @@ export class MemoryStore implements Store {
   protected readonly keys = new Map<string, IssuedKey>(); // sha256 -> key
   private listeners = new Set<() => void>();
   protected readonly ledgers = new Map<string, KeyLedger>();
-  protected readonly global = new MemoryRecordIndex();
+  private readonly text: RecordText = (entries) => this.recordText(entries);
+  protected readonly global = new MemoryRecordIndex(this.text);
   protected readonly summary = new MemorySummary();
   protected readonly accounts = new AccountBook();
   protected readonly conversations = new ConversationBook();
@@ -36,7 +37,7 @@ export class MemoryStore implements Store {
 
   protected ledger(keyId: string): KeyLedger {
     let l = this.ledgers.get(keyId);
-    if (!l) this.ledgers.set(keyId, (l = new KeyLedger()));
+    if (!l) this.ledgers.set(keyId, (l = new KeyLedger(this.text)));
     return l;
   }
 
@@ -105,9 +106,10 @@ export class MemoryStore implements Store {
     const l = this.ledger(record.key_id);
     const clock = Math.floor(record.time);
     if (l.settled(record.request_id, clock)) return { recorded: false };
-    const json = JSON.stringify(record); // one text for both indexes
-    l.settle(record, admission, this.opts, json);
-    this.global.add(record, this.opts.recordsTotal, clock - this.opts.retentionMs, json);
+    const json = JSON.stringify(record);
+    const entry = recordEntry(record, json); // one entry in both indexes
+    l.settle(record, admission, this.opts, entry);
+    this.global.addEntry(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
     this.summary.add(record);
     this.recorded(record, json, admission);
     return { recorded: true };
@@ -115,6 +117,11 @@ export class MemoryStore implements Store {
 
   /** After each settlement that was recorded, with the record's JSON text (the file store writes it). */
   protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined): void {}
+
+  /** The texts of kept records whose entries let theirs go: none here (this store keeps every text). */
+  protected recordText(_entries: RecordEntry[]): Map<string, string> {
+    return new Map();
+  }
 
   async keyUsage(keyId: string, opts: UsageQuery): Promise<KeyUsage> {
     const l = this.ledgers.get(keyId);
