@@ -157,8 +157,12 @@ function scratchOf(ctx: Ctx): Ctx {
 
 export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
 
-/** The upstream response's ways of ending before the first content (each a failure of the attempt). */
-const ENDINGS = ['end', 'aborted', 'error', 'close'] as const;
+/**
+ * The upstream response's ways of ending (before the first content, each a failure of the attempt). Its 'close' comes
+ * after its 'end' too, and is listened for instead: a listener of ours beside node's own on 'end' makes a listener
+ * array that V8 may allocate in the old generation, keeping the request alive past minor GCs (relay.ts, relayBody).
+ */
+const ENDINGS = ['aborted', 'error', 'close'] as const;
 
 /**
  * Read a 200 SSE stream's opening frames through a throwaway scanner until it says content started, the stream ended

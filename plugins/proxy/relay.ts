@@ -49,7 +49,8 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
   let abandon: (() => void) | undefined;
   const { promise: done, resolve, reject } = Promise.withResolvers<void>();
   res.once('close', () => {
-    if (!res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
+    // A JSON-array stream cut upstream is cut to the client too (relayTee): that close is not the client leaving.
+    if (!res.writableFinished && ctx.outcome !== 'missing-terminal') { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
   });
 
@@ -57,7 +58,7 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
     // Upstream errors pass through in their own native shape and status.
     ctx.outcome = status >= 400 ? 'failed' : 'completed';
     res.writeHead(status, headers);
-    upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
+    upstream.once('close', () => upstreamEnded(ctx, upstream));
     upstream.pipe(res);
   } else if (type.includes('text/event-stream')) {
     abandon = relayStream(ctx, upstream, status, headers, keepaliveMs);
@@ -88,6 +89,7 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
   // Its 'close' (after 'end', or after it was cut), not 'end': node's own 'end' listener is there already, and a second
   // one makes a listener array, which V8 may come to allocate in the old generation; it then kept this closure, and the
   // whole request it reaches, alive past every minor GC (half the processes promoted ~10 KB per request, against ~1).
+  // Every relay here and in translate/relay.ts listens so (upstreamEnded below).
   upstream.once('close', () => {
     if (!upstream.readableEnded) return cut();
     ctx.timings.upstreamEnd = performance.now();
@@ -126,14 +128,14 @@ function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: 
   const read = (complete: boolean) => ctx.format.readWholeStream?.(Buffer.concat(chunks).toString('utf8'), complete);
   ctx.res.writeHead(status, headers);
   upstream.on('data', (c: Buffer) => { chunks.push(c); ctx.res.write(c); });
-  upstream.once('end', () => {
-    ctx.timings.upstreamEnd = performance.now();
-    const seen = read(true);
-    if (usage) ctx.usage = seen?.usage;
-    ctx.outcome = seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed';
-    ctx.res.end();
-  });
   upstream.once('close', () => {
+    if (upstreamEnded(ctx, upstream)) {
+      const seen = read(true);
+      if (usage) ctx.usage = seen?.usage;
+      ctx.outcome = seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed';
+      ctx.res.end();
+      return;
+    }
     if (upstream.complete || ctx.outcome === 'disconnected') return;
     ctx.outcome = 'missing-terminal';
     ctx.res.destroy();
@@ -196,12 +198,21 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
     }
     res.end();
   };
-  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); finish(); });
   upstream.once('aborted', finish);
   upstream.once('error', finish);
-  upstream.once('close', finish);
+  upstream.once('close', () => { upstreamEnded(ctx, upstream); finish(); });
   // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
   return () => { if (!finished) observe(); };
+}
+
+/**
+ * On the upstream response's 'close': whether it ended whole (read to its end, not cut), timing that end if so. The
+ * relays listen for 'close' rather than 'end' (see relayBody).
+ */
+export function upstreamEnded(ctx: Ctx, upstream: IncomingMessage): boolean {
+  if (!upstream.readableEnded) return false;
+  ctx.timings.upstreamEnd = performance.now();
+  return true;
 }
 
 /** Streams waiting for an account get the format's keepalive: the 200 and SSE headers go out with the first one. */

@@ -8,7 +8,7 @@ import type { Ctx } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
 import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
-import { overheadMs } from '../relay.ts';
+import { overheadMs, upstreamEnded } from '../relay.ts';
 import { sendJson } from '../../../core/reply.ts';
 
 /** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
@@ -65,9 +65,9 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
     if (!ctx.res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
     resolve();
   });
-  upstream.once('end', () => { ctx.timings.upstreamEnd = performance.now(); });
   if (status >= 400) {
     void readAll(upstream, ERROR_BODY_LIMIT).then((bytes) => {
+      upstreamEnded(ctx, upstream);
       const text = bytes.toString('utf8');
       const out = c.client.encodeError(c.upstream.decodeError(status, text));
       ctx.outcome = 'failed';
@@ -77,8 +77,8 @@ export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs
     abandon = relayEvents(ctx, upstream, keepaliveMs, c);
   } else {
     void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
+      if (!upstreamEnded(ctx, upstream) || !upstream.complete) throw proxyErrors.upstream_truncated();
       const text = bytes.toString('utf8');
-      if (!upstream.complete) throw proxyErrors.upstream_truncated();
       return whole(ctx, text, c);
     }).catch((err) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); });
   }
@@ -166,10 +166,9 @@ function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c
     res.end(out + encoder.end());
   };
   const onEnd = () => void finish();
-  upstream.once('end', onEnd);
   upstream.once('aborted', onEnd);
   upstream.once('error', onEnd);
-  upstream.once('close', onEnd);
+  upstream.once('close', () => { upstreamEnded(ctx, upstream); onEnd(); });
   // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
   return () => { if (!finished) observe(); };
 }
