@@ -1,5 +1,5 @@
 // Stage `auth`: finds the caller's key (Bearer, x-api-key, x-goog-api-key, ?key= where allowed) by SHA-256 and checks its state.
-import { hash, timingSafeEqual } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { defineErrors } from '../core/errors.ts';
 import type { Ctx, Env, KeyConfig, Plugin } from '../core/types.ts';
 
@@ -55,7 +55,7 @@ export const auth: Plugin<Options> = {
   },
   provides: ['key'],
   create(options, env) {
-    const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
+    const adminSha = env.adminSha;
     const issued = issuedKeys(env, options.issued_cache_ms);
     return async (ctx, next) => {
       const query = ctx.search ? ctx.url.searchParams : undefined;
@@ -65,12 +65,10 @@ export const auth: Plugin<Options> = {
       }
       const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
       if (!key) throw errors.API_KEY_REQUIRED();
-      const digest = hash('sha256', key, 'buffer'); // one-shot: no Hash stream object per request
-      if (adminSha && timingSafeEqual(digest, adminSha)) {
-        throw errors.INVALID_API_KEY(true);
-      }
-      // Lookup is by digest, so its timing says nothing about how close a guess was.
-      const hex = digest.toString('hex');
+      // One-shot, straight to hex: no Hash stream object, and no Buffer (an ArrayBuffer of its own) per request.
+      const hex = hash('sha256', key, 'hex');
+      // Compared and looked up by digest, so their timing says nothing about how close a guess was.
+      if (hex === adminSha) throw errors.INVALID_API_KEY(true);
       const found = env.keysBySha.get(hex) ?? await issued(hex);
       if (!found) throw errors.INVALID_API_KEY(false);
       if (found.disabled) throw errors.API_KEY_DISABLED();
