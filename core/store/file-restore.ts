@@ -58,10 +58,9 @@ export function restore(into: RestoreTarget, state: Loaded): void {
   for (const r of state.rpm) into.ledger(r.key).rpm.set(r.id, r.at);
   const { retentionMs, recordsPerKey, recordsTotal } = into.opts;
   for (const r of state.records) {
-    const entry = recordEntry({ request_id: r.id, time: r.time, key_id: r.key }, r.json);
-    entry.json = undefined;
-    into.ledger(r.key).records.addEntry(entry, recordsPerKey, r.time - retentionMs);
-    into.global.addEntry(entry, recordsTotal, r.time - retentionMs);
+    const entry = recordEntry({ request_id: r.id, time: r.time, key_id: r.key }, undefined);
+    into.ledger(r.key).records.add(entry, recordsPerKey, r.time - retentionMs);
+    into.global.add(entry, recordsTotal, r.time - retentionMs);
     into.summary.add(JSON.parse(r.json) as UsageRecord);
   }
   for (const a of state.accounts) if (a.json) into.accounts.restore(a.group, a.id, JSON.parse(a.json) as KeptAccount);

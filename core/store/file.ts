@@ -69,11 +69,6 @@ export class FileStore extends MemoryStore {
     let state: ReturnType<typeof loadFile>;
     try {
       state = loadFile(this.path);
-    } catch (err) {
-      await this.close();
-      throw new Error(`store.path ${this.path}: ${(err as Error).message}`);
-    }
-    try {
       const db = new (sqlite().DatabaseSync)(this.path, { readOnly: true });
       this.reader = { db, text: db.prepare('SELECT json FROM records WHERE key_id = ? AND request_id = ?') };
     } catch (err) {

@@ -12,7 +12,7 @@ export interface RecordEntry { score: number; id: string; key: string; json: str
 /** The texts of records whose entry no longer holds one, by id (those it cannot find are left out). */
 export type RecordText = (entries: RecordEntry[]) => Map<string, string>;
 
-export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string): RecordEntry =>
+export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string | undefined): RecordEntry =>
   ({ score: Math.floor(record.time), id: record.request_id, key: record.key_id, json });
 
 const before = (a: { score: number; id: string }, b: { score: number; id: string }): boolean =>
@@ -39,16 +39,11 @@ export class MemoryRecordIndex implements RecordIndex {
   entry(id: string): RecordEntry | undefined { return this.byId.get(id); }
 
   /**
-   * Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than `oldest`.
-   * Stored as JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped); a caller
-   * adding one record to two indexes passes the text once.
+   * Adds a record's entry unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than
+   * `oldest`. The text is JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped);
+   * the store puts one entry in two indexes.
    */
-  add(record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, cap: number, oldest: number, json = JSON.stringify(record)): void {
-    this.addEntry(recordEntry(record, json), cap, oldest);
-  }
-
-  /** As add(), with the entry made by the caller (the store puts one entry in two indexes). */
-  addEntry(e: RecordEntry, cap: number, oldest: number): void {
+  add(e: RecordEntry, cap: number, oldest: number): void {
     if (this.byId.has(e.id)) return;
     const entries = this.entries;
     let i = entries.length;

@@ -180,7 +180,7 @@ export class KeyLedger {
     this.duration.ms += recordDuration(r);
     this.duration.requests += 1;
     this.countSecond(clock, recordTokens(r));
-    this.records.addEntry(entry, opts.recordsPerKey, clock - opts.retentionMs);
+    this.records.add(entry, opts.recordsPerKey, clock - opts.retentionMs);
   }
 
   /** The per-second counts of settle.lua (rate:), kept three minutes. */

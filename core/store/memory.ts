@@ -109,7 +109,7 @@ export class MemoryStore implements Store {
     const json = JSON.stringify(record);
     const entry = recordEntry(record, json); // one entry in both indexes
     l.settle(record, admission, this.opts, entry);
-    this.global.addEntry(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
+    this.global.add(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
     this.summary.add(record);
     this.recorded(record, json, admission);
     return { recorded: true };

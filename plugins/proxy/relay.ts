@@ -91,8 +91,7 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
   // whole request it reaches, alive past every minor GC (half the processes promoted ~10 KB per request, against ~1).
   // Every relay here and in translate/relay.ts listens so (upstreamEnded below).
   upstream.once('close', () => {
-    if (!upstream.readableEnded) return cut();
-    ctx.timings.upstreamEnd = performance.now();
+    if (!upstreamEnded(ctx, upstream)) return cut();
     ended = true;
     send(ctx, more ? Buffer.concat(more) : (first ?? Buffer.alloc(0)), status, headers, isJson, usage);
   });

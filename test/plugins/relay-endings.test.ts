@@ -58,6 +58,17 @@ async function endListenersOf<T>(upstream: Upstream, start: () => Promise<T>, bo
   return { added, value: await running };
 }
 
+/** `run` relays a fresh upstream (of content type `type`, fed `body`) to one client: its answer, ctx and 'end' listeners added. */
+async function relayed(t: Test, o: { format: FormatAdapter; stream: boolean; type: string; body: string; run: (ctx: Ctx, upstream: Upstream) => Promise<void> }) {
+  const { status, body, result } = await serveOne(t, async (res) => {
+    const ctx = ctxFor(res, o.format, o.stream);
+    const upstream = new Upstream(o.type);
+    const { added } = await endListenersOf(upstream, () => o.run(ctx, upstream), o.body);
+    return { ctx, added };
+  });
+  return { status, body, ...result };
+}
+
 const sse = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`;
 const anthropicStream = [
   sse('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], usage: { input_tokens: 11, output_tokens: 1 } } }),
@@ -77,11 +88,8 @@ const geminiArray = JSON.stringify([
 ]);
 
 t.test('an SSE stream relayed natively: completed, usage read, the end timed, no listener of ours on its end', async (t) => {
-  const { status, body, result } = await serveOne(t, async (res) => {
-    const ctx = ctxFor(res, anthropicMessages, true);
-    const upstream = new Upstream('text/event-stream');
-    const { added } = await endListenersOf(upstream, () => relay(ctx, upstream as never, 0), anthropicStream);
-    return { ctx, added };
+  const { status, body, ...result } = await relayed(t, {
+    format: anthropicMessages, stream: true, type: 'text/event-stream', body: anthropicStream, run: (ctx, upstream) => relay(ctx, upstream as never, 0),
   });
   t.equal(status, 200);
   t.equal(body, anthropicStream, 'every frame, as it came');
@@ -92,11 +100,8 @@ t.test('an SSE stream relayed natively: completed, usage read, the end timed, no
 });
 
 t.test('a JSON-array stream (Gemini) relayed natively: completed, usage read at its end, no listener of ours on its end', async (t) => {
-  const { status, body, result } = await serveOne(t, async (res) => {
-    const ctx = ctxFor(res, gemini, true);
-    const upstream = new Upstream('application/json');
-    const { added } = await endListenersOf(upstream, () => relay(ctx, upstream as never, 0), geminiArray);
-    return { ctx, added };
+  const { status, body, ...result } = await relayed(t, {
+    format: gemini, stream: true, type: 'application/json', body: geminiArray, run: (ctx, upstream) => relay(ctx, upstream as never, 0),
   });
   t.equal(status, 200);
   t.equal(body, geminiArray);
@@ -129,11 +134,9 @@ function chatOnAnthropic(stream: boolean) {
 }
 
 t.test('translated, whole: the chat answer, usage read, the end timed, no listener of ours on its end', async (t) => {
-  const { status, body, result } = await serveOne(t, async (res) => {
-    const ctx = ctxFor(res, openaiChat, false);
-    const upstream = new Upstream('application/json');
-    const { added } = await endListenersOf(upstream, () => relayTranslated(ctx, upstream as never, 0, chatOnAnthropic(false)), anthropicWhole);
-    return { ctx, added };
+  const { status, body, ...result } = await relayed(t, {
+    format: openaiChat, stream: false, type: 'application/json', body: anthropicWhole,
+    run: (ctx, upstream) => relayTranslated(ctx, upstream as never, 0, chatOnAnthropic(false)),
   });
   t.equal(status, 200);
   const chat = JSON.parse(body) as { object: string; choices: { message: { content: string } }[] };
@@ -147,11 +150,9 @@ t.test('translated, whole: the chat answer, usage read, the end timed, no listen
 });
 
 t.test('translated, streamed: chat chunks to [DONE], usage read, the end timed, no listener of ours on its end', async (t) => {
-  const { status, body, result } = await serveOne(t, async (res) => {
-    const ctx = ctxFor(res, openaiChat, true);
-    const upstream = new Upstream('text/event-stream');
-    const { added } = await endListenersOf(upstream, () => relayTranslated(ctx, upstream as never, 0, chatOnAnthropic(true)), anthropicStream);
-    return { ctx, added };
+  const { status, body, ...result } = await relayed(t, {
+    format: openaiChat, stream: true, type: 'text/event-stream', body: anthropicStream,
+    run: (ctx, upstream) => relayTranslated(ctx, upstream as never, 0, chatOnAnthropic(true)),
   });
   t.equal(status, 200);
   t.match(body, /"content":"Hello there"/);

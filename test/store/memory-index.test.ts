@@ -1,8 +1,11 @@
 // The memory store's record index past its cap: the oldest leave as new ones come (with the array compacted now and
 // then), out-of-order arrivals still sort, and every listing equals what a sorted, capped list would hold.
 import t from 'tap';
-import { MemoryRecordIndex } from '../../core/store/memory-index.ts';
+import { MemoryRecordIndex, recordEntry } from '../../core/store/memory-index.ts';
+import type { UsageRecord } from '../../core/store/types.ts';
 import { record, T0 } from './fixtures.ts';
+
+const entry = (r: UsageRecord) => recordEntry(r, JSON.stringify(r));
 
 t.test('capped: the newest `cap` records, in (time, id) order, through many compactions', async (t) => {
   const index = new MemoryRecordIndex();
@@ -12,7 +15,7 @@ t.test('capped: the newest `cap` records, in (time, id) order, through many comp
     // Every seventh record arrives a little late (an older time than the newest).
     const time = T0 + i * 10 - (i % 7 === 0 ? 25 : 0);
     const id = `r${String(i).padStart(5, '0')}`;
-    index.add(record({ request_id: id, time }), cap, 0);
+    index.add(entry(record({ request_id: id, time })), cap, 0);
     kept.push({ score: time, id });
   }
   kept.sort((a, b) => a.score - b.score || (a.id < b.id ? -1 : 1));
@@ -22,13 +25,13 @@ t.test('capped: the newest `cap` records, in (time, id) order, through many comp
   t.equal(index.has(want[want.length - 1].id), true);
   t.equal(index.has('r00000'), false, 'the first record is gone');
   t.equal(index.has(kept[kept.length - cap - 1].id), false, 'so is the newest one past the cap');
-  index.add(record({ request_id: want[0].id, time: T0 }), cap, 0);
+  index.add(entry(record({ request_id: want[0].id, time: T0 })), cap, 0);
   t.strictSame(await index.page(Infinity, -Infinity, 0, 1000), want, 'a repeated id changes nothing');
 });
 
 t.test('aged: records older than `oldest` leave, whatever the cap', async (t) => {
   const index = new MemoryRecordIndex();
-  for (let i = 0; i < 3000; i++) index.add(record({ request_id: `a${i}`, time: T0 + i }), 10_000, T0 + i - 500);
+  for (let i = 0; i < 3000; i++) index.add(entry(record({ request_id: `a${i}`, time: T0 + i })), 10_000, T0 + i - 500);
   const all = await index.page(Infinity, -Infinity, 0, 10_000);
   t.equal(all.length, 501, 'only the last 500 ms (and the boundary) remain');
   t.equal(all[all.length - 1].score, T0 + 2499);
