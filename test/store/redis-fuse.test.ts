@@ -83,6 +83,44 @@ t.test('a script with a list form takes its calls of a turn at once, at the plac
   t.strictSame(await c.lrange('sizes', 0, -1), ['3', 'one', 'one'], 'a call alone runs the one-call form');
 });
 
+// Answers of every shape a script gives, fused as alone; calls of one script with the same keys send them once.
+const shapes = new LuaScript('shapes', `-- ${salt}
+local kind = ARGV[1]
+if kind == 'keys' then return KEYS end
+if kind == 'hole' then return {1, nil, 3} end
+if kind == 'nested' then return {1, {2, {3}}, 'x'} end
+if kind == 'status' then return redis.status_reply('FINE') end
+if kind == 'error' then return redis.error_reply('refused here') end
+if kind == 'empty' then return {} end
+return tonumber(kind)`);
+
+t.test('every shape of answer reaches its caller as it would alone; shared keys are sent once', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  const cases: [string[], string][] = [
+    [['a', 'b'], 'keys'], [['a', 'b'], 'keys'], [['c'], 'keys'], [['a', 'b'], 'keys'], [['x'], 'hole'], [['x'], 'nested'],
+    [['x'], 'status'], [['x'], 'error'], [['x'], 'empty'], [['x'], '-7'], [['x'], 'keys'],
+  ];
+  const settle = (ps: Promise<unknown>[]) => Promise.allSettled(ps).then((rs) => rs.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${r.reason.message}`)));
+  const alone: unknown[] = [];
+  for (const [keys, kind] of cases) alone.push(...(await settle([shapes.run(c, keys, [kind])])));
+  t.strictSame(alone, [['a', 'b'], ['a', 'b'], ['c'], ['a', 'b'], [1], [1, [2, [3]], 'x'], 'FINE', 'error: refused here', [], -7, ['x']]);
+  await c.config('RESETSTAT');
+  const watcher = new Redis(server.url);
+  const monitor = await watcher.monitor();
+  t.teardown(() => { monitor.disconnect(); watcher.disconnect(); });
+  const seen: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => { if (/^eval/i.test(args[0])) seen.push(args); });
+  // Fused: each caller gets what it got alone (the error fails its own call only).
+  t.strictSame(await settle(cases.map(([keys, kind]) => shapes.run(c, keys, [kind]))), alone);
+  const calls = await commandCalls(c);
+  t.equal(calls.eval, 1, 'one script run for the eleven (EVAL: the set of scripts is new to this server)');
+  await new Promise((r) => setTimeout(r, 50));
+  // A call with the keys of the script's last call that sent keys refers to them: a,b / (a,b) / c / a,b / x / (x) ...
+  t.strictSame(seen.at(-1)?.slice(3, 3 + Number(seen.at(-1)?.[2])), ['a', 'b', 'c', 'a', 'b', 'x'], 'keys sent once per run of equal ones');
+});
+
 t.test('an error fails its own call only; the calls before and after it ran', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url);

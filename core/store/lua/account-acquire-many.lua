@@ -9,7 +9,7 @@ local function acquire_many(calls)
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
   for _, c in ipairs(calls) do
-    for i = 1, (c[3] - tonumber(ARGV[c[2] + 8])) / 2 do
+    for i = 1, (c[3] - N[ARGV[c[2] + 8]]) / 2 do
       local key = KEYS[c[1] + 2 * i - 1]
       ids[key] = ids[key] or {}
       ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
@@ -17,20 +17,25 @@ local function acquire_many(calls)
   end
   local leases, lorder = {}, {}
   local function lease(key)
-    if not leases[key] then
-      leases[key] = zset(key, ids[key])
+    local l = leases[key]
+    if not l then
+      l = zset(key, ids[key])
+      leases[key] = l
       lorder[#lorder + 1] = key
     end
-    return leases[key]
+    return l
   end
-  -- An account's state as the turn left it: v = {cool, probe, pass, used}; ttl once an acquisition wrote used and pass.
+  -- An account's state as the turn left it: v = {cool, probe, pass, used} (pass and used numbers once an acquisition
+  -- of the turn set them, written at the end); ttl once an acquisition wrote used and pass.
   local states, sorder = {}, {}
   local function state(key)
-    if not states[key] then
-      states[key] = {v = redis.call('HMGET', key, 'cool', 'probe', 'pass', 'used')}
+    local s = states[key]
+    if not s then
+      s = {v = redis.call('HMGET', key, 'cool', 'probe', 'pass', 'used')}
+      states[key] = s
       sorder[#sorder + 1] = key
     end
-    return states[key]
+    return s
   end
   local bindings = {}
   local function binding(key)
@@ -39,16 +44,14 @@ local function acquire_many(calls)
   end
 
   local function one(ko, ao, nk)
-    local now = tonumber(ARGV[ao + 1])
+    local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
-    local lease_ms = tonumber(ARGV[ao + 3])
-    local prefer = tonumber(ARGV[ao + 4])
+    local prefer = N[ARGV[ao + 4]]
     local only = ARGV[ao + 5] == '1'
-    local roll = tonumber(ARGV[ao + 6])
-    local state_ttl = tonumber(ARGV[ao + 7])
-    local nb = tonumber(ARGV[ao + 8])
+    local nb = N[ARGV[ao + 8]]
     local n = (nk - nb) / 2
-    local function arg(i, k) return ARGV[ao + 9 + 4 * (i - 1) + k] end
+    -- Candidate i's fields: ARGV[at + 4i + 1 ..  4]: id, priority, weight, concurrency.
+    local at = ao + 5
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.
     local found, found_account = 0, ''
@@ -58,7 +61,7 @@ local function acquire_many(calls)
         found, found_account = j, bound
         prefer, only = 0, string.sub(ARGV[ao + 9], j, j) == '1'
         for i = 1, n do
-          if arg(i, 1) == bound then prefer = i end
+          if ARGV[at + 4 * i + 1] == bound then prefer = i end
         end
         -- Pinned to an account that cannot serve this request.
         if only and prefer == 0 then return {0, 'none', -1, found, found_account} end
@@ -73,44 +76,45 @@ local function acquire_many(calls)
       local l = lease(KEYS[ko + 2 * i - 1])
       l.expire(now)
       local s = state(KEYS[ko + 2 * i]).v
-      local cool = s[1] and tonumber(s[1]) or nil
-      local conc = tonumber(arg(i, 4))
+      local cool = s[1] and N[s[1]] or nil
+      local conc = N[ARGV[at + 4 * i + 4]]
       -- Probing (cooled down, not yet proven healthy): one request at a time.
       if s[2] == '1' then conc = 1 end
       c[i] = {
-        priority = tonumber(arg(i, 2)),
-        weight = tonumber(arg(i, 3)),
+        priority = N[ARGV[at + 4 * i + 2]],
+        weight = N[ARGV[at + 4 * i + 3]],
         conc = conc,
-        busy = l.card(),
+        busy = l.n,
         cooling = cool ~= nil and cool > now,
         cool = cool,
-        pass = s[3] and tonumber(s[3]) or nil,
-        used = s[4] and tonumber(s[4]) or -math.huge,
-        holds = l.holds(id),
+        pass = s[3] and N[s[3]] or nil,
+        used = s[4] and N[s[4]] or -math.huge,
+        holds = l.has[id],
       }
     end
 
-    local function take(i, reuse)
-      local l = lease(KEYS[ko + 2 * i - 1])
-      l.add(now + lease_ms, id)
-      l.keep = math.max(l.keep or 0, lease_ms + 60000)
-      if not reuse then
-        local s = states[KEYS[ko + 2 * i]]
-        s.v[4] = int(now)
-        s.v[3] = int(c[i].eff + stride(c[i].weight))
-        s.ttl = math.max(s.ttl or 0, state_ttl)
-      end
-      return {1, i, i == prefer and 1 or 0, found, found_account}
-    end
-
     -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-    local i, second, wait = pick_account(c, n, prefer, pinned, roll, now)
-    if i then return take(i, second) end
-    return {0, second, wait, found, found_account}
+    local i, second, wait = pick_account(c, n, prefer, pinned, N[ARGV[ao + 6]], now)
+    if not i then return {0, second, wait, found, found_account} end
+    local lease_ms = N[ARGV[ao + 3]]
+    local l = leases[KEYS[ko + 2 * i - 1]]
+    l.add(now + lease_ms, id)
+    if (l.keep or 0) < lease_ms + 60000 then l.keep = lease_ms + 60000 end
+    if not second then
+      local s = states[KEYS[ko + 2 * i]]
+      s.v[4] = now
+      s.v[3] = c[i].eff + stride(c[i].weight)
+      local ttl = N[ARGV[ao + 7]]
+      if (s.ttl or 0) < ttl then s.ttl = ttl end
+    end
+    return {1, i, i == prefer and 1 or 0, found, found_account}
   end
 
   local out = {}
-  for i, c in ipairs(calls) do out[i] = one(c[1], c[2], c[3]) end
+  for i = 1, #calls do
+    local c = calls[i]
+    out[i] = one(c[1], c[2], c[3])
+  end
 
   for _, key in ipairs(lorder) do
     local l = leases[key]
@@ -120,7 +124,7 @@ local function acquire_many(calls)
   for _, key in ipairs(sorder) do
     local s = states[key]
     if s.ttl then
-      redis.call('HSET', key, 'used', s.v[4], 'pass', s.v[3])
+      redis.call('HSET', key, 'used', int(s.v[4]), 'pass', int(s.v[3]))
       if redis.call('PTTL', key) < s.ttl then redis.call('PEXPIRE', key, int(s.ttl)) end
     end
   end

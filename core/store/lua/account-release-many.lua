@@ -21,7 +21,7 @@ local function release_many(calls)
         states[key] = s
         torder[#torder + 1] = key
       end
-      if s.v[2] and not (s.v[1] and tonumber(s.v[1]) > tonumber(at)) then
+      if s.v[2] and not (s.v[1] and N[s.v[1]] > N[at]) then
         s.v[2] = false
         s.ended = true
       end

@@ -6,8 +6,6 @@
 local function admit_many(calls)
   local names = {'5h', '1d', '7d'}
   local lens = {18000000, 86400000, 604800000}
-  -- Most limits are 0 (none): a string comparison is cheaper than tonumber.
-  local function num(x) if x == '0' then return 0 end return tonumber(x) end
 
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
@@ -20,11 +18,10 @@ local function admit_many(calls)
   end
   local zsets, zorder = {}, {}
   local function z(key)
-    if not zsets[key] then
-      zsets[key] = zset(key, ids[key])
-      zorder[#zorder + 1] = key
-    end
-    return zsets[key]
+    local s = zset(key, ids[key])
+    zsets[key] = s
+    zorder[#zorder + 1] = key
+    return s
   end
   local accts = {}
   local function acct(key)
@@ -33,62 +30,64 @@ local function admit_many(calls)
   end
   local buckets, border = {}, {}
   local function bucket(key)
-    if not buckets[key] then
-      buckets[key] = {add = 0}
-      border[#border + 1] = key
-    end
-    return buckets[key]
+    local b = {add = 0}
+    buckets[key] = b
+    border[#border + 1] = key
+    return b
   end
   local keep, rpmKeys = {}, {}
+  -- The answers of an admission (shared: the caller only reads them).
+  local leasedAnswer, admittedAnswer = {1, 1}, {1, 0}
 
   -- A zset's size counting its stale entries too, exact (pruned first) whenever it reaches `limit`. Below the limit the
   -- exact size is below it too, so pruning waits: it runs every 64th entry, which bounds what a zset holds.
   local function size(s, limit, stale)
-    local n = s.card()
+    local n = s.n
     if n >= limit or n % 64 == 63 then
       s.prune(stale)
-      n = s.card()
+      n = s.n
     end
     return n
   end
 
+  -- Limits are read as N[...] (parsed once a turn: fuse.ts); most are '0' (none), which a string comparison tells.
   local function one(ko, ao)
-    local now = tonumber(ARGV[ao + 1])
+    local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
-    local lease_ms = tonumber(ARGV[ao + 3])
-    local est = num(ARGV[ao + 4])
-    local quota = num(ARGV[ao + 5])
-    local conc = num(ARGV[ao + 9])
-    local rpm = num(ARGV[ao + 10])
-    local tpm = num(ARGV[ao + 11])
+    local est = N[ARGV[ao + 4]]
+    local conc = N[ARGV[ao + 9]]
+    local rpm = N[ARGV[ao + 10]]
+    local tpm = N[ARGV[ao + 11]]
 
-    if quota > 0 then
-      local spent = tonumber(acct(KEYS[ko + 4])[1] or '0')
-      if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
+    if ARGV[ao + 5] ~= '0' then
+      local quota = N[ARGV[ao + 5]]
+      if quota > 0 and N[acct(KEYS[ko + 4])[1] or '0'] >= quota then return {0, 'quota_exhausted', -1, ''} end
     end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
-    local wait, win = -1, ''
-    for i = 1, 3 do
-      local limit = num(ARGV[ao + 5 + i])
-      if limit > 0 then
-        local t = acct(KEYS[ko + 4])
-        local s, u = t[2 * i], t[2 * i + 1]
-        if s then
-          local ends = tonumber(s) + lens[i]
-          if now < ends and tonumber(u or '0') >= limit and ends - now > wait then
-            wait = ends - now
-            win = names[i]
+    if ARGV[ao + 6] ~= '0' or ARGV[ao + 7] ~= '0' or ARGV[ao + 8] ~= '0' then
+      local wait, win = -1, ''
+      for i = 1, 3 do
+        local limit = N[ARGV[ao + 5 + i]]
+        if limit > 0 then
+          local t = acct(KEYS[ko + 4])
+          local s, u = t[2 * i], t[2 * i + 1]
+          if s then
+            local ends = N[s] + lens[i]
+            if now < ends and N[u or '0'] >= limit and ends - now > wait then
+              wait = ends - now
+              win = names[i]
+            end
           end
         end
       end
+      if win ~= '' then return {0, 'window_exhausted', wait, win} end
     end
-    if win ~= '' then return {0, 'window_exhausted', wait, win} end
 
     -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
     if conc > 0 then
-      local s = z(KEYS[ko + 1])
-      if size(s, conc, now) >= conc and not s.holds(id) then
+      local s = zsets[KEYS[ko + 1]] or z(KEYS[ko + 1])
+      if size(s, conc, now) >= conc and not s.has[id] then
         local w = s.first() - now
         if w > 1000 then w = 1000 end
         if w < 1 then w = 1 end
@@ -98,8 +97,8 @@ local function admit_many(calls)
 
     -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
     if rpm > 0 then
-      local s = z(KEYS[ko + 2])
-      if size(s, rpm, now - 60000) >= rpm and not s.holds(id) then
+      local s = zsets[KEYS[ko + 2]] or z(KEYS[ko + 2])
+      if size(s, rpm, now - 60000) >= rpm and not s.has[id] then
         local w = s.first() + 60000 - now
         if w < 1 then w = 1 end
         return {0, 'rpm', w, ''}
@@ -108,31 +107,40 @@ local function admit_many(calls)
 
     if tpm > 0 then
       if est > tpm then return {0, 'tpm', -1, ''} end
-      local b = bucket(KEYS[ko + 3])
-      if not b.base then b.base = tonumber(redis.call('GET', KEYS[ko + 3]) or '0') end
+      local key = KEYS[ko + 3]
+      local b = buckets[key] or bucket(key)
+      if not b.base then b.base = N[redis.call('GET', key) or '0'] end
       if b.base + b.add + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
     end
 
-    local leased = 0
+    -- The zsets exist by now (the checks above made them).
+    local answer = admittedAnswer
     if conc > 0 then
-      z(KEYS[ko + 1]).add(now + lease_ms, id)
-      keep[KEYS[ko + 1]] = math.max(keep[KEYS[ko + 1]] or 0, lease_ms + 60000)
-      leased = 1
+      local key = KEYS[ko + 1]
+      local lease_ms = N[ARGV[ao + 3]]
+      zsets[key].add(now + lease_ms, id)
+      if (keep[key] or 0) < lease_ms + 60000 then keep[key] = lease_ms + 60000 end
+      answer = leasedAnswer
     end
     if rpm > 0 then
-      z(KEYS[ko + 2]).add(now, id)
-      rpmKeys[KEYS[ko + 2]] = true
+      local key = KEYS[ko + 2]
+      zsets[key].add(now, id)
+      rpmKeys[key] = true
     end
     -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
     if est > 0 then
-      local b = bucket(KEYS[ko + 3])
+      local key = KEYS[ko + 3]
+      local b = buckets[key] or bucket(key)
       b.add = b.add + est
     end
-    return {1, leased}
+    return answer
   end
 
   local out = {}
-  for i, c in ipairs(calls) do out[i] = one(c[1], c[2]) end
+  for i = 1, #calls do
+    local c = calls[i]
+    out[i] = one(c[1], c[2])
+  end
 
   for _, key in ipairs(zorder) do
     if zsets[key].write() or keep[key] or rpmKeys[key] then

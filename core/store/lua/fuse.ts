@@ -23,10 +23,17 @@ const MAX_COMBOS = 64;
 
 /**
  * One script running `scripts` as local functions: ARGV = n, then per call (function, #keys, #args), then the args.
- * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
+ * A call whose keys are those of an earlier call of the turn sends none: its #keys is -j, j being that call's number.
+ * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na, i}, the call's
  * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
  * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
  * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
+ * The answer is one flat array (Redis converts each table of a reply with a dozen lookups, so a table per call cost it
+ * more than the call's own work): per call its status (1 answered, 0 failed), then either -1 and the value (a number,
+ * a string, false for nil, or a table that is not a plain list) or the length of the list it answered and its elements.
+ * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
+ * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
+ * strtod was a tenth of Redis's time in these scripts).
  */
 function fusedSource(scripts: LuaScript[], lists: boolean): string {
   const many = scripts.map((s) => (lists ? s.many : undefined));
@@ -34,45 +41,81 @@ function fusedSource(scripts: LuaScript[], lists: boolean): string {
     const m = many[i];
     return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(calls)\n${m.source}\nreturn ${m.fn}(calls)\nend`] : [])];
   });
-  return `${fns.join('\n')}
+  return `local N = setmetatable({}, {__index = function(parsed, s)
+  local v = tonumber(s)
+  if v ~= nil then parsed[s] = v end
+  return v
+end})
+${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
 local lists = {${many.map((m, i) => (m ? `g${i + 1}` : 'false')).join(', ')}}
-local n = tonumber(ARGV[1])
+local n = N[ARGV[1]]
 local calls, count, k, a = {}, {}, 0, 1 + 3 * n
 for i = 1, n do
-  local f, nk, na = tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
-  calls[i] = {f, k, a, nk, na}
+  local f, nk, na = N[ARGV[3 * i - 1]], N[ARGV[3 * i]], N[ARGV[3 * i + 1]]
+  local c
+  if nk < 0 then
+    local same = calls[-nk]
+    c = {same[1], a, same[3], na, f}
+  else
+    c = {k, a, nk, na, f}
+    k = k + nk
+  end
+  calls[i] = c
   count[f] = (count[f] or 0) + 1
-  k, a = k + nk, a + na
+  a = a + na
 end
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
-local out = {}
+local res, failed, done = {}, {}, {}
 for i = 1, n do
   local c = calls[i]
-  local f = c[1]
+  local f = c[5]
   if lists[f] and count[f] > 1 then
-    if not out[i] then
+    if not done[i] then
       local list, at = {}, {}
       for j = i, n do
         local d = calls[j]
-        if d[1] == f then
-          list[#list + 1] = {d[2], d[3], d[4], d[5]}
+        if d[5] == f then
+          list[#list + 1] = d
           at[#at + 1] = j
+          done[j] = true
         end
       end
       local ok, r = pcall(lists[f], list)
       for m, j in ipairs(at) do
-        if not ok then out[j] = {0, err(r)}
-        elseif type(r[m]) == 'table' and r[m].err then out[j] = {0, r[m].err}
-        else out[j] = {1, r[m]} end
+        if not ok then failed[j] = err(r)
+        elseif type(r[m]) == 'table' and r[m].err then failed[j] = r[m].err
+        else res[j] = r[m] end
       end
     end
   else
     local keys, argv = {}, {}
-    for j = 1, c[4] do keys[j] = KEYS[c[2] + j] end
-    for j = 1, c[5] do argv[j] = ARGV[c[3] + j] end
+    for j = 1, c[3] do keys[j] = KEYS[c[1] + j] end
+    for j = 1, c[4] do argv[j] = ARGV[c[2] + j] end
     local ok, r = pcall(fns[f], keys, argv)
-    if ok then out[i] = {1, r} else out[i] = {0, err(r)} end
+    if not ok then failed[i] = err(r)
+    elseif type(r) == 'table' and r.err then failed[i] = r.err
+    else res[i] = r end
+  end
+end
+local out, o = {}, 0
+for i = 1, n do
+  local r = res[i]
+  if failed[i] then
+    out[o + 1], out[o + 2], out[o + 3] = 0, -1, failed[i]
+    o = o + 3
+  elseif type(r) == 'table' and r[1] ~= nil then
+    local len = 0
+    while r[len + 1] ~= nil do
+      len = len + 1
+      out[o + 2 + len] = r[len]
+    end
+    out[o + 1], out[o + 2] = 1, len
+    o = o + 2 + len
+  else
+    if r == nil then r = false end
+    out[o + 1], out[o + 2], out[o + 3] = 1, -1, r
+    o = o + 3
   end
 end
 return out`;
@@ -95,6 +138,22 @@ export async function evalsha(client: RedisClient, script: { sha: string; source
 export function listsSupported(info: string): boolean {
   const m = /^redis_version:(\d+)\.(\d+)/m.exec(info);
   return !!m && (Number(m[1]) > 6 || (Number(m[1]) === 6 && Number(m[2]) >= 2));
+}
+
+const sameKeys = (a: string[], b: string[]): boolean => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/** Each call's answer from the fused script's flat array (fusedSource). */
+function answer(calls: Call[], out: unknown[]): void {
+  let p = 0;
+  for (const c of calls) {
+    const ok = out[p];
+    const len = out[p + 1] as number | undefined;
+    if (len === undefined) { c.reject(new Error('fused script returned no result')); continue; }
+    const value = len === -1 ? out[p + 2] : out.slice(p + 2, p + 2 + len);
+    p += len === -1 ? 3 : 2 + len;
+    if (ok === 1) c.resolve(value ?? null);
+    else c.reject(new Error(String(value)));
+  }
 }
 
 export class ScriptFuser {
@@ -149,13 +208,21 @@ export class ScriptFuser {
     }
     const combo = this.#combo(calls);
     const head: (string | number)[] = [calls.length];
-    for (const c of calls) head.push(combo.index.get(c.script)!, c.keys.length, c.args.length);
-    evalsha(this.#client, combo, calls.flatMap((c) => c.keys), head.concat(...calls.map((c) => c.args))).then(
-      (out) => calls.forEach((c, i) => {
-        const [ok, value] = (out as [number, unknown][])[i] ?? [0, 'fused script returned no result'];
-        if (ok === 1) c.resolve(value ?? null);
-        else c.reject(new Error(String(value)));
-      }),
+    const keys: string[] = [];
+    // The last call of each script that sent its keys: a call with the same keys refers to it instead.
+    const sent = new Map<LuaScript, { at: number; keys: string[] }>();
+    calls.forEach((c, i) => {
+      const last = sent.get(c.script);
+      if (last && sameKeys(last.keys, c.keys)) {
+        head.push(combo.index.get(c.script)!, -last.at, c.args.length);
+        return;
+      }
+      sent.set(c.script, { at: i + 1, keys: c.keys });
+      head.push(combo.index.get(c.script)!, c.keys.length, c.args.length);
+      for (const k of c.keys) keys.push(k);
+    });
+    evalsha(this.#client, combo, keys, head.concat(...calls.map((c) => c.args))).then(
+      (out) => answer(calls, out as unknown[]),
       (err: Error) => { for (const c of calls) c.reject(err); },
     );
   }

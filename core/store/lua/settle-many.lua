@@ -91,8 +91,8 @@ local function settle_many(calls)
         local v = redis.call('MGET', unpack(markers, j, math.min(j + 999, #markers)))
         for m = 1, #v do
           local a = calls[b.calls[j + m - 1]][2]
-          delta = delta + tonumber(ARGV[a + 3])
-          if v[m] then delta = delta + tonumber(ARGV[a + 5]) end
+          delta = delta + N[ARGV[a + 3]]
+          if v[m] then delta = delta + N[ARGV[a + 5]] end
         end
       end
       if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
@@ -107,10 +107,10 @@ local function settle_many(calls)
     local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
     local spend = 0
     local win = {}
-    for w = 1, 3 do win[w] = {start = starts[w] and tonumber(starts[w]) or nil, reset = false, add = 0} end
+    for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
     for _, i in ipairs(t.calls) do
       local a = calls[i][2]
-      local cost, clock = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 4])
+      local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
       spend = spend + cost
       for w = 1, 3 do
         local x = win[w]

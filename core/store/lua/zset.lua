@@ -3,25 +3,25 @@
 -- calls' additions are kept and written with one ZADD at the end (write). Whatever needs Redis's own view (pruning,
 -- the first entry) writes the additions first, so every call sees what it would have seen alone.
 -- zset(key, members): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE each.
+-- Its fields are read in place (a method call per question cost Redis more than the question): n, its size; has[m],
+-- whether it holds m (asked of Redis the first time for a member the turn did not name).
 local function zset(key, members)
-  -- n: size; has: member -> held; adds/order: the additions not written yet, their lowest score minAdd; low: the lowest
-  -- score Redis holds (read when first needed).
-  local z = {key = key, n = nil, has = {}, adds = {}, order = {}, minAdd = math.huge, low = nil}
+  -- adds/order: the additions not written yet, their lowest score minAdd; low: the lowest score Redis holds (read when
+  -- first needed).
+  local z = {key = key, adds = {}, order = {}, minAdd = math.huge, low = nil}
+  local asked = {__index = function(has, m)
+    local v = redis.call('ZSCORE', key, m) ~= false
+    has[m] = v
+    return v
+  end}
+  z.has = setmetatable({}, asked)
   for i = 1, #members, 1000 do
     local v = redis.call('ZMSCORE', key, unpack(members, i, math.min(i + 999, #members)))
     for j = 1, #v do z.has[members[i + j - 1]] = v[j] ~= false end
   end
-  function z.card()
-    if not z.n then z.n = redis.call('ZCARD', key) end
-    return z.n
-  end
-  function z.holds(m)
-    if z.has[m] == nil then z.has[m] = redis.call('ZSCORE', key, m) ~= false end
-    return z.has[m]
-  end
+  z.n = redis.call('ZCARD', key)
   function z.add(score, m)
-    if not z.holds(m) then
-      z.card()
+    if not z.has[m] then
       z.n = z.n + 1
       z.has[m] = true
     end
@@ -45,14 +45,14 @@ local function zset(key, members)
     z.write()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', upto))
     z.n = redis.call('ZCARD', key)
-    z.has, z.low = {}, nil
+    z.has, z.low = setmetatable({}, asked), nil
   end
   -- ZREMRANGEBYSCORE -inf upto, called only when an entry may be that old: the lowest score is read once (and the
   -- turn's additions are known), so the calls of a turn that remove nothing cost nothing.
   function z.expire(upto)
     if z.low == nil then
       local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-      z.low = f[2] and tonumber(f[2]) or math.huge
+      z.low = f[2] and N[f[2]] or math.huge
     end
     if z.low <= upto or z.minAdd <= upto then
       z.prune(upto)
@@ -62,7 +62,7 @@ local function zset(key, members)
   function z.first()
     z.write()
     local f = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    return f[2] and tonumber(f[2]) or nil
+    return f[2] and N[f[2]] or nil
   end
   return z
 end
