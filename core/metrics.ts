@@ -1,6 +1,6 @@
 // Prometheus metrics the core records for every request; plugins register their own on the same registry.
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { counter } from './plugin-metrics.ts';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { cellHistogram, counter } from './plugin-metrics.ts';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
 import type { Store } from './store/types.ts';
@@ -12,21 +12,21 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = counter(registry, { name: 'gateway_requests_total', help: 'Requests answered, by route and outcome class.', labelNames: LABELS });
-  const duration = new Histogram({
+  const duration = cellHistogram(registry, {
     name: 'gateway_request_duration_seconds', help: 'Time from request arrival to the end of the response.',
-    labelNames: LABELS, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
+    labelNames: LABELS, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
   });
-  const upstreamTtfb = new Histogram({
+  const upstreamTtfb = cellHistogram(registry, {
     name: 'gateway_upstream_ttfb_seconds', help: 'Time from sending upstream to the first response byte.',
-    labelNames: ['route', 'platform', 'group'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
+    labelNames: ['route', 'platform', 'group'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   });
-  const overhead = new Histogram({
+  const overhead = cellHistogram(registry, {
     name: 'gateway_overhead_seconds', help: 'Time the gateway added to a request: its duration less the upstream\'s own (from the last attempt sent to its answer complete).',
-    labelNames: ['route', 'format'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [registry],
+    labelNames: ['route', 'format'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
   });
-  const ttft = new Histogram({
+  const ttft = cellHistogram(registry, {
     name: 'gateway_ttft_seconds', help: 'Streams: time from request arrival to the first byte of the answer relayed (queue waits and failovers included).',
-    labelNames: ['route', 'group', 'model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], registers: [registry],
+    labelNames: ['route', 'group', 'model'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
   });
   const inFlight = new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being handled now.', registers: [registry] });
 

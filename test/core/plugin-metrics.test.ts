@@ -1,9 +1,10 @@
-// The hot path's labelled counter (core/plugin-metrics.ts) shows exactly what a prom-client counter shows for the same
-// increments, in the scrape text and in get(); label sets sharing a prefix stay apart; unknown labels and bad
-// increments are refused where they are made; a reload gets the same counter back.
+// The hot path's labelled counter and histogram (core/plugin-metrics.ts) show exactly what prom-client's show for the
+// same increments and observations, in the scrape text, in get() and summed across a cluster's workers; label sets
+// sharing a prefix stay apart; unknown labels and bad values are refused where they are made; a reload gets the same
+// metric back.
 import t from 'tap';
-import { Counter, Registry } from 'prom-client';
-import { counter } from '../../core/plugin-metrics.ts';
+import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
+import { cellHistogram, counter } from '../../core/plugin-metrics.ts';
 
 const opts = { name: 'test_things_total', help: 'Things.', labelNames: ['group', 'model', 'kind'] as const };
 
@@ -65,4 +66,57 @@ t.test('a counter without labels', async (t) => {
   c.inc({} as never, 2);
   c.inc({} as never);
   t.match(await r.metrics(), /test_plain_total 3/);
+});
+
+const hopts = { name: 'test_wait_seconds', help: 'Waits.', labelNames: ['route', 'group'], buckets: [0.001, 0.01, 0.1, 1] };
+const observations: [Record<'route' | 'group', string>, number][] = [
+  [{ route: '/a', group: 'g1' }, 0.0004], [{ route: '/a', group: 'g1' }, 0.001], [{ route: '/a', group: 'g2' }, 0.05],
+  [{ group: 'g1', route: '/a' }, 3], [{ route: '/b', group: 'g1' }, 0.5], [{ route: '/a', group: 'g1' }, 0.1 + 0.2],
+  [{ route: '/a', group: 'g "q"\\\n' }, 0], [{ route: '/b', group: 'g1' }, -2],
+];
+
+function bothHistograms() {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const h = cellHistogram(ours, { ...hopts, labelNames: [...hopts.labelNames] as ('route' | 'group')[] });
+  const p = new Histogram({ ...hopts, labelNames: [...hopts.labelNames] as ('route' | 'group')[], registers: [theirs] });
+  return { ours, h, theirs, p };
+}
+
+t.test('histogram: the same text, get() and cluster sums as prom-client\'s histogram, scraped twice', async (t) => {
+  const { ours, h, theirs, p } = bothHistograms();
+  for (const [labels, v] of observations.slice(0, 5)) { h.observe(labels, v); p.observe(labels, v); }
+  t.equal(await ours.metrics(), await theirs.metrics(), 'first scrape');
+  for (const [labels, v] of observations.slice(5)) { h.observe(labels, v); p.observe(labels, v); }
+  t.equal(await ours.metrics(), await theirs.metrics(), 'second scrape');
+  t.same(await ours.getMetricsAsJSON(), await theirs.getMetricsAsJSON(), 'get() too');
+  t.match(await ours.metrics(), /test_wait_seconds_bucket\{le="0.001",route="\/a",group="g1"\} 2/);
+  // A cluster of two workers with these observations each: the primary's sums.
+  const cluster = async (r: Registry) => (await AggregatorRegistry.aggregate([await r.getMetricsAsJSON(), await r.getMetricsAsJSON()])).metrics();
+  t.equal(await cluster(ours), await cluster(theirs), 'summed across workers');
+  ours.resetMetrics();
+  theirs.resetMetrics();
+  t.equal(await ours.metrics(), await theirs.metrics(), 'reset');
+});
+
+t.test('histogram: unknown labels and values that are not finite are refused at the call; a reload gets it back', async (t) => {
+  const { h } = bothHistograms();
+  t.throws(() => h.observe({ route: '/a', group: 'g', extra: 'x' } as never, 1), /extra/);
+  t.throws(() => h.observe({ route: '/a', group: 'g' }, Number.NaN));
+  t.throws(() => h.observe({ route: '/a', group: 'g' }, Infinity));
+  const r = new Registry();
+  const a = cellHistogram(r, { ...hopts, labelNames: ['route', 'group'] });
+  t.equal(cellHistogram(r, { ...hopts, labelNames: ['route', 'group'] }), a);
+  t.throws(() => cellHistogram(new Registry(), { ...hopts, labelNames: ['le'] }), /reserved/);
+});
+
+t.test('histogram without labels: its one series from the start, as prom-client shows it', async (t) => {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const h = cellHistogram(ours, { name: 'test_plain_seconds', help: 'Plain.', buckets: [1, 2] });
+  const p = new Histogram({ name: 'test_plain_seconds', help: 'Plain.', buckets: [1, 2], registers: [theirs] });
+  t.equal(await ours.metrics(), await theirs.metrics(), 'before any observation');
+  h.observe({} as never, 1.5);
+  p.observe(1.5);
+  t.equal(await ours.metrics(), await theirs.metrics());
 });
