@@ -44,6 +44,9 @@ export class Journal {
   private conversations = new Map<string, { key: string; id: string }>();
   /** What the last settlement marked (its rollups and second), since the journal was last taken. */
   private last: { key: string; model: string; date: string; hour: number; second: number } | undefined;
+  /** The tpm bucket and the account marked last (marked again by most requests), since the journal was last taken. */
+  private lastMinute: { key: string; minute: number } | undefined;
+  private lastAccount: { group: string; id: string } | undefined;
   private dirty = false;
 
   get empty(): boolean { return !this.dirty; }
@@ -62,7 +65,10 @@ export class Journal {
 
   /** A tpm bucket that changed (an estimate reserved, given back or reconciled). */
   minute(key: string, minute: number): void {
-    this.tpm.set(key + SEP + minute, { key, minute });
+    // Most marks repeat the last one (a key's requests of one minute): it is in the map already.
+    if (this.lastMinute?.key !== key || this.lastMinute.minute !== minute) {
+      this.tpm.set(key + SEP + minute, this.lastMinute = { key, minute });
+    }
     this.dirty = true;
   }
 
@@ -96,7 +102,9 @@ export class Journal {
   }
 
   account(group: string, id: string): void {
-    this.accounts.set(group + SEP + id, { group, id });
+    if (this.lastAccount?.group !== group || this.lastAccount.id !== id) {
+      this.accounts.set(group + SEP + id, this.lastAccount = { group, id });
+    }
     this.dirty = true;
   }
 
@@ -154,7 +162,7 @@ export class Journal {
     this.accounts = new Map();
     this.bindings = new Map();
     this.conversations = new Map();
-    this.last = undefined;
+    this.last = this.lastMinute = this.lastAccount = undefined;
     this.dirty = false;
   }
 }

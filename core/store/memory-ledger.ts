@@ -81,7 +81,7 @@ export class KeyLedger {
     // only when it looks full (exact either way, and O(1) amortised while a key is under its limits).
     if (conc > 0) {
       const held = pruned(this.leases, (exp) => exp <= now, conc);
-      if (!this.leases.has(id) && held >= conc) {
+      if (held >= conc && !this.leases.has(id)) {
         let earliest = Infinity;
         for (const exp of this.leases.values()) earliest = Math.min(earliest, exp);
         return refuse('concurrency', Math.max(1, Math.min(earliest - now, CONCURRENCY_RETRY_MS)));
@@ -90,7 +90,7 @@ export class KeyLedger {
     const rpm = positive(l.rpm);
     if (rpm > 0) {
       const made = this.rpm.prune((at) => at <= now - RPM_WINDOW_MS, rpm);
-      if (!this.rpm.has(id) && made >= rpm) {
+      if (made >= rpm && !this.rpm.has(id)) {
         let oldest = Infinity;
         for (const at of this.rpm.values()) oldest = Math.min(oldest, at);
         return refuse('rpm', Math.max(1, oldest + RPM_WINDOW_MS - now));
