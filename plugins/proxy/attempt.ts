@@ -1,25 +1,23 @@
 // One upstream attempt: send, wait for the response headers (bounded), and for a 200 stream hold its opening frames
 // until its first content, so an error before any content can still move the request to another account.
-import {
-  Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Socket } from 'node:net';
+import { Agent as HttpAgent, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Agent as UndiciAgent } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
+import { UpstreamResponse, errorCode, requestHeaders, upstreamAgent } from './upstream-response.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
 
 /**
- * An upstream URL, parsed once, with the keep-alive agent of its origin and what a request to it is made of: the
- * address (an IPv6 literal without its brackets), the path with its query, and the Host header (port only when not
- * the scheme's default, as the URL's own `host` has it).
+ * An upstream URL, parsed once, with the path (and query) a request to it names, and node's keep-alive agent of its
+ * origin for the credential check's requests (a relayed request goes by undici's dispatcher: upstream-response.ts).
  */
-export interface Target { url: URL; agent: HttpAgent; hostname: string; port: number; path: string }
+export interface Target { url: URL; agent: HttpAgent; path: string }
 
 export type Sent =
-  | { kind: 'response'; upstream: IncomingMessage }
+  | { kind: 'response'; upstream: UpstreamResponse }
   | { kind: 'failure'; failure: Failure; code?: string }
   | { kind: 'disconnected' };
 
@@ -28,15 +26,15 @@ export type Sent =
  * (which hangs up on the upstream request too).
  */
 class Sending {
-  readonly #upstreamReq: ClientRequest;
+  readonly #upstream: UpstreamResponse;
   readonly #res: ServerResponse;
   readonly #resolve: (sent: Sent) => void;
   readonly #timer: NodeJS.Timeout;
-  readonly #onClose = () => { if (this.settle({ kind: 'disconnected' })) this.#upstreamReq.destroy(); };
+  readonly #onClose = () => { if (this.settle({ kind: 'disconnected' })) this.hangUp(); };
   #answered = false;
 
-  constructor(upstreamReq: ClientRequest, res: ServerResponse, timeoutMs: number, resolve: (sent: Sent) => void) {
-    this.#upstreamReq = upstreamReq;
+  constructor(upstream: UpstreamResponse, res: ServerResponse, timeoutMs: number, resolve: (sent: Sent) => void) {
+    this.#upstream = upstream;
     this.#res = res;
     this.#resolve = resolve;
     this.#timer = setTimeout(timedOut, timeoutMs, this);
@@ -53,47 +51,19 @@ class Sending {
     return true;
   }
 
-  hangUp(): void { this.#upstreamReq.destroy(); }
+  /** Aborts the request (before its answer: undici's abort; after, the response's destroy does it). */
+  hangUp(): void { this.#upstream.destroy(); }
 }
 
 function timedOut(sending: Sending): void {
   if (sending.settle({ kind: 'failure', failure: { kind: 'timeout' } })) sending.hangUp();
 }
 
-/** A connection still being made when its request is sent gets `ms` to connect, then fails as ECONNECT_TIMEOUT. */
-export function connectWithin(socket: Socket, ms: number): void {
-  if (!socket.connecting) return;
-  const timer = setTimeout(() => {
-    done();
-    socket.destroy(Object.assign(new Error('ECONNECT_TIMEOUT'), { code: 'ECONNECT_TIMEOUT' }));
-  }, ms).unref();
-  const done = () => {
-    clearTimeout(timer);
-    socket.off('connect', done).off('error', done).off('close', done);
-  };
-  socket.once('connect', done).once('error', done).once('close', done);
-}
-
-/**
- * The headers as the flat [name, value, …] list node:http writes as it is (each still checked) instead of storing them
- * one setHeader at a time; the Host is the target's.
- */
-function headerList(headers: IncomingHttpHeaders, host: string): string[] {
-  const list: string[] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || name === 'host') continue;
-    if (typeof value === 'string') list.push(name, value);
-    else for (const one of value) list.push(name, one); // one line each, as node writes a list
-  }
-  list.push('host', host);
-  return list;
-}
-
 export class Upstreams {
   readonly #o: AttemptOptions;
   readonly #agents = new Map<string, HttpAgent>();
   readonly #targets = new Map<string, Target>();
+  #dispatcher: UndiciAgent | undefined;
 
   constructor(options: AttemptOptions) {
     this.#o = options;
@@ -114,9 +84,7 @@ export class Upstreams {
     if (!target) {
       if (this.#targets.size >= 1000) this.#targets.clear(); // query strings and path parameters make the set open-ended
       const url = new URL(href);
-      const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-      this.#targets.set(href, target = { url, agent: this.#agentFor(url), hostname, port, path: url.pathname + url.search });
+      this.#targets.set(href, target = { url, agent: this.#agentFor(url), path: url.pathname + url.search });
     }
     return target;
   }
@@ -126,19 +94,22 @@ export class Upstreams {
    * headers. The body is always bytes in hand: a retry cannot re-read the client's request stream.
    */
   send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | undefined): Promise<Sent> {
+    const dispatcher = (this.#dispatcher ??= upstreamAgent({ connectTimeoutMs: this.#o.connect_timeout_ms, maxSockets: this.#o.max_sockets }));
     return new Promise<Sent>((resolve) => {
-      const upstreamReq = (target.url.protocol === 'https:' ? httpsRequest : httpRequest)({
-        hostname: target.hostname, port: target.port, path: target.path, method: ctx.req.method, agent: target.agent,
-        headers: headerList(headers, target.url.host),
-      });
-      const sending = new Sending(upstreamReq, ctx.res, this.#o.header_timeout_ms, resolve);
-      upstreamReq.once('response', (upstream: IncomingMessage) => { if (!sending.settle({ kind: 'response', upstream })) upstream.destroy(); });
-      // An error because the client went away is not the account's fault.
-      upstreamReq.on('error', (err: NodeJS.ErrnoException) => {
-        sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: err.code });
-      });
-      if (this.#o.connect_timeout_ms > 0) upstreamReq.once('socket', (socket: Socket) => connectWithin(socket, this.#o.connect_timeout_ms));
-      upstreamReq.end(body);
+      const upstream = new UpstreamResponse();
+      const sending = new Sending(upstream, ctx.res, this.#o.header_timeout_ms, resolve);
+      const handler = upstream.handler(
+        (res) => { if (!sending.settle({ kind: 'response', upstream: res })) res.destroy(); },
+        // An error because the client went away is not the account's fault.
+        (err) => { sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: errorCode(err) }); },
+      );
+      try {
+        dispatcher.dispatch({
+          origin: target.url.origin, path: target.path, method: (ctx.req.method ?? 'GET') as 'GET', headers: requestHeaders(headers), body: body ?? null,
+        }, handler);
+      } catch (err) {
+        handler.onError!(err as Error);
+      }
     });
   }
 }
@@ -159,8 +130,7 @@ export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | 
 
 /**
  * The upstream response's ways of ending (before the first content, each a failure of the attempt). Its 'close' comes
- * after its 'end' too, and is listened for instead: a listener of ours beside node's own on 'end' makes a listener
- * array that V8 may allocate in the old generation, keeping the request alive past minor GCs (relay.ts, relayBody).
+ * after its 'end' too, and is listened for instead, as the relays do (relay.ts, relayBody).
  */
 const ENDINGS = ['aborted', 'error', 'close'] as const;
 
@@ -169,7 +139,7 @@ const ENDINGS = ['aborted', 'error', 'close'] as const;
  * its answer, or `waitMs` passed: then put the bytes back for the relay (commit). An error event (or the end of the
  * stream) before any content is a failure, and nothing has reached the client.
  */
-export function holdFirstContent(ctx: Ctx, upstream: IncomingMessage, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
+export function holdFirstContent(ctx: Ctx, upstream: UpstreamResponse, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
   const probe = format.scanStream(scratchOf(ctx));
   if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
   const parser = new SseParser();
@@ -223,7 +193,7 @@ export const ERROR_BODY_LIMIT = 64 * 1024;
  * The one collector of an upstream body: resolves with what arrived (at most `limit` bytes kept) once it ended, or was
  * cut (error, abort, close). It reads alongside any other listener (a relay that pipes the same body).
  */
-export function readAll(upstream: IncomingMessage, limit = Infinity): Promise<Buffer> {
+export function readAll(upstream: UpstreamResponse, limit = Infinity): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

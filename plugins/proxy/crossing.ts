@@ -1,9 +1,10 @@
 // How a request crosses to the upstream and its answer back: natively (the client's own bytes, relayed as they come) or
 // translated (plugins/proxy/translate/). The pool and the exchange work the same way with either.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../core/types.ts';
 import { relay } from './relay.ts';
 import { bodyForAccount, type Body, type HeaderAllowList, upstreamBody, upstreamHeaders, upstreamPath } from './upstream-request.ts';
+import type { UpstreamResponse } from './upstream-response.ts';
 
 /** What goes to one account: the upstream path (and query), the headers, the body. */
 export interface Outbound { path: string; headers: IncomingHttpHeaders; body: Body }
@@ -16,7 +17,7 @@ export interface Crossing {
   /** The request for one account (ctx.account and ctx.upstreamModel are that account's). */
   outbound(account: AccountConfig): Promise<Outbound>;
   /** Relays one upstream answer to the client; resolves when the client response ended or the client left. */
-  relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void>;
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void>;
   /** Answers the request without any upstream (a count the upstream cannot make, a kept answer), when set. */
   readonly local?: () => Promise<void>;
 }
@@ -56,7 +57,7 @@ export class NativeCrossing implements Crossing {
     return { path: upstreamPath(ctx), body, headers: upstreamHeaders(this.#given, auth, account, body, this.#allowed) };
   }
 
-  relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void> {
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void> {
     return relay(ctx, upstream, keepaliveMs, this.#usage);
   }
 }

@@ -1,7 +1,6 @@
 // One exchange with one account: send the request, classify the answer, hold a stream's opening frames until its first
 // content (an error before it can still fail over), relay the answer, and pin the id it created before the client can
 // use it.
-import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
@@ -10,6 +9,7 @@ import { classify, type CooldownOptions } from './classify.ts';
 import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
 import { proxyErrors } from './pool-errors.ts';
+import type { UpstreamResponse } from './upstream-response.ts';
 
 export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number }
 
@@ -67,7 +67,7 @@ export class Exchange {
 }
 
 /** A stream committed by queue keepalives cannot take a status any more: the upstream's refusal becomes its error event. */
-async function intoCommittedStream(ctx: Ctx, upstream: IncomingMessage, status: number): Promise<Tried> {
+async function intoCommittedStream(ctx: Ctx, upstream: UpstreamResponse, status: number): Promise<Tried> {
   const text = (await readAll(upstream, ERROR_BODY_LIMIT)).toString('utf8');
   ctx.outcome = 'failed';
   ctx.endedBy = 'upstream';

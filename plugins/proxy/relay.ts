@@ -1,10 +1,11 @@
 // Relays the upstream response to the client: SSE scanned frame by frame (usage, model names, keepalive), JSON read for usage.
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
+import type { UpstreamResponse } from './upstream-response.ts';
 
 /** Each format's allow list of upstream response headers, compiled once. */
 const returned = new WeakMap<FormatAdapter, (name: string) => boolean>();
@@ -13,7 +14,7 @@ const returned = new WeakMap<FormatAdapter, (name: string) => boolean>();
  * The upstream's response headers that reach the client: only what the format's allow list names. An account's
  * organization, project and rate-limit headers describe the operator's account, not the client's key.
  */
-function clientHeaders(ctx: Ctx, upstream: IncomingMessage): OutgoingHttpHeaders {
+function clientHeaders(ctx: Ctx, upstream: UpstreamResponse): OutgoingHttpHeaders {
   let allowed = returned.get(ctx.format);
   if (!allowed) returned.set(ctx.format, allowed = headerMatcher(ctx.format.returnHeaders));
   const headers: OutgoingHttpHeaders = {};
@@ -39,7 +40,7 @@ export function overheadMs(ctx: Ctx, since?: number): string {
 }
 
 /** Relay one upstream response; resolves when the client response has ended or the client went away. */
-export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, usage = true): Promise<void> {
+export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true): Promise<void> {
   const { res } = ctx;
   const status = upstream.statusCode ?? 502;
   const headers = clientHeaders(ctx, upstream);
@@ -71,7 +72,7 @@ export function relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, 
   return done;
 }
 
-function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
+function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
   // Most answers arrive in one chunk: an array is made only for a second one.
   let first: Buffer | undefined;
   let more: Buffer[] | undefined;
@@ -86,10 +87,10 @@ function relayBody(ctx: Ctx, upstream: IncomingMessage, status: number, headers:
   upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
   upstream.once('error', cut);
   upstream.once('aborted', cut);
-  // Its 'close' (after 'end', or after it was cut), not 'end': node's own 'end' listener is there already, and a second
-  // one makes a listener array, which V8 may come to allocate in the old generation; it then kept this closure, and the
-  // whole request it reaches, alive past every minor GC (half the processes promoted ~10 KB per request, against ~1).
-  // Every relay here and in translate/relay.ts listens so (upstreamEnded below).
+  // Its 'close' (after 'end', or after it was cut): one listener hears either ending. (When the upstream was node's
+  // IncomingMessage, which listens on 'end' itself, a second 'end' listener made a listener array that V8 could
+  // allocate in the old generation, keeping the request alive past minor GCs.) Every relay here and in
+  // translate/relay.ts listens so (upstreamEnded below).
   upstream.once('close', () => {
     if (!upstreamEnded(ctx, upstream)) return cut();
     ended = true;
@@ -122,7 +123,7 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
  * A stream that is not SSE (Gemini's JSON array): bytes go out as they arrive; the format reads the whole at the end
  * (FormatAdapter.readWholeStream). Returns what to do when the client leaves first.
  */
-function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => void {
+function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => void {
   const chunks: Buffer[] = [];
   const read = (complete: boolean) => ctx.format.readWholeStream?.(Buffer.concat(chunks).toString('utf8'), complete);
   ctx.res.writeHead(status, headers);
@@ -143,7 +144,7 @@ function relayTee(ctx: Ctx, upstream: IncomingMessage, status: number, headers: 
 }
 
 /** Relays an SSE stream frame by frame through the format's scanner; returns what to do when the client leaves first. */
-function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): () => void {
+function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): () => void {
   const { res, format } = ctx;
   const parser = new SseParser();
   const scanner = format.scanStream(ctx);
@@ -208,7 +209,7 @@ function relayStream(ctx: Ctx, upstream: IncomingMessage, status: number, header
  * On the upstream response's 'close': whether it ended whole (read to its end, not cut), timing that end if so. The
  * relays listen for 'close' rather than 'end' (see relayBody).
  */
-export function upstreamEnded(ctx: Ctx, upstream: IncomingMessage): boolean {
+export function upstreamEnded(ctx: Ctx, upstream: UpstreamResponse): boolean {
   if (!upstream.readableEnded) return false;
   ctx.timings.upstreamEnd = performance.now();
   return true;

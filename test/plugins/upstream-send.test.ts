@@ -1,12 +1,15 @@
 // The upstream request as the proxy sends it (plugins/proxy/attempt.ts): the target's Host and path, the body once, the
 // client's credential never; a client that leaves before the answer hangs up on the upstream; a connection still being
 // made gives up after connect_timeout_ms.
-import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { connectWithin } from '../../plugins/proxy/attempt.ts';
-import { chatConfig, withGateway } from '../helpers/gateway.ts';
+import type { Tap } from '../store/fixtures.ts';
+import { pino } from 'pino';
+import { startGateway } from '../../core/server.ts';
+import { chatConfig, withGateway, writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 import { startUpstream } from '../helpers/upstream.ts';
 
@@ -58,32 +61,43 @@ t.test('a client that leaves before the answer: the upstream request is closed t
   t.equal(seen.finished, false, 'unanswered');
 });
 
-/** A socket as connectWithin sees one: still connecting, or not. */
-class FakeSocket extends EventEmitter {
-  connecting: boolean;
-  destroyedWith?: Error & { code?: string };
-  constructor(connecting: boolean) { super(); this.connecting = connecting; }
-  destroy(err?: Error) { this.destroyedWith = err ?? new Error('destroyed'); this.emit('close'); return this; }
+/**
+ * An upstream whose connections never complete: a server process stopped (SIGSTOP) once its accept queue (backlog 1)
+ * is full, so the kernel leaves every further connection attempt unanswered.
+ */
+async function unconnectable(t: Tap): Promise<string> {
+  const child = spawn(process.execPath, ['-e', "require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, function () { console.log(this.address().port) })"],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => { child.kill('SIGKILL'); });
+  const port = await new Promise<number>((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d)))));
+  child.kill('SIGSTOP');
+  const held: Socket[] = [];
+  t.teardown(() => { for (const s of held) s.destroy(); });
+  // Fill the queue; the next connection attempt hangs.
+  for (;;) {
+    const s = connect(port, '127.0.0.1');
+    held.push(s);
+    const connected = await Promise.race([once(s, 'connect').then(() => true), sleep(200).then(() => false)]);
+    if (!connected) break;
+  }
+  return `http://127.0.0.1:${port}`;
 }
 
-t.test('connect timeout: a connection still being made after the limit fails as ECONNECT_TIMEOUT', async (t) => {
-  const slow = new FakeSocket(true);
-  connectWithin(slow as unknown as Socket, 30);
-  await sleep(80);
-  t.equal(slow.destroyedWith?.code, 'ECONNECT_TIMEOUT');
-  t.equal(slow.listenerCount('connect') + slow.listenerCount('error') + slow.listenerCount('close'), 0, 'its listeners are gone');
-
-  const quick = new FakeSocket(true);
-  connectWithin(quick as unknown as Socket, 30);
-  quick.connecting = false;
-  quick.emit('connect');
-  await sleep(80);
-  t.equal(quick.destroyedWith, undefined, 'connected in time: left alone');
-  t.equal(quick.listenerCount('connect') + quick.listenerCount('close'), 0, 'its listeners are gone');
-
-  const reused = new FakeSocket(false);
-  connectWithin(reused as unknown as Socket, 1);
-  await sleep(20);
-  t.equal(reused.destroyedWith, undefined, 'a pooled connection (already connected) has no connect timer');
-  t.equal(reused.listenerCount('connect'), 0);
+t.test('connect timeout: a connection still being made after connect_timeout_ms fails the attempt as ECONNECT_TIMEOUT', async (t) => {
+  const url = await unconnectable(t);
+  const lines: string[] = [];
+  const gw = await startGateway({
+    configFile: writeConfig(chatConfig({
+      keyId: 'slow', key: 'sk-slow-0001', platform: `{ base_url: "${url}", format: openai-chat }`,
+      chain: 'auth, group-check, model-allowlist, { proxy: { connect_timeout_ms: 150, header_timeout_ms: 5000 } }',
+    })),
+    host: '127.0.0.1', port: 0, env: {}, log: pino({ level: 'warn' }, { write: (line: string) => { lines.push(line); } }),
+  });
+  t.teardown(() => gw.close());
+  const started = Date.now();
+  const res = await post(gw.url + '/v1/chat/completions', chatBody('gpt-4o-mini', 'hello'), bearer('sk-slow-0001'));
+  const took = Date.now() - started;
+  t.ok(res.status >= 500, `an upstream failure answers (${res.status})`);
+  t.ok(took >= 140 && took < 2000, `after the connect timeout, well before the header timeout (${took} ms)`);
+  t.match(lines.join('\n'), /ECONNECT_TIMEOUT/, 'logged as a connect timeout');
 });

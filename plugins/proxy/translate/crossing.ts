@@ -1,6 +1,6 @@
 // A translated crossing: the client's request decoded once by its format's codec into the canonical model, encoded for each
 // account by the upstream format's codec, and the answer translated back (relay.ts). docs/translation.md has the rules.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { CanonRequest, Codec, CodecContext, Operation } from '../../../core/canonical.ts';
 import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../../core/types.ts';
 import type { Crossing, Outbound } from '../crossing.ts';
@@ -10,6 +10,7 @@ import { estimateInputTokens } from './estimate.ts';
 import { inlineMedia, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
 import { sendJson } from '../../../core/reply.ts';
+import type { UpstreamResponse } from '../upstream-response.ts';
 
 /** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
 export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions }
@@ -88,7 +89,7 @@ export class TranslatedCrossing implements Crossing {
     return { path: encoded.path, headers, body };
   }
 
-  relay(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number): Promise<void> {
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void> {
     return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs);
   }
 }

@@ -1,6 +1,6 @@
 // Relays a translated answer: the upstream's error, whole answer or stream decoded by its format's codec and written in
 // the client's own by the client's codec. Usage is the upstream's own numbers, as its decoder read them.
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext } from '../../../core/canonical.ts';
 import { collectEvents } from '../../../adapters/shared/collect-events.ts';
 import { SseParser } from '../../../adapters/shared/sse.ts';
@@ -10,6 +10,7 @@ import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
 import { overheadMs, upstreamEnded } from '../relay.ts';
 import { sendJson } from '../../../core/reply.ts';
+import type { UpstreamResponse } from '../upstream-response.ts';
 
 /** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
 export interface Codecs {
@@ -57,7 +58,7 @@ class Observed {
 }
 
 /** Relay one translated upstream answer; resolves when the client response ended or the client left. */
-export function relayTranslated(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c: Codecs): Promise<void> {
+export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs): Promise<void> {
   const status = upstream.statusCode ?? 502;
   const { promise, resolve, reject } = Promise.withResolvers<void>();
   let abandon: (() => void) | undefined;
@@ -104,7 +105,7 @@ async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
 }
 
 /** A stream: upstream frames → canonical events → client frames. Returns what to do when the client leaves first. */
-function relayEvents(ctx: Ctx, upstream: IncomingMessage, keepaliveMs: number, c: Codecs): () => void {
+function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs): () => void {
   const { res } = ctx;
   const parser = new SseParser();
   const decoder = c.upstream.decodeStream(c.cctx);

@@ -1,0 +1,130 @@
+// The upstream hop on undici's HTTP/1.1 client, its response presented to the relays as node's IncomingMessage is.
+// node:http's client (ClientRequest, the agent's socket bookkeeping, a parser per socket) cost the gateway more per
+// request than everything it does for a request itself except the relay; undici's dispatcher, fed straight from its
+// handler callbacks, does the same exchange for less (README, the bench). What the relays read stays as it was: a
+// Readable of the body with statusCode, headers (duplicates joined by node's own rules), complete, 'aborted' when the
+// body is cut, and an 'error' only for a reader that listens for one (IncomingMessage's rule).
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
+
+/** An upstream response: what the relays, the failover and the stream probe read. */
+export class UpstreamResponse extends Readable {
+  statusCode = 0;
+  headers: IncomingHttpHeaders = {};
+  /** The whole body arrived (IncomingMessage.complete). */
+  complete = false;
+  #abort: ((err: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
+  /** undici stopped reading (the reader is behind): _read lets it go on. */
+  #paused = false;
+
+  override _read(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    // Never from inside a parser's callback: undici resumes a parser only between reads of its socket.
+    if (this.#resume) process.nextTick(this.#resume);
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    if (!this.complete) {
+      this.emit('aborted');
+      this.#abort?.(err ?? new Error('aborted'));
+    }
+    // As IncomingMessage: an error is emitted only to a reader listening for one.
+    cb(this.listenerCount('error') ? err : null);
+  }
+
+  /** undici's handler of this response's request. */
+  handler(started: (res: UpstreamResponse) => void, failed: (err: Error & { code?: string }) => void): Dispatcher.DispatchHandlers {
+    return {
+      // A request hung up on while it waited for a connection is aborted as soon as it gets one.
+      onConnect: (abort) => {
+        if (this.destroyed) abort(new Error('aborted'));
+        else this.#abort = abort;
+      },
+      onHeaders: (status, raw, resume) => {
+        this.statusCode = status;
+        this.headers = nodeHeaders(raw as unknown as Buffer[]);
+        this.#resume = resume;
+        started(this);
+        return true;
+      },
+      // false: undici waits for resume (_read) before it reads on.
+      onData: (chunk) => {
+        if (this.push(chunk)) return true;
+        this.#paused = true;
+        return false;
+      },
+      onComplete: () => {
+        this.complete = true;
+        this.push(null);
+      },
+      onError: (err) => {
+        if (this.statusCode === 0) failed(err as Error & { code?: string });
+        else if (!this.destroyed) this.destroy(err);
+      },
+    };
+  }
+}
+
+/**
+ * Header lines as node's IncomingMessage joins them (its matchKnownFields): these keep their first value, set-cookie is
+ * a list, cookie is joined with '; ', any other repeated header with ', '.
+ */
+const FIRST_ONLY = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
+  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after',
+  'server', 'user-agent',
+]);
+
+export function nodeHeaders(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toString('latin1').toLowerCase();
+    const value = raw[i + 1].toString('latin1');
+    const had = headers[name];
+    if (name === 'set-cookie') {
+      if (had) (had as string[]).push(value);
+      else headers[name] = [value];
+    } else if (had === undefined) headers[name] = value;
+    else if (FIRST_ONLY.has(name)) continue;
+    else headers[name] = `${had}${name === 'cookie' ? '; ' : ', '}${value}`;
+  }
+  return headers;
+}
+
+/**
+ * Request headers undici will not send as given: hop-by-hop ones (this hop's own: never the client's), the Host (the
+ * origin's) and the length (the body's own).
+ */
+const NOT_SENT = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'expect', 'host', 'content-length', 'te', 'trailer']);
+
+/** The headers as undici's flat [name, value, …] list, one line per value. */
+export function requestHeaders(headers: IncomingHttpHeaders): string[] {
+  const list: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || NOT_SENT.has(name)) continue;
+    if (typeof value === 'string') list.push(name, value);
+    else for (const one of value) list.push(name, one);
+  }
+  return list;
+}
+
+/** undici's error codes as node:http's client names the same failures (logs and tests read them). */
+const CODES: Record<string, string> = { UND_ERR_CONNECT_TIMEOUT: 'ECONNECT_TIMEOUT', UND_ERR_SOCKET: 'ECONNRESET' };
+export const errorCode = (err: { code?: string }): string | undefined => (err.code && CODES[err.code]) ?? err.code;
+
+export interface UpstreamClientOptions { connectTimeoutMs: number; maxSockets: number }
+
+/** The dispatcher of every upstream origin: keep-alive connections per origin, at most `maxSockets` each (0: no limit). */
+export function upstreamAgent(o: UpstreamClientOptions): Agent {
+  return new Agent({
+    connections: o.maxSockets > 0 ? o.maxSockets : null,
+    // The attempt bounds the wait for headers itself; a body is as long as the model takes.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    connect: o.connectTimeoutMs > 0 ? { timeout: o.connectTimeoutMs } : {},
+  });
+}

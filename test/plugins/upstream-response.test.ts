@@ -1,0 +1,115 @@
+// The upstream hop on undici (plugins/proxy/upstream-response.ts) reads as node's IncomingMessage did: the same headers
+// for the same response bytes (repeated ones joined by node's rules), the body whole and in order even to a reader that
+// falls behind (undici stops reading until it catches up), and a body cut short as a cut: 'aborted', not complete, an
+// error only to a reader listening for one.
+import { get } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import { UpstreamResponse, upstreamAgent } from '../../plugins/proxy/upstream-response.ts';
+
+/** A server answering every connection with `reply` (raw bytes), then `after` (e.g. to cut it). */
+async function rawServer(t: { teardown(f: () => unknown): void }, reply: (socket: Socket) => void): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('data', () => reply(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  const { port } = server.address() as { port: number };
+  return `http://127.0.0.1:${port}`;
+}
+
+/** One request through the upstream client: the response once its headers arrive, or the failure. */
+function send(url: string): Promise<UpstreamResponse> {
+  const agent = upstreamAgent({ connectTimeoutMs: 1000, maxSockets: 0 });
+  return new Promise((resolve, reject) => {
+    const res = new UpstreamResponse();
+    agent.dispatch({ origin: url, path: '/', method: 'GET', headers: [] }, res.handler(resolve, reject));
+  });
+}
+
+const HEAD = [
+  'HTTP/1.1 200 OK', 'Content-Type: application/json', 'content-type: text/plain', 'Set-Cookie: a=1', 'Set-Cookie: b=2',
+  'X-Thing: one', 'x-thing: two', 'Cookie: c=3', 'Cookie: d=4', 'Retry-After: 5', 'Retry-After: 9', 'Cache-Control: no-cache',
+  'Cache-Control: no-store', 'Server: upstream', 'X-Request-Id: up-1',
+];
+
+t.test('the same headers as node\'s IncomingMessage for the same response, repeated ones included', async (t) => {
+  const url = await rawServer(t, (s) => s.end([...HEAD, 'Content-Length: 2', '', 'ok'].join('\r\n')));
+  const ours = await send(url);
+  const body: Buffer[] = [];
+  for await (const chunk of ours) body.push(chunk as Buffer);
+  const node = await new Promise<import('node:http').IncomingMessage>((resolve) => get(url, resolve));
+  node.resume();
+  t.equal(ours.statusCode, 200);
+  t.strictSame(ours.headers, node.headers);
+  t.equal(Buffer.concat(body).toString(), 'ok');
+  t.equal(ours.complete, true);
+});
+
+t.test('a reader that falls behind: undici waits for it, and the body arrives whole and in order', async (t) => {
+  const SIZE = 8 * 1024 * 1024;
+  let written = 0;
+  let blocked = false;
+  const url = await rawServer(t, (s) => {
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${SIZE}\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024);
+    const more = () => {
+      while (written < SIZE) {
+        chunk.fill(written / chunk.length % 251);
+        written += chunk.length;
+        if (!s.write(chunk)) { blocked = true; s.once('drain', more); return; }
+      }
+      s.end();
+    };
+    more();
+  });
+  const res = await send(url);
+  res.pause();
+  await sleep(300);
+  t.ok(blocked, 'the upstream could not write on: the gateway stopped reading');
+  t.ok(written < SIZE, `not all written while nobody read (${written} of ${SIZE})`);
+  let got = 0;
+  let inOrder = true;
+  for await (const c of res) {
+    const b = c as Buffer;
+    for (let i = 0; i < b.length; i += 4096) if (b[i] !== Math.floor((got + i) / (64 * 1024)) % 251) inOrder = false;
+    got += b.length;
+    if (got % (1024 * 1024) < b.length) await sleep(5); // a slow reader
+  }
+  t.equal(got, SIZE, 'every byte');
+  t.ok(inOrder, 'in order');
+  t.equal(res.complete, true);
+});
+
+t.test('a body cut short: aborted and not complete; its error only to a reader listening for one', async (t) => {
+  const url = await rawServer(t, (s) => { s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf'); setTimeout(() => s.destroy(), 20); });
+  for (const listening of [false, true]) {
+    const res = await send(url);
+    let aborted = false;
+    let error: Error | undefined;
+    res.on('aborted', () => { aborted = true; });
+    if (listening) res.on('error', (err) => { error = err; });
+    res.resume();
+    await new Promise((resolve) => res.once('close', resolve)); // (events.once would reject with the error)
+    t.equal(aborted, true, 'aborted');
+    t.equal(res.complete, false, 'not complete');
+    if (listening) t.ok(error, 'the error reached the reader listening for it');
+  }
+});
+
+t.test('a response destroyed by its reader hangs up on the upstream', async (t) => {
+  let closed = false;
+  const url = await rawServer(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nopen\r\n');
+    s.once('close', () => { closed = true; });
+  });
+  const res = await send(url);
+  res.destroy();
+  for (let i = 0; i < 50 && !closed; i++) await sleep(10);
+  t.ok(closed, 'the upstream connection was closed');
+});
