@@ -3,6 +3,7 @@
 // made gives up after connect_timeout_ms.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
@@ -26,8 +27,8 @@ const upstream = await startUpstream(t, async (req, res) => {
 
 const gw = await withGateway(t, chatConfig({
   keyId: 'send', key: 'sk-send-0001',
-  // A path prefix on the base URL, and a header the client may pass.
-  platform: `{ base_url: "${upstream.url}/prefix", format: openai-chat, forward_headers: [x-hold] }`,
+  // A path prefix on the base URL, and a header the client may pass; the hop-by-hop ones a careless list would let by.
+  platform: `{ base_url: "${upstream.url}/prefix", format: openai-chat, forward_headers: [x-hold, x-keep, te, trailer, keep-alive, expect] }`,
 }));
 
 t.test('the upstream gets the target\'s Host and path, the body, the account\'s credential and not the client\'s', async (t) => {
@@ -45,6 +46,22 @@ t.test('the upstream gets the target\'s Host and path, the body, the account\'s 
   t.equal(seen.headers['transfer-encoding'], undefined, 'a sized body, not chunked');
   t.equal(seen.headers['content-type'], 'application/json');
   t.same(JSON.parse(seen.body).messages, [{ role: 'user', content: 'hello' }]);
+});
+
+t.test('hop-by-hop headers stay on the client\'s hop, even when a platform\'s list names them', async (t) => {
+  // node:http, not fetch: fetch will not send these.
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = request(gw.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { ...bearer('sk-send-0001'), 'content-type': 'application/json', te: 'trailers', trailer: 'x-checksum', 'keep-alive': 'timeout=5', 'x-keep': 'yes' },
+    }, (res) => { res.resume(); resolve(res.statusCode!); });
+    req.on('error', reject);
+    req.end(JSON.stringify(chatBody('gpt-4o-mini', 'hello')));
+  });
+  t.equal(status, 200);
+  const seen = upstream.exchanges.at(-1)!;
+  t.equal(seen.headers['x-keep'], 'yes', 'a listed header crosses');
+  for (const name of ['te', 'trailer', 'keep-alive', 'expect']) t.equal(seen.headers[name], undefined, `${name} does not`);
 });
 
 t.test('a client that leaves before the answer: the upstream request is closed too', async (t) => {
