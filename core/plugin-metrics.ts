@@ -112,8 +112,10 @@ class CellHistogram<T extends string> implements LabelledHistogram<T> {
 
   /** Without labels, prom-client shows its one series (all zero) from the start. */
   #unlabelled(): void {
-    if (!this.#names.length) this.#cells.push({ labels: {}, buckets: this.#bounds.map(() => 0), sum: 0, count: 0 });
-    if (!this.#names.length) this.#root.set('', this.#cells[0]);
+    if (this.#names.length) return;
+    const cell = { labels: {}, buckets: this.#bounds.map(() => 0), sum: 0, count: 0 };
+    this.#cells.push(cell);
+    this.#root.set('', cell);
   }
 
   observe(labels: Record<T, string>, value: number): void {
