@@ -50,7 +50,7 @@ local function acquire_many(calls)
     local only = ARGV[ao + 5] == '1'
     local nb = N[ARGV[ao + 8]]
     local n = (nk - nb) / 2
-    -- Candidate i's fields: ARGV[at + 4i + 1 ..  4]: id, priority, weight, concurrency.
+    -- Candidate i's fields are ARGV[at + 4i + 1] to ARGV[at + 4i + 4]: id, priority, weight, concurrency.
     local at = ao + 5
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.
