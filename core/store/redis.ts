@@ -42,6 +42,10 @@ const RELEASED_TTL_MS = 300_000;
 
 const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
+/** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
+const admitTerms = (l: KeyLimits, leaseMs: number): string =>
+  `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly layout: KeyLayout;
@@ -84,9 +88,7 @@ export class RedisStore implements Store {
     const minute = minuteOf(req.now);
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
     const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct], [
-      Math.floor(req.now), req.requestId, Math.max(1, Math.round(req.leaseMs) || 1), est,
-      toNano(l.quota_usd), toNano(l.usd_5h), toNano(l.usd_1d), toNano(l.usd_7d),
-      Math.floor(nonNeg(l.concurrency)), Math.floor(nonNeg(l.rpm)), Math.floor(nonNeg(l.tpm)),
+      Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)),
     ])) as [number, string | number, number?, string?];
     if (r[0] === 1) {
       return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, lease: r[1] === 1 } };

@@ -133,7 +133,7 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
       ];
       return {
         key: pick(['a', 'b']),
-        args: [BASE + Math.floor(rand() * 50), id, pick([30_000, 60_000]), pick([0, 20, 100, 600]), ...limits],
+        args: [BASE + Math.floor(rand() * 50), id, pick([0, 20, 100, 600]), [pick([30_000, 60_000]), ...limits].join(' ')],
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {

@@ -50,25 +50,35 @@ local function admit_many(calls)
     return n
   end
 
-  -- Limits are read as N[...] (parsed once a turn: fuse.ts); most are '0' (none), which a string comparison tells.
+  -- A key's terms (its 4th argument), parsed once a turn: {lease ms, quota, 5h, 1d, 7d, concurrency, rpm, tpm, windows},
+  -- windows telling whether any window has a limit.
+  local parsed = {}
+  local function termsOf(text)
+    local t = parsed[text]
+    if not t then
+      t = {}
+      for v in string.gmatch(text, '%S+') do t[#t + 1] = tonumber(v) end
+      t[9] = t[3] > 0 or t[4] > 0 or t[5] > 0
+      parsed[text] = t
+    end
+    return t
+  end
+
   local function one(ko, ao)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
-    local est = N[ARGV[ao + 4]]
-    local conc = N[ARGV[ao + 9]]
-    local rpm = N[ARGV[ao + 10]]
-    local tpm = N[ARGV[ao + 11]]
+    local est = N[ARGV[ao + 3]]
+    local terms = termsOf(ARGV[ao + 4])
+    local conc, rpm, tpm = terms[6], terms[7], terms[8]
 
-    if ARGV[ao + 5] ~= '0' then
-      local quota = N[ARGV[ao + 5]]
-      if quota > 0 and N[acct(KEYS[ko + 4])[1] or '0'] >= quota then return {0, 'quota_exhausted', -1, ''} end
-    end
+    local quota = terms[2]
+    if quota > 0 and N[acct(KEYS[ko + 4])[1] or '0'] >= quota then return {0, 'quota_exhausted', -1, ''} end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
-    if ARGV[ao + 6] ~= '0' or ARGV[ao + 7] ~= '0' or ARGV[ao + 8] ~= '0' then
+    if terms[9] then
       local wait, win = -1, ''
       for i = 1, 3 do
-        local limit = N[ARGV[ao + 5 + i]]
+        local limit = terms[2 + i]
         if limit > 0 then
           local t = acct(KEYS[ko + 4])
           local s, u = t[2 * i], t[2 * i + 1]
@@ -117,7 +127,7 @@ local function admit_many(calls)
     local answer = admittedAnswer
     if conc > 0 then
       local key = KEYS[ko + 1]
-      local lease_ms = N[ARGV[ao + 3]]
+      local lease_ms = terms[1]
       zsets[key].add(now + lease_ms, id)
       if (keep[key] or 0) < lease_ms + 60000 then keep[key] = lease_ms + 60000 end
       answer = leasedAnswer

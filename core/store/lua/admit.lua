@@ -1,18 +1,21 @@
 -- Atomic check-and-reserve for one API key (all keys share the key's hash tag, so one slot).
 -- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
--- ARGV: 1 now, 2 request id, 3 lease ms, 4 estimated tokens, 5 quota nano, 6..8 5h/1d/7d limit nano,
---       9 concurrency, 10 rpm, 11 tpm   (0 = unlimited)
+-- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms, one string of eight integers apart by spaces (the
+--       same for all of a key's requests, so the list form reads it once a turn): lease ms, quota nano, 5h/1d/7d limit
+--       nano, concurrency, rpm, tpm   (0 = unlimited)
 -- Returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
 -- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
 -- Several calls of one turn run its list form instead, admit-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
-local lease_ms = tonumber(ARGV[3])
-local est = tonumber(ARGV[4])
-local quota = tonumber(ARGV[5])
-local conc = tonumber(ARGV[9])
-local rpm = tonumber(ARGV[10])
-local tpm = tonumber(ARGV[11])
+local est = tonumber(ARGV[3])
+local terms = {}
+for v in string.gmatch(ARGV[4], '%S+') do terms[#terms + 1] = tonumber(v) end
+local lease_ms = terms[1]
+local quota = terms[2]
+local conc = terms[6]
+local rpm = terms[7]
+local tpm = terms[8]
 local function int(x) return string.format('%d', x) end
 
 if quota > 0 then
@@ -25,7 +28,7 @@ local names = {'5h', '1d', '7d'}
 local lens = {18000000, 86400000, 604800000}
 local wait, win = -1, ''
 for i = 1, 3 do
-  local limit = tonumber(ARGV[5 + i])
+  local limit = terms[2 + i]
   if limit > 0 then
     local s = redis.call('HMGET', KEYS[4], 's' .. names[i], 'u' .. names[i])
     if s[1] then
@@ -90,5 +93,5 @@ if rpm > 0 then
 end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
 -- The minute's bucket gets its life when this creates it (settle and release never create one).
-if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[4]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
+if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[3]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
 return {1, leased}
