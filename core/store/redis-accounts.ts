@@ -28,9 +28,10 @@ export class RedisAccounts {
     const bound = req.prefer === undefined && req.bound ? req.bound : [];
     const bindingKeys = bound.map((b) => g.bound(b.kind, b.name));
     const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], [
-      Math.floor(req.now), req.requestId, ms(req.leaseMs), prefer + 1, req.only ? '1' : '0', Math.random(), ACCOUNT_IDLE_MS,
+      Math.floor(req.now), req.requestId, prefer + 1, req.only ? '1' : '0', Math.random(),
       bindingKeys.length, bound.map((b) => (b.kind === 'pin' ? '1' : '0')).join(''),
-      ...cands.flatMap((c) => [c.id, c.priority, c.weight, c.concurrency]),
+      [ms(req.leaseMs), ACCOUNT_IDLE_MS, ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency])].join(' '),
+      ...cands.map((c) => c.id),
     ])) as [number, number | string, number, number, string];
     const found: FoundBinding | undefined = r[3] > 0 ? { ...bound[r[3] - 1], account: r[4] } : undefined;
     const extra = found ? { bound: found } : {};

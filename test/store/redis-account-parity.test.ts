@@ -74,8 +74,8 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
     const want = only && prefer < 0 && bindings.length > 1 ? { refuse: 'none' } : pickAccount(views, prefer, only, now, roll);
     const argPrefer = bindings.length ? 0 : prefer + 1;
     const got = (await scripts.accountAcquire.run(c, [...cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...bindings.map((b) => b.key)], [
-      now, rid, 1000, argPrefer, only && !bindings.length ? '1' : '0', roll, 60_000, bindings.length, bindings.map((b) => (b.pin ? '1' : '0')).join(''),
-      ...cands.flatMap((a) => [a.id, a.priority, a.weight, a.concurrency]),
+      now, rid, argPrefer, only && !bindings.length ? '1' : '0', roll, bindings.length, bindings.map((b) => (b.pin ? '1' : '0')).join(''),
+      [1000, 60_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency])].join(' '), ...cands.map((a) => a.id),
     ])) as [number, number | string, number];
     const gotShape = got[0] === 1
       ? { take: (got[1] as number) - 1, preferred: got[2] === 1 }

@@ -188,8 +188,8 @@ t.test('account acquire and release: the calls of a turn together, as one by one
       const prefer = bound.length || !cands.length || rand() < 0.6 ? 0 : 1 + Math.floor(rand() * cands.length);
       return {
         kind: 'acquire' as const, cands, bound, id,
-        args: [now, id, pick([1000, 30_000, 5]), prefer, prefer && rand() < 0.3 ? '1' : '0', rand(), 86_400_000,
-          bound.length, bound.map((b) => (b[0] === 'pin' ? '1' : '0')).join(''), ...cands.flatMap((a) => [a.id, a.priority, a.weight, a.concurrency])],
+        args: [now, id, prefer, prefer && rand() < 0.3 ? '1' : '0', rand(), bound.length, bound.map((b) => (b[0] === 'pin' ? '1' : '0')).join(''),
+          [pick([1000, 30_000, 5]), 86_400_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency])].join(' '), ...cands.map((a) => a.id)],
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {

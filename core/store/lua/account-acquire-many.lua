@@ -9,7 +9,7 @@ local function acquire_many(calls)
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
   for _, c in ipairs(calls) do
-    for i = 1, (c[3] - N[ARGV[c[2] + 8]]) / 2 do
+    for i = 1, (c[3] - N[ARGV[c[2] + 6]]) / 2 do
       local key = KEYS[c[1] + 2 * i - 1]
       ids[key] = ids[key] or {}
       ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
@@ -43,15 +43,28 @@ local function acquire_many(calls)
     return bindings[key]
   end
 
+  -- A group's terms (a call's 8th argument), parsed once a turn: lease ms, state ttl ms, then per candidate its
+  -- priority, weight and concurrency.
+  local parsed = {}
+  local function termsOf(text)
+    local t = parsed[text]
+    if not t then
+      t = {}
+      for v in string.gmatch(text, '%S+') do t[#t + 1] = tonumber(v) end
+      parsed[text] = t
+    end
+    return t
+  end
+
   local function one(ko, ao, nk)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
-    local prefer = N[ARGV[ao + 4]]
-    local only = ARGV[ao + 5] == '1'
-    local nb = N[ARGV[ao + 8]]
+    local prefer = N[ARGV[ao + 3]]
+    local only = ARGV[ao + 4] == '1'
+    local nb = N[ARGV[ao + 6]]
     local n = (nk - nb) / 2
-    -- Candidate i's fields are ARGV[at + 4i + 1] to ARGV[at + 4i + 4]: id, priority, weight, concurrency.
-    local at = ao + 5
+    local terms = termsOf(ARGV[ao + 8])
+    -- Candidate i's id is ARGV[ao + 8 + i]; its priority, weight and concurrency are terms[3i], terms[3i + 1], terms[3i + 2].
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.
     local found, found_account = 0, ''
@@ -59,9 +72,9 @@ local function acquire_many(calls)
       local bound = binding(KEYS[ko + 2 * n + j])
       if bound then
         found, found_account = j, bound
-        prefer, only = 0, string.sub(ARGV[ao + 9], j, j) == '1'
+        prefer, only = 0, string.sub(ARGV[ao + 7], j, j) == '1'
         for i = 1, n do
-          if ARGV[at + 4 * i + 1] == bound then prefer = i end
+          if ARGV[ao + 8 + i] == bound then prefer = i end
         end
         -- Pinned to an account that cannot serve this request.
         if only and prefer == 0 then return {0, 'none', -1, found, found_account} end
@@ -77,12 +90,12 @@ local function acquire_many(calls)
       l.expire(now)
       local s = state(KEYS[ko + 2 * i]).v
       local cool = s[1] and N[s[1]] or nil
-      local conc = N[ARGV[at + 4 * i + 4]]
+      local conc = terms[3 * i + 2]
       -- Probing (cooled down, not yet proven healthy): one request at a time.
       if s[2] == '1' then conc = 1 end
       c[i] = {
-        priority = N[ARGV[at + 4 * i + 2]],
-        weight = N[ARGV[at + 4 * i + 3]],
+        priority = terms[3 * i],
+        weight = terms[3 * i + 1],
         conc = conc,
         busy = l.n,
         cooling = cool ~= nil and cool > now,
@@ -94,9 +107,9 @@ local function acquire_many(calls)
     end
 
     -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-    local i, second, wait = pick_account(c, n, prefer, pinned, N[ARGV[ao + 6]], now)
+    local i, second, wait = pick_account(c, n, prefer, pinned, N[ARGV[ao + 5]], now)
     if not i then return {0, second, wait, found, found_account} end
-    local lease_ms = N[ARGV[ao + 3]]
+    local lease_ms = terms[1]
     local l = leases[KEYS[ko + 2 * i - 1]]
     l.add(now + lease_ms, id)
     if (l.keep or 0) < lease_ms + 60000 then l.keep = lease_ms + 60000 end
@@ -104,7 +117,7 @@ local function acquire_many(calls)
       local s = states[KEYS[ko + 2 * i]]
       s.v[4] = now
       s.v[3] = c[i].eff + stride(c[i].weight)
-      local ttl = N[ARGV[ao + 7]]
+      local ttl = terms[2]
       if (s.ttl or 0) < ttl then s.ttl = ttl end
     end
     return {1, i, i == prefer and 1 or 0, found, found_account}

@@ -2,24 +2,31 @@
 -- Which candidate: pick.lua (the same rules as accounts.ts pickAccount).
 -- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
--- ARGV: 1 now, 2 request id, 3 lease ms, 4 preferred candidate (1-based, 0 = none), 5 only ('1'),
---       6 roll in [0, 1) for the weighted choice, 7 state ttl ms, 8 binding keys, 9 per binding key one '1' (a pin: only) or '0',
---       then per candidate i: 10 + 4(i-1) id, 11 + 4(i-1) priority, 12 + 4(i-1) weight, 13 + 4(i-1) concurrency
+-- ARGV: 1 now, 2 request id, 3 preferred candidate (1-based, 0 = none), 4 only ('1'), 5 roll in [0, 1) for the
+--       weighted choice, 6 binding keys, 7 per binding key one '1' (a pin: only) or '0', 8 the group's terms: numbers
+--       apart by spaces (the same for all of its requests, so the list form reads them once a turn): lease ms, state
+--       ttl ms, then per candidate its priority, weight and concurrency; then per candidate i: 8 + i its id
 --       (cleaned by accounts.ts)
 -- Returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
 --      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
 -- Several calls of one turn run its list form instead, account-acquire-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
-local lease_ms = tonumber(ARGV[3])
-local prefer = tonumber(ARGV[4])
-local only = ARGV[5] == '1'
-local roll = tonumber(ARGV[6])
-local state_ttl = tonumber(ARGV[7])
-local nb = tonumber(ARGV[8])
+local prefer = tonumber(ARGV[3])
+local only = ARGV[4] == '1'
+local roll = tonumber(ARGV[5])
+local nb = tonumber(ARGV[6])
+local terms = {}
+for v in string.gmatch(ARGV[8], '%S+') do terms[#terms + 1] = tonumber(v) end
+local lease_ms = terms[1]
+local state_ttl = terms[2]
 local n = (#KEYS - nb) / 2
 local function int(x) return string.format('%d', x) end
-local function arg(i, k) return ARGV[9 + 4 * (i - 1) + k] end
+-- Candidate i's id (k = 1), priority (2), weight (3) and concurrency (4).
+local function arg(i, k)
+  if k == 1 then return ARGV[8 + i] end
+  return terms[3 * i + k - 2]
+end
 
 -- The preference from a binding (a session's account, a response's pin), in the same decision.
 local found, found_account = 0, ''
@@ -27,7 +34,7 @@ for j = 1, nb do
   local bound = redis.call('GET', KEYS[2 * n + j])
   if bound then
     found, found_account = j, bound
-    prefer, only = 0, string.sub(ARGV[9], j, j) == '1'
+    prefer, only = 0, string.sub(ARGV[7], j, j) == '1'
     for i = 1, n do
       if arg(i, 1) == bound then prefer = i end
     end
