@@ -44,6 +44,8 @@ export class UpstreamResponse extends Readable {
         else this.#abort = abort;
       },
       onHeaders: (status, raw, resume) => {
+        // An informational answer (103 Early Hints) precedes the response; node's client skipped them too.
+        if (status < 200) return true;
         this.statusCode = status;
         this.headers = nodeHeaders(raw as unknown as Buffer[]);
         this.#resume = resume;

@@ -51,6 +51,22 @@ t.test('the same headers as node\'s IncomingMessage for the same response, repea
   t.equal(ours.complete, true);
 });
 
+t.test('an informational answer before the response (103 Early Hints) is not taken for it', async (t) => {
+  const url = await rawServer(t, (s) => s.end('HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n'
+    + 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nfinal'));
+  // What the relays see is what the response says when it starts (undici parses both answers in one read).
+  const started = await new Promise<{ res: UpstreamResponse; status: number; link: unknown }>((resolve, reject) => {
+    const res = new UpstreamResponse();
+    upstreamAgent({ connectTimeoutMs: 1000, maxSockets: 0 }).dispatch({ origin: url, path: '/', method: 'GET', headers: [] },
+      res.handler((r) => resolve({ res: r, status: r.statusCode, link: r.headers.link }), reject));
+  });
+  const body: Buffer[] = [];
+  for await (const chunk of started.res) body.push(chunk as Buffer);
+  t.equal(started.status, 200, 'started with the final status');
+  t.equal(started.link, undefined, 'the hints\' headers are not the response\'s');
+  t.equal(Buffer.concat(body).toString(), 'final');
+});
+
 t.test('a reader that falls behind: undici waits for it, and the body arrives whole and in order', async (t) => {
   const SIZE = 8 * 1024 * 1024;
   let written = 0;
