@@ -11,6 +11,25 @@ export interface LabelledCounter<T extends string> { inc(labels: Record<T, strin
 interface Cell { labels: Record<string, string>; sum: number }
 
 /**
+ * The cell of a label set under `root` (nested Maps, one level per label name in `names` order); a label set seen for
+ * the first time gets the cell `make` returns (made once per metric, so a call allocates nothing).
+ */
+function cellOf<C>(root: Map<string, unknown>, names: readonly string[], labels: Record<string, string>, make: (labels: Record<string, string>) => C): C {
+  let map = root;
+  const last = names.length - 1;
+  for (let i = 0; i < last; i++) {
+    const v = labels[names[i]];
+    let next = map.get(v) as Map<string, unknown> | undefined;
+    if (!next) map.set(v, (next = new Map()));
+    map = next;
+  }
+  const v = last < 0 ? '' : labels[names[last]];
+  let cell = map.get(v) as C | undefined;
+  if (cell === undefined) map.set(v, (cell = make(labels)));
+  return cell;
+}
+
+/**
  * A labelled counter whose increments are summed in a cell per label set, found through nested Maps in labelNames
  * order: no label hash string per call (prom-client makes one per inc). prom-client's counter takes the sums when it
  * is collected (a scrape, get()), so its text, its sums across workers and its reset stay its own. A label set seen for
@@ -22,6 +41,12 @@ class CellCounter<T extends string> implements LabelledCounter<T> {
   readonly #cells: Cell[] = [];
   readonly #name: string;
   readonly counter: Counter<T>;
+  readonly #make = (labels: Record<string, string>): Cell => {
+    this.counter.inc(labels as Record<T, string>, 0); // checks the label set (names, values) as prom-client does, and shows it
+    const cell = { labels: { ...labels }, sum: 0 };
+    this.#cells.push(cell);
+    return cell;
+  };
 
   constructor(registry: Registry, opts: CounterConfiguration<T>) {
     this.#names = opts.labelNames ?? [];
@@ -41,24 +66,7 @@ class CellCounter<T extends string> implements LabelledCounter<T> {
 
   inc(labels: Record<T, string>, value = 1): void {
     if (!(value >= 0) || !Number.isFinite(value)) throw new TypeError(`counter ${this.#name}: not a finite increment ≥ 0: ${value}`);
-    const names = this.#names;
-    let map = this.#root;
-    const last = names.length - 1;
-    for (let i = 0; i < last; i++) {
-      const v = labels[names[i]];
-      let next = map.get(v) as Map<string, unknown> | undefined;
-      if (!next) map.set(v, (next = new Map()));
-      map = next;
-    }
-    const v = last < 0 ? '' : labels[names[last]];
-    let cell = map.get(v) as Cell | undefined;
-    if (!cell) {
-      this.counter.inc(labels, 0); // checks the label set (names, values) as prom-client does, and shows it
-      cell = { labels: { ...labels }, sum: 0 };
-      map.set(v, cell);
-      this.#cells.push(cell);
-    }
-    cell.sum += value;
+    cellOf(this.#root, this.#names, labels, this.#make).sum += value;
   }
 }
 
@@ -99,6 +107,14 @@ class CellHistogram<T extends string> implements LabelledHistogram<T> {
   readonly #bounds: number[];
   #root = new Map<string, unknown>();
   #cells: HistogramCell[] = [];
+  readonly #make = (labels: Record<string, string>): HistogramCell => {
+    for (const k of Object.keys(labels)) {
+      if (!this.#names.includes(k as T)) throw new Error(`Added label "${k}" is not included in initial labelset: ${JSON.stringify(this.#names)}`);
+    }
+    const cell = { labels: { ...labels }, buckets: this.#bounds.map(() => 0), sum: 0, count: 0 };
+    this.#cells.push(cell);
+    return cell;
+  };
 
   constructor(registry: Registry, opts: HistogramConfiguration<T>) {
     this.name = opts.name;
@@ -120,25 +136,7 @@ class CellHistogram<T extends string> implements LabelledHistogram<T> {
 
   observe(labels: Record<T, string>, value: number): void {
     if (!Number.isFinite(value)) throw new TypeError(`histogram ${this.name}: not a finite value: ${value}`);
-    const names = this.#names;
-    let map = this.#root;
-    const last = names.length - 1;
-    for (let i = 0; i < last; i++) {
-      const v = labels[names[i]];
-      let next = map.get(v) as Map<string, unknown> | undefined;
-      if (!next) map.set(v, (next = new Map()));
-      map = next;
-    }
-    const v = last < 0 ? '' : labels[names[last]];
-    let cell = map.get(v) as HistogramCell | undefined;
-    if (!cell) {
-      for (const k of Object.keys(labels)) {
-        if (!names.includes(k as T)) throw new Error(`Added label "${k}" is not included in initial labelset: ${JSON.stringify(names)}`);
-      }
-      cell = { labels: { ...labels }, buckets: this.#bounds.map(() => 0), sum: 0, count: 0 };
-      map.set(v, cell);
-      this.#cells.push(cell);
-    }
+    const cell = cellOf(this.#root, this.#names, labels, this.#make);
     const bounds = this.#bounds;
     for (let i = 0; i < bounds.length; i++) {
       if (value <= bounds[i]) { cell.buckets[i]++; break; }

@@ -43,19 +43,6 @@ local function acquire_many(calls)
     return bindings[key]
   end
 
-  -- A group's terms (a call's 8th argument), parsed once a turn: lease ms, state ttl ms, then per candidate its
-  -- priority, weight and concurrency.
-  local parsed = {}
-  local function termsOf(text)
-    local t = parsed[text]
-    if not t then
-      t = {}
-      for v in string.gmatch(text, '%S+') do t[#t + 1] = tonumber(v) end
-      parsed[text] = t
-    end
-    return t
-  end
-
   local function one(ko, ao, nk)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
@@ -63,7 +50,9 @@ local function acquire_many(calls)
     local only = ARGV[ao + 4] == '1'
     local nb = N[ARGV[ao + 6]]
     local n = (nk - nb) / 2
-    local terms = termsOf(ARGV[ao + 8])
+    -- The group's terms, parsed once a turn (T, fuse.ts): lease ms, state ttl ms, then per candidate its priority,
+    -- weight and concurrency.
+    local terms = T[ARGV[ao + 8]]
     -- Candidate i's id is ARGV[ao + 8 + i]; its priority, weight and concurrency are terms[3i], terms[3i + 1], terms[3i + 2].
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.

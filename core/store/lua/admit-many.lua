@@ -50,32 +50,19 @@ local function admit_many(calls)
     return n
   end
 
-  -- A key's terms (its 4th argument), parsed once a turn: {lease ms, quota, 5h, 1d, 7d, concurrency, rpm, tpm, windows},
-  -- windows telling whether any window has a limit.
-  local parsed = {}
-  local function termsOf(text)
-    local t = parsed[text]
-    if not t then
-      t = {}
-      for v in string.gmatch(text, '%S+') do t[#t + 1] = tonumber(v) end
-      t[9] = t[3] > 0 or t[4] > 0 or t[5] > 0
-      parsed[text] = t
-    end
-    return t
-  end
-
   local function one(ko, ao)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
     local est = N[ARGV[ao + 3]]
-    local terms = termsOf(ARGV[ao + 4])
+    -- A key's terms, parsed once a turn (T, fuse.ts): lease ms, quota, 5h, 1d, 7d, concurrency, rpm, tpm.
+    local terms = T[ARGV[ao + 4]]
     local conc, rpm, tpm = terms[6], terms[7], terms[8]
 
     local quota = terms[2]
     if quota > 0 and N[acct(KEYS[ko + 4])[1] or '0'] >= quota then return {0, 'quota_exhausted', -1, ''} end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
-    if terms[9] then
+    if terms[3] > 0 or terms[4] > 0 or terms[5] > 0 then
       local wait, win = -1, ''
       for i = 1, 3 do
         local limit = terms[2 + i]

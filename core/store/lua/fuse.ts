@@ -33,7 +33,8 @@ const MAX_COMBOS = 64;
  * a string, false for nil, or a table that is not a plain list) or the length of the list it answered and its elements.
  * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
  * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
- * strtod was a tenth of Redis's time in these scripts).
+ * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
+ * as T[s], parsed once likewise.
  */
 function fusedSource(scripts: LuaScript[], lists: boolean): string {
   const many = scripts.map((s) => (lists ? s.many : undefined));
@@ -45,6 +46,12 @@ function fusedSource(scripts: LuaScript[], lists: boolean): string {
   local v = tonumber(s)
   if v ~= nil then parsed[s] = v end
   return v
+end})
+local T = setmetatable({}, {__index = function(parsed, s)
+  local t = {}
+  for v in string.gmatch(s, '%S+') do t[#t + 1] = tonumber(v) end
+  parsed[s] = t
+  return t
 end})
 ${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
