@@ -6,14 +6,19 @@ import type { DatabaseSync } from 'node:sqlite';
 import { sqlite } from './sqlite.ts';
 import { COUNTER_FIELDS } from './rollup.ts';
 
-/** Bumped when the tables change shape; a file of a newer version is refused rather than misread. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped when the tables change shape; a file of a newer version is refused rather than misread, one of an older
+ * version is brought up to this one as it is opened (UPGRADES).
+ */
+export const SCHEMA_VERSION = 2;
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS keys (sha256 TEXT PRIMARY KEY, id TEXT NOT NULL, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_id ON keys (id);
+-- Keyed by time within a key, so a record's insert lands at the end of the index (a request id is random: as the key's
+-- second column it sent every insert to a random page of an index of millions).
 CREATE TABLE IF NOT EXISTS records (
-  key_id TEXT NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key_id, request_id));
+  key_id TEXT NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key_id, time, request_id));
 CREATE INDEX IF NOT EXISTS records_time ON records (time, request_id);
 CREATE TABLE IF NOT EXISTS ledgers (key_id TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rollups (
@@ -24,8 +29,10 @@ CREATE INDEX IF NOT EXISTS rollups_date ON rollups (date);
 CREATE TABLE IF NOT EXISTS tpm (key_id TEXT NOT NULL, minute INTEGER NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (key_id, minute));
 CREATE TABLE IF NOT EXISTS rate (
   key_id TEXT NOT NULL, second INTEGER NOT NULL, requests INTEGER NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (key_id, second));
-CREATE TABLE IF NOT EXISTS rpm (key_id TEXT NOT NULL, request_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (key_id, request_id));
-CREATE INDEX IF NOT EXISTS rpm_at ON rpm (at);
+-- The admissions of one key in one epoch second that one batch wrote: their milliseconds into the second (\`ats\`, comma-
+-- separated), named by the first one's request id (a batch written twice replaces its own rows).
+CREATE TABLE IF NOT EXISTS rpm (
+  key_id TEXT NOT NULL, second INTEGER NOT NULL, id TEXT NOT NULL, ats TEXT NOT NULL, PRIMARY KEY (key_id, second, id));
 CREATE TABLE IF NOT EXISTS accounts (grp TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (grp, id));
 CREATE TABLE IF NOT EXISTS bindings (
   grp TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, account TEXT NOT NULL, expires INTEGER NOT NULL,
@@ -33,6 +40,25 @@ CREATE TABLE IF NOT EXISTS bindings (
 CREATE TABLE IF NOT EXISTS conversations (
   key_id TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (key_id, id));
 `;
+
+/**
+ * From each older version to the next, in the open's transaction. 1 → 2: records keyed by (key, time, request id);
+ * rpm admissions one row per key, second and batch instead of one per request.
+ */
+const UPGRADES: Record<number, string> = {
+  1: `
+DROP INDEX records_time;
+ALTER TABLE records RENAME TO records_1;
+DROP INDEX rpm_at;
+ALTER TABLE rpm RENAME TO rpm_1;
+${TABLES}
+INSERT OR IGNORE INTO records (key_id, request_id, time, json) SELECT key_id, request_id, time, json FROM records_1 ORDER BY key_id, time, request_id;
+INSERT INTO rpm (key_id, second, id, ats)
+  SELECT key_id, at / 1000, min(request_id), group_concat(at % 1000, ',' ORDER BY at) FROM rpm_1 GROUP BY key_id, at / 1000;
+DROP TABLE records_1;
+DROP TABLE rpm_1;
+`,
+};
 
 export interface OpenFile { db: DatabaseSync; close(): void }
 
@@ -70,6 +96,8 @@ export function openDatabase(path: string): OpenFile {
     db.exec('BEGIN IMMEDIATE');
     const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
     if (version > SCHEMA_VERSION) throw new Error(`written by a newer gateway (schema ${version}, this one reads ${SCHEMA_VERSION})`);
+    // A new file is version 0 and has no tables: TABLES makes them.
+    if (version > 0) for (let v = version; v < SCHEMA_VERSION; v++) db.exec(UPGRADES[v]);
     db.exec(TABLES);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');

@@ -38,7 +38,7 @@ export class Journal {
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
-  private rpm: RpmRow[] = [];
+  private rpm: { key: string; id: string; at: number }[] = [];
   private accounts = new Map<string, { group: string; id: string }>();
   private bindings = new Map<string, { group: string; kind: string; name: string }>();
   private conversations = new Map<string, { key: string; id: string }>();
@@ -133,7 +133,7 @@ export class Journal {
         const r = ledgers.get(s.key)?.perSecond.get(s.second);
         return { ...s, counts: r ? [r.requests, r.tokens] : null };
       }),
-      rpm: this.rpm.filter((r) => ledgers.get(r.key)?.rpm.get(r.id) === r.at),
+      rpm: rpmRows(this.rpm.filter((r) => ledgers.get(r.key)?.rpm.get(r.id) === r.at)),
       accounts: [...this.accounts.values()].map((a) => {
         const k = accounts.kept(a.group, a.id);
         return { ...a, json: k ? JSON.stringify(k) : null };
@@ -165,6 +165,26 @@ export class Journal {
     this.last = this.lastMinute = this.lastAccount = undefined;
     this.dirty = false;
   }
+}
+
+/** Admissions as rows of one key and second each (file-rows.ts RpmRow): a few rows a second, not one per request. */
+function rpmRows(admitted: { key: string; id: string; at: number }[]): RpmRow[] {
+  const rows = new Map<string, RpmRow>();
+  let last: RpmRow | undefined;
+  for (const { key, id, at } of admitted) {
+    const second = Math.floor(at / 1000);
+    // Most admissions share the last one's key and second.
+    if (last?.key !== key || last.second !== second) {
+      const name = key + SEP + second;
+      last = rows.get(name);
+      if (!last) {
+        rows.set(name, (last = { key, second, id, ats: String(at - second * 1000) }));
+        continue;
+      }
+    }
+    last.ats += `,${at - second * 1000}`;
+  }
+  return [...rows.values()];
 }
 
 const kept = (l: KeyLedger): KeptLedger => ({ spend: l.spend, total: l.total, windows: l.windows, duration: l.duration });

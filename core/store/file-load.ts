@@ -33,7 +33,7 @@ function loadTables(db: DatabaseSync): Loaded {
     })),
     tpm: all('SELECT key_id, minute, tokens FROM tpm').map(([key, minute, tokens]) => ({ key, minute, tokens })),
     rate: all('SELECT key_id, second, requests, tokens FROM rate').map(([key, second, requests, tokens]) => ({ key, second, counts: [requests, tokens] })),
-    rpm: all('SELECT key_id, request_id, at FROM rpm').map(([key, id, at]) => ({ key, id, at })),
+    rpm: all('SELECT key_id, second, id, ats FROM rpm ORDER BY key_id, second, rowid').map(([key, second, id, ats]) => ({ key, second, id, ats })),
     accounts: all('SELECT grp, id, json FROM accounts').map(([group, id, json]) => ({ group, id, json })),
     bindings: all('SELECT grp, kind, name, account, expires FROM bindings').map(([group, kind, name, account, expires]) => ({ group, kind, name, account, expires })),
     conversations: all('SELECT key_id, id, value, expires FROM conversations ORDER BY expires').map(([key, id, value, expires]) => ({ key, id, value, expires })),

@@ -55,7 +55,14 @@ export function restore(into: RestoreTarget, state: Loaded): void {
   for (const s of state.rate) {
     if (s.counts) into.ledger(s.key).perSecond.set(s.second, { requests: s.counts[0], tokens: s.counts[1] });
   }
-  for (const r of state.rpm) into.ledger(r.key).rpm.set(r.id, r.at);
+  for (const r of state.rpm) {
+    // Each admission under a name of its own (the row's and its place in it): only their times count from now on.
+    const rpm = into.ledger(r.key).rpm;
+    r.ats.split(',').forEach((ms, i) => {
+      const at = r.second * 1000 + Number(ms);
+      if (ms !== '' && Number.isInteger(at)) rpm.set(i ? `${r.id}#${i}` : r.id, at);
+    });
+  }
   const { retentionMs, recordsPerKey, recordsTotal } = into.opts;
   for (const r of state.records) {
     const entry = recordEntry({ request_id: r.id, time: r.time, key_id: r.key }, undefined);

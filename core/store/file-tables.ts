@@ -22,7 +22,7 @@ export class FileTables {
       rollup: q(`INSERT OR REPLACE INTO rollups (key_id, kind, date, hour, model, ${FIELDS}) VALUES (?, ?, ?, ?, ?, ${COUNTER_FIELDS.map(() => '?').join(', ')})`),
       tpm: q('INSERT OR REPLACE INTO tpm (key_id, minute, tokens) VALUES (?, ?, ?)'),
       rate: q('INSERT OR REPLACE INTO rate (key_id, second, requests, tokens) VALUES (?, ?, ?, ?)'),
-      rpm: q('INSERT OR REPLACE INTO rpm (key_id, request_id, at) VALUES (?, ?, ?)'),
+      rpm: q('INSERT OR REPLACE INTO rpm (key_id, second, id, ats) VALUES (?, ?, ?, ?)'),
       account: q('INSERT OR REPLACE INTO accounts (grp, id, json) VALUES (?, ?, ?)'),
       binding: q('INSERT OR REPLACE INTO bindings (grp, kind, name, account, expires) VALUES (?, ?, ?, ?, ?)'),
       conversation: q('INSERT OR REPLACE INTO conversations (key_id, id, value, expires) VALUES (?, ?, ?, ?)'),
@@ -53,7 +53,7 @@ export class FileTables {
       }
       for (const t of b.tpm) t.tokens === null ? drop.tpm.run(t.key, t.minute) : put.tpm.run(t.key, t.minute, t.tokens);
       for (const s of b.rate) s.counts ? put.rate.run(s.key, s.second, ...s.counts) : drop.rate.run(s.key, s.second);
-      for (const r of b.rpm) put.rpm.run(r.key, r.id, r.at);
+      for (const r of b.rpm) put.rpm.run(r.key, r.second, r.id, r.ats);
       for (const a of b.accounts) a.json === null ? drop.account.run(a.group, a.id) : put.account.run(a.group, a.id, a.json);
       for (const x of b.bindings) x.account === null ? drop.binding.run(x.group, x.kind, x.name) : put.binding.run(x.group, x.kind, x.name, x.account, x.expires);
       for (const c of b.conversations) c.value === null ? drop.conversation.run(c.key, c.id) : put.conversation.run(c.key, c.id, c.value, c.expires);
@@ -86,7 +86,8 @@ export class FileTables {
       }
       this.db.exec('DELETE FROM tpm WHERE minute < (SELECT max(minute) FROM tpm) - 1');
       this.db.exec(`DELETE FROM rate WHERE second <= (SELECT max(second) FROM rate) - ${RATE_KEPT_SECONDS}`);
-      this.db.exec(`DELETE FROM rpm WHERE at <= (SELECT max(at) FROM rpm) - ${RPM_WINDOW_MS}`);
+      // A second's admissions have all left the window once its last millisecond has.
+      this.db.exec(`DELETE FROM rpm WHERE second * 1000 + 999 <= (SELECT max(second) FROM rpm) * 1000 - ${RPM_WINDOW_MS}`);
       this.db.prepare('DELETE FROM bindings WHERE expires <= ?').run(Date.now());
       this.db.prepare('DELETE FROM conversations WHERE expires <= ?').run(Date.now());
       this.db.exec('COMMIT');

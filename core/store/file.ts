@@ -70,7 +70,7 @@ export class FileStore extends MemoryStore {
     try {
       state = loadFile(this.path);
       const db = new (sqlite().DatabaseSync)(this.path, { readOnly: true });
-      this.reader = { db, text: db.prepare('SELECT json FROM records WHERE key_id = ? AND request_id = ?') };
+      this.reader = { db, text: db.prepare('SELECT json FROM records WHERE key_id = ? AND time = ? AND request_id = ?') };
     } catch (err) {
       await this.close();
       throw new Error(`store.path ${this.path}: ${(err as Error).message}`);
@@ -145,7 +145,7 @@ export class FileStore extends MemoryStore {
     if (!this.reader) return texts;
     try {
       for (const e of entries) {
-        const row = this.reader.text.get(e.key, e.id) as { json: string } | undefined;
+        const row = this.reader.text.get(e.key, e.score, e.id) as { json: string } | undefined;
         if (row) texts.set(e.id, row.json);
       }
     } catch (err) {

@@ -1,0 +1,112 @@
+// A store file of schema 1 (records keyed by key and request id, one rpm row per admission) opens as schema 2 with
+// nothing lost: its records read back, its rpm admissions still count to the millisecond. And schema 2's rpm rows: a
+// few per key and second however many requests, named so that a batch written twice counts once.
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { pino } from 'pino';
+import t from 'tap';
+import { FileStore } from '../../core/store/file.ts';
+import { SCHEMA_VERSION } from '../../core/store/file-db.ts';
+import { Journal, type MemoryState } from '../../core/store/file-journal.ts';
+import { KeyLedger } from '../../core/store/memory-ledger.ts';
+import { MemoryStore } from '../../core/store/memory.ts';
+import { MIN, T0, admitReq, record } from './fixtures.ts';
+
+const silent = pino({ level: 'silent' });
+const dir = mkdtempSync(join(tmpdir(), 'gw-file-upgrade-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const freshPath = () => {
+  const d = join(dir, `s${++n}`);
+  mkdirSync(d);
+  return join(d, 'gateway.db');
+};
+
+/** The tables schema 1 had and this test needs (the rest kept their shape). */
+const SCHEMA_1 = `
+CREATE TABLE records (key_id TEXT NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key_id, request_id));
+CREATE INDEX records_time ON records (time, request_id);
+CREATE TABLE rpm (key_id TEXT NOT NULL, request_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (key_id, request_id));
+CREATE INDEX rpm_at ON rpm (at);
+PRAGMA user_version = 1;`;
+
+const NOW = T0 + 30 * MIN;
+// Admissions of key "k" under rpm 4: two in one second, one in the next, one 40 s before; one of key "j".
+const ADMITTED: [key: string, id: string, at: number][] = [
+  ['k', 'a-old', NOW - 40_000], ['k', 'a-1', NOW - 2500], ['k', 'a-2', NOW - 2100], ['k', 'a-3', NOW - 1700], ['j', 'b-1', NOW - 1000],
+];
+
+t.test('a schema 1 file is upgraded: records, their texts and the rpm window come back as they were', async (t) => {
+  const path = freshPath();
+  const old = new DatabaseSync(path);
+  old.exec(SCHEMA_1);
+  const records = [0, 1, 2].map((i) => record({ key_id: 'k', request_id: `rec-${i}`, time: NOW - 5000 + i * 1000, cost: 0.1 * (i + 1) }));
+  for (const r of records) old.prepare('INSERT INTO records VALUES (?, ?, ?, ?)').run(r.key_id, r.request_id, Math.floor(r.time), JSON.stringify(r));
+  for (const [key, id, at] of ADMITTED) old.prepare('INSERT INTO rpm VALUES (?, ?, ?)').run(key, id, at);
+  old.close();
+
+  // What a memory store that saw the same admissions answers.
+  const twin = new MemoryStore();
+  for (const [key, id, at] of ADMITTED) await twin.admit(admitReq({ rpm: 100 }, at, { keyId: key, requestId: id }));
+
+  const s = await FileStore.open(path, {}, silent);
+  t.teardown(() => s.close());
+  const got = await s.records({ key: 'k', limit: 10 });
+  t.strictSame(got.records, [...records].reverse(), 'every record, newest first, its text read back from the file');
+  for (const limit of [4, 5]) {
+    const at = NOW + 1;
+    const [want, have] = [await twin.admit(admitReq({ rpm: limit }, at, { keyId: 'k', requestId: `x-${limit}` })), await s.admit(admitReq({ rpm: limit }, at, { keyId: 'k', requestId: `x-${limit}` }))];
+    t.strictSame(have, want, `rpm ${limit}: as the memory store answers`);
+  }
+  t.match(await s.admit(admitReq({ rpm: 4 }, NOW + 1, { keyId: 'k', requestId: 'y' })), { ok: false, reason: 'rpm', retryAfterMs: 60_000 - 40_000 - 1 }, 'the oldest admission (40 s before NOW) leaves the window first');
+  await s.close();
+
+  const db = new DatabaseSync(path, { readOnly: true });
+  t.teardown(() => db.close());
+  t.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%\\_1' ESCAPE '\\'").all() as { name: string }[]).map((r) => r.name);
+  t.strictSame(tables, [], 'the old tables are gone');
+});
+
+const state = (): MemoryState => ({ keys: new Map(), ledgers: new Map([['k', new KeyLedger()], ['j', new KeyLedger()]]), accounts: {} as never, conversations: {} as never });
+
+t.test('rpm rows: one per key, second and batch, named by its first admission', async (t) => {
+  const s = state();
+  const j = new Journal();
+  const admit = (key: string, id: string, at: number) => {
+    s.ledgers.get(key)!.rpm.set(id, at);
+    j.admitted(key, id, at, undefined);
+  };
+  admit('k', 'a-1', NOW + 5);
+  admit('j', 'b-1', NOW + 6);
+  admit('k', 'a-2', NOW + 999);
+  admit('k', 'a-3', NOW + 1000);
+  admit('k', 'a-4', NOW + 7);
+  const sec = Math.floor(NOW / 1000);
+  t.strictSame(j.take(s, 1).rpm, [
+    { key: 'k', second: sec, id: 'a-1', ats: `${NOW % 1000 + 5},${NOW % 1000 + 999},${NOW % 1000 + 7}` },
+    { key: 'j', second: sec, id: 'b-1', ats: `${NOW % 1000 + 6}` },
+    { key: 'k', second: sec + 1, id: 'a-3', ats: `${(NOW + 1000) % 1000}` },
+  ]);
+  admit('k', 'a-5', NOW + 10);
+  t.strictSame(j.take(s, 2).rpm, [{ key: 'k', second: sec, id: 'a-5', ats: `${NOW % 1000 + 10}` }], 'the next batch: a row of its own for the same second');
+});
+
+t.test('1 000 admissions of a second are one row; reopened, all 1 000 count', async (t) => {
+  const path = freshPath();
+  const s = await FileStore.open(path, {}, silent);
+  for (let i = 0; i < 1000; i++) {
+    const a = await s.admit(admitReq({ rpm: 1000 }, NOW + (i % 1000), { keyId: 'k', requestId: `r-${i}` }));
+    if (!a.ok) throw new Error(`admit ${i}`);
+  }
+  await s.close();
+  const db = new DatabaseSync(path, { readOnly: true });
+  t.equal((db.prepare('SELECT count(*) AS n FROM rpm').get() as { n: number }).n, Math.floor((NOW + 999) / 1000) - Math.floor(NOW / 1000) + 1, 'a row per second touched');
+  db.close();
+  const again = await FileStore.open(path, {}, silent);
+  t.teardown(() => again.close());
+  t.match(await again.admit(admitReq({ rpm: 1000 }, NOW + 1000, { keyId: 'k', requestId: 'one-more' })), { ok: false, reason: 'rpm', retryAfterMs: 59_000 }, 'the window is full until the first leaves it');
+  t.match(await again.admit(admitReq({ rpm: 1001 }, NOW + 1000, { keyId: 'k', requestId: 'one-more' })), { ok: true }, 'one more fits under 1 001');
+});
