@@ -22,9 +22,12 @@ export function recordCounters(r: UsageRecord): Counters {
     cache_read_tokens: count(r.cache_read_tokens),
     cache_write_tokens: count(r.cache_write_tokens),
     reasoning_tokens: count(r.reasoning_tokens),
-    cost: Math.max(0, toNano(r.cost)),
+    cost: recordCost(r),
   };
 }
+
+/** A record's cost in nano-dollars (a negative one counts 0). */
+export const recordCost = (r: UsageRecord): number => Math.max(0, toNano(r.cost));
 
 /**
  * Tokens a record counts against tpm: every token the upstream processed. Reasoning is part of

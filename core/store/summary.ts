@@ -1,7 +1,7 @@
 // The gateway-wide rollups behind the operator's overview, the same fields in both stores: per minute, hour and UTC day,
 // usage by key, group and model (requests, errors, tokens, cost) and failed upstream attempts by group, account and reason.
 import type { RollupUnit, UsageBucket, UsageRecord } from './types.ts';
-import { recordCounters, recordTokens } from './rollup.ts';
+import { recordCost, recordTokens } from './rollup.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, fromNano } from './units.ts';
 
 export const UNIT_MS: Record<RollupUnit, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
@@ -18,13 +18,17 @@ export const isError = (r: Pick<UsageRecord, 'status' | 'ending'>): boolean => r
 // Attempts that say nothing against the account: it answered, or the request itself was refused.
 const NOT_FAILURES = new Set(['ok', 'client_error']);
 
-let lastDims = { key: '', group: '', model: '', json: '' };
-/** The [key, group, model] dimensions as JSON (the last one's text is kept: consecutive records mostly share them). */
-function usageDims(r: UsageRecord): string {
-  const d = lastDims;
-  if (d.json && d.key === r.key_id && d.group === r.group && d.model === r.model) return d.json;
-  lastDims = { key: r.key_id, group: r.group, model: r.model, json: JSON.stringify([r.key_id, r.group, r.model]) };
-  return lastDims.json;
+interface UsageNames { key: string; group: string; model: string; r: string; e: string; t: string; c: string }
+let lastNames: UsageNames | undefined;
+/**
+ * The usage fields' names of the record's [key, group, model] (the last ones are kept: consecutive records mostly share
+ * them, and a kept name's hash is computed once for all the maps it is looked up in).
+ */
+function usageNames(r: UsageRecord): UsageNames {
+  const d = lastNames;
+  if (d && d.key === r.key_id && d.group === r.group && d.model === r.model) return d;
+  const dims = JSON.stringify([r.key_id, r.group, r.model]);
+  return (lastNames = { key: r.key_id, group: r.group, model: r.model, r: `r${dims}`, e: `e${dims}`, t: `t${dims}`, c: `c${dims}` });
 }
 
 /**
@@ -33,13 +37,13 @@ function usageDims(r: UsageRecord): string {
  * [group, account, reason].
  */
 export function summaryFields(r: UsageRecord): [string, number][] {
-  const dims = usageDims(r);
-  const out: [string, number][] = [[`r${dims}`, 1]];
-  if (isError(r)) out.push([`e${dims}`, 1]);
+  const names = usageNames(r);
+  const out: [string, number][] = [[names.r, 1]];
+  if (isError(r)) out.push([names.e, 1]);
   const tokens = recordTokens(r);
-  if (tokens > 0) out.push([`t${dims}`, tokens]);
-  const cost = recordCounters(r).cost;
-  if (cost > 0) out.push([`c${dims}`, cost]);
+  if (tokens > 0) out.push([names.t, tokens]);
+  const cost = recordCost(r);
+  if (cost > 0) out.push([names.c, cost]);
   const attempts = r.attempts ?? [];
   attempts.forEach((a, i) => {
     if (NOT_FAILURES.has(a.reason)) return;
