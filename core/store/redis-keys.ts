@@ -1,6 +1,70 @@
 // The Redis key layout. Per API key everything shares the hash tag {k:<id>}, per group of upstream accounts
 // {g:<group>} (one Cluster slot each, so one Lua script updates it atomically); data across keys lives under {global}.
 
+/** Key names made per API key and group are kept (a request names them three times): at most this many of each. */
+const KEPT_NAMES = 10_000;
+
+/** The last value's name, kept: most calls ask for the same minute (or account) as the call before. */
+function lastOf<T>(name: (value: T) => string): (value: T) => string {
+  let last: T | undefined;
+  let text = '';
+  return (value) => {
+    if (value !== last || text === '') {
+      last = value;
+      text = name(value);
+    }
+    return text;
+  };
+}
+
+/** `make(id)`, kept per id (all of them dropped when KEPT_NAMES are). */
+function kept<V>(make: (id: string) => V): (id: string) => V {
+  const made = new Map<string, V>();
+  return (id) => {
+    let v = made.get(id);
+    if (v === undefined) {
+      if (made.size >= KEPT_NAMES) made.clear();
+      made.set(id, (v = make(id)));
+    }
+    return v;
+  };
+}
+
+export type KeyNames = ReturnType<typeof keyNames>;
+export type GroupNames = ReturnType<typeof groupNames>;
+
+/** Keys of one API key: `<prefix>{k:<id>}:<name>`. */
+function keyNames(prefix: string, keyId: string) {
+  const p = `${prefix}{k:${keyId}}:`;
+  return {
+    lease: `${p}lease`, // zset request id -> lease expiry (ms)
+    rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
+    tpm: lastOf((minute: number) => `${p}tpm:${minute}`), // string: reserved + actual tokens of that minute
+    acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
+    total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS), duration_ms and timed (requests with a duration)
+    day: (date: string) => `${p}day:${date}`, // hash of counters for one UTC day
+    dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day
+    hours: (date: string) => `${p}hr:${date}`, // hash "<HH>:<counter>" for each UTC hour of one UTC day
+    hourModels: (date: string) => `${p}hm:${date}`, // hash "<HH>:<counter>:<model>" for each UTC hour of one UTC day
+    rate: (minute: number) => `${p}rate:${minute}`, // hash "<epoch second>:r" requests, ":t" tokens settled in that second
+    done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
+    released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
+    records: `${p}rec`, // hash request id -> record JSON
+    index: `${p}idx`, // zset request id -> record time
+    conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)
+  };
+}
+
+/** Keys of one group's upstream accounts: `<prefix>{g:<group>}:<name>`. Every key expires. */
+function groupNames(prefix: string, group: string) {
+  const p = `${prefix}{g:${group}}:`;
+  return {
+    lease: kept((account: string) => `${p}lease:${account}`), // zset request id -> lease expiry (ms)
+    state: kept((account: string) => `${p}state:${account}`), // hash cool (end ms), why (reason), probe ("1"), used (ms)
+    bound: (kind: string, name: string) => `${p}${kind}:${name}`, // string: account (sticky session or response pin)
+  };
+}
+
 export class KeyLayout {
   readonly prefix: string;
   readonly global: { keys: string; keyIds: string; records: string; index: string; summary: (unit: string, start: number) => string };
@@ -20,35 +84,9 @@ export class KeyLayout {
     this.channel = `${prefix}keys`;
   }
 
-  /** Keys of one API key: `<prefix>{k:<id>}:<name>`. */
-  key(keyId: string) {
-    const p = `${this.prefix}{k:${keyId}}:`;
-    return {
-      lease: `${p}lease`, // zset request id -> lease expiry (ms)
-      rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
-      tpm: (minute: number) => `${p}tpm:${minute}`, // string: reserved + actual tokens of that minute
-      acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
-      total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS), duration_ms and timed (requests with a duration)
-      day: (date: string) => `${p}day:${date}`, // hash of counters for one UTC day
-      dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day
-      hours: (date: string) => `${p}hr:${date}`, // hash "<HH>:<counter>" for each UTC hour of one UTC day
-      hourModels: (date: string) => `${p}hm:${date}`, // hash "<HH>:<counter>:<model>" for each UTC hour of one UTC day
-      rate: (minute: number) => `${p}rate:${minute}`, // hash "<epoch second>:r" requests, ":t" tokens settled in that second
-      done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
-      released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
-      records: `${p}rec`, // hash request id -> record JSON
-      index: `${p}idx`, // zset request id -> record time
-      conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)
-    };
-  }
+  /** Keys of one API key (keyNames), kept per key. */
+  readonly key: (keyId: string) => KeyNames = kept((keyId) => keyNames(this.prefix, keyId));
 
-  /** Keys of one group's upstream accounts: `<prefix>{g:<group>}:<name>`. Every key expires. */
-  group(group: string) {
-    const p = `${this.prefix}{g:${group}}:`;
-    return {
-      lease: (account: string) => `${p}lease:${account}`, // zset request id -> lease expiry (ms)
-      state: (account: string) => `${p}state:${account}`, // hash cool (end ms), why (reason), probe ("1"), used (ms)
-      bound: (kind: string, name: string) => `${p}${kind}:${name}`, // string: account (sticky session or response pin)
-    };
-  }
+  /** Keys of one group's upstream accounts (groupNames), kept per group. */
+  readonly group: (group: string) => GroupNames = kept((group) => groupNames(this.prefix, group));
 }
