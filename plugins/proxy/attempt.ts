@@ -1,7 +1,6 @@
 // One upstream attempt: send, wait for the response headers (bounded), and for a 200 stream hold its opening frames
 // until its first content, so an error before any content can still move the request to another account.
-import { Agent as HttpAgent, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Agent as UndiciAgent } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
@@ -10,11 +9,8 @@ import { UpstreamResponse, errorCode, requestHeaders, upstreamAgent } from './up
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
 
-/**
- * An upstream URL, parsed once, with the path (and query) a request to it names, and node's keep-alive agent of its
- * origin for the credential check's requests (a relayed request goes by undici's dispatcher: upstream-response.ts).
- */
-export interface Target { url: URL; agent: HttpAgent; path: string }
+/** An upstream URL, parsed once, with the path (and query) a request to it names. */
+export interface Target { url: URL; path: string }
 
 export type Sent =
   | { kind: 'response'; upstream: UpstreamResponse }
@@ -61,30 +57,25 @@ function timedOut(sending: Sending): void {
 
 export class Upstreams {
   readonly #o: AttemptOptions;
-  readonly #agents = new Map<string, HttpAgent>();
   readonly #targets = new Map<string, Target>();
-  #dispatcher: UndiciAgent | undefined;
+  #agent: UndiciAgent | undefined;
 
   constructor(options: AttemptOptions) {
     this.#o = options;
   }
 
-  #agentFor(url: URL): HttpAgent {
-    let agent = this.#agents.get(url.origin);
-    if (!agent) {
-      const opts = { keepAlive: true, maxSockets: this.#o.max_sockets > 0 ? this.#o.max_sockets : Infinity, maxFreeSockets: 256 };
-      this.#agents.set(url.origin, agent = url.protocol === 'https:' ? new HttpsAgent(opts) : new HttpAgent(opts));
-    }
-    return agent;
+  /** undici's dispatcher of every upstream origin (upstream-response.ts), made on first use: relayed requests and checks. */
+  #dispatcher(): UndiciAgent {
+    return (this.#agent ??= upstreamAgent({ connectTimeoutMs: this.#o.connect_timeout_ms, maxSockets: this.#o.max_sockets }));
   }
 
-  /** The parsed upstream URL and its agent, kept per URL: parsing the same few targets for every request is wasted work. */
+  /** The parsed upstream URL, kept per URL: parsing the same few targets for every request is wasted work. */
   target(href: string): Target {
     let target = this.#targets.get(href);
     if (!target) {
       if (this.#targets.size >= 1000) this.#targets.clear(); // query strings and path parameters make the set open-ended
       const url = new URL(href);
-      this.#targets.set(href, target = { url, agent: this.#agentFor(url), path: url.pathname + url.search });
+      this.#targets.set(href, target = { url, path: url.pathname + url.search });
     }
     return target;
   }
@@ -94,7 +85,7 @@ export class Upstreams {
    * headers. The body is always bytes in hand: a retry cannot re-read the client's request stream.
    */
   send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | undefined): Promise<Sent> {
-    const dispatcher = (this.#dispatcher ??= upstreamAgent({ connectTimeoutMs: this.#o.connect_timeout_ms, maxSockets: this.#o.max_sockets }));
+    const dispatcher = this.#dispatcher();
     return new Promise<Sent>((resolve) => {
       const upstream = new UpstreamResponse();
       const sending = new Sending(upstream, ctx.res, this.#o.header_timeout_ms, resolve);
@@ -111,6 +102,19 @@ export class Upstreams {
         handler.onError!(err as Error);
       }
     });
+  }
+
+  /** The status of a GET of `target` with only `headers` (the credential check), or undefined when none came within `timeoutMs`. */
+  async status(target: Target, headers: Record<string, string>, timeoutMs: number): Promise<number | undefined> {
+    try {
+      const res = await this.#dispatcher().request({
+        origin: target.url.origin, path: target.path, method: 'GET', headers, signal: AbortSignal.timeout(timeoutMs),
+      });
+      await res.body.dump().catch(() => {});
+      return res.statusCode;
+    } catch {
+      return undefined;
+    }
   }
 }
 

@@ -2,8 +2,6 @@
 // is tried alone: the format's credentialCheck, a GET carrying nothing from any client. Only a refusal of that (or, when
 // the check cannot tell, refusals for two different client keys) pauses the account: a client can never take an account
 // offline with a request of its own.
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { AccountConfig, Ctx, Env, GroupConfig } from '../../core/types.ts';
 import type { Upstreams } from './attempt.ts';
 
@@ -58,22 +56,13 @@ export class CredentialChecks {
   }
 
   /** The format's credential check on this account: nothing of the client's request goes into it. */
-  #check(ctx: Ctx, account: AccountConfig): Promise<CredentialVerdict> {
+  async #check(ctx: Ctx, account: AccountConfig): Promise<CredentialVerdict> {
     const check = ctx.format.credentialCheck;
-    if (!check) return Promise.resolve('unknown');
+    if (!check) return 'unknown';
     const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${check.path}`);
     const style = this.#env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
     const headers = { accept: 'application/json', 'accept-encoding': 'identity', ...check.headers, [style.header]: style.value(account.credential) };
-    const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<CredentialVerdict>((resolve) => {
-      const req = send(target.url, { method: 'GET', headers, agent: target.agent, timeout: CHECK_TIMEOUT_MS }, (res) => {
-        res.resume();
-        const status = res.statusCode ?? 0;
-        resolve(status === 401 || status === 403 ? 'refused' : status >= 200 && status < 300 ? 'valid' : 'unknown');
-      });
-      req.once('timeout', () => req.destroy());
-      req.once('error', () => resolve('unknown'));
-      req.end();
-    });
+    const status = (await this.#upstreams.status(target, headers, CHECK_TIMEOUT_MS)) ?? 0;
+    return status === 401 || status === 403 ? 'refused' : status >= 200 && status < 300 ? 'valid' : 'unknown';
   }
 }
