@@ -4,27 +4,25 @@
 -- the first entry) writes the additions first, so every call sees what it would have seen alone.
 -- zset(key, members): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE each.
 -- Its fields are read in place (a method call per question cost Redis more than the question): n, its size; has[m],
--- whether it holds m (asked of Redis the first time for a member the turn did not name).
+-- m's score when it holds m, else false (asked of Redis the first time for a member the turn did not name).
 local function zset(key, members)
   -- adds/order: the additions not written yet, their lowest score minAdd; low: the lowest score Redis holds (read when
   -- first needed).
   local z = {key = key, adds = {}, order = {}, minAdd = math.huge, low = nil}
   local asked = {__index = function(has, m)
-    local v = redis.call('ZSCORE', key, m) ~= false
+    local v = redis.call('ZSCORE', key, m)
     has[m] = v
     return v
   end}
   z.has = setmetatable({}, asked)
   for i = 1, #members, 1000 do
     local v = redis.call('ZMSCORE', key, unpack(members, i, math.min(i + 999, #members)))
-    for j = 1, #v do z.has[members[i + j - 1]] = v[j] ~= false end
+    for j = 1, #v do z.has[members[i + j - 1]] = v[j] end
   end
   z.n = redis.call('ZCARD', key)
   function z.add(score, m)
-    if not z.has[m] then
-      z.n = z.n + 1
-      z.has[m] = true
-    end
+    if not z.has[m] then z.n = z.n + 1 end
+    z.has[m] = score
     if not z.adds[m] then z.order[#z.order + 1] = m end
     z.adds[m] = score
     if score < z.minAdd then z.minAdd = score end
@@ -40,12 +38,15 @@ local function zset(key, members)
     z.adds, z.order, z.minAdd = {}, {}, math.huge
     return #args > 0
   end
-  -- Drops the entries scored up to `upto`; what the turn knew of its members is asked again.
+  -- Drops the entries scored up to `upto`; the members the turn knows keep their scores, those pruned are gone.
   function z.prune(upto)
     z.write()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', upto))
     z.n = redis.call('ZCARD', key)
-    z.has, z.low = setmetatable({}, asked), nil
+    z.low = nil
+    for m, v in pairs(z.has) do
+      if v and N[v] <= upto then z.has[m] = false end
+    end
   end
   -- ZREMRANGEBYSCORE -inf upto, called only when an entry may be that old: the lowest score is read once (and the
   -- turn's additions are known), so the calls of a turn that remove nothing cost nothing.
