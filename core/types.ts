@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Codec, Operation } from './canonical.ts';
 import type { GatewayError } from './errors.ts';
+import type { JsonPick } from './json-pick.ts';
 import type { Usage } from './usage.ts';
 import type { IssuedKey, Store } from './store/types.ts';
 
@@ -283,6 +284,14 @@ export interface FormatAdapter {
   usageFromBody(json: unknown): Usage | undefined;
   /** True when a whole answer says it was cut by its output cap (the stream counterpart is StreamScanner.incomplete). */
   incomplete?(json: unknown): boolean;
+  /**
+   * The parts of a whole JSON answer (an object) that usageFromBody and incomplete read, for a format whose answers
+   * are mostly what they do not read (an embedding's numbers, an image's base64): the relay then parses only these
+   * (json-pick.ts) instead of the whole, unless it rewrites the answer's model. Measured (prof, not a test): 10
+   * embeddings of 3 072 numbers, JSON.parse 919 µs, the parts 61; a 1 MB image, 6.1 ms and 20 µs. A text answer is
+   * read as fast whole (JSON.parse 2-16 µs for 0.6-22 KB of chat; the parts 0.7-1.5× that): its format leaves it out.
+   */
+  answerParts?: JsonPick;
   scanStream(ctx: Ctx): StreamScanner;
   /**
    * A stream that is not SSE (one JSON array, relayed as it comes): what its text says, whole

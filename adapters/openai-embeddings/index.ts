@@ -29,6 +29,7 @@ export const openaiEmbeddings: FormatAdapter = {
   requestSchema: { type: 'object', required: ['input'], properties: { input: { type: ['string', 'array'] } } },
   isStream: () => false,
   usageFromBody: embeddingUsage,
+  answerParts: { usage: true },
   scanStream: () => noStream,
   setModel(json, model) { if (typeof json.model === 'string') json.model = model; },
   errorBody: (err) => openaiErrorBody(err),

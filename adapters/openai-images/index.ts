@@ -50,6 +50,7 @@ export const openaiImages: FormatAdapter = {
   requestSchema: { type: 'object', properties: { stream: { type: 'boolean' } } },
   isStream: (body, ctx) => (body ? body.stream === true : ctx.get(STREAM) === true),
   usageFromBody: (json) => openaiTokenUsage((json as Record<string, unknown> | undefined)?.usage),
+  answerParts: { usage: true },
   scanStream: scanImagesStream,
   // Image responses and events name no model, so there is nothing to rewrite.
   setModel() {},

@@ -3,6 +3,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { GatewayError } from '../../core/errors.ts';
+import { pickJson } from '../../core/json-pick.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
@@ -104,11 +105,15 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
   let outcome: Outcome = 'completed';
   if (isJson) {
     try {
-      const json = JSON.parse(body.toString('utf8'));
+      const text = body.toString('utf8');
+      const rename = !!ctx.model && !!ctx.upstreamModel && ctx.model !== ctx.upstreamModel;
+      // Only the parts usage and the stop reason are read from, unless the answer is rewritten.
+      const parts = rename ? undefined : ctx.format.answerParts;
+      const json = parts ? pickJson(text, parts) : JSON.parse(text);
       if (usage) ctx.usage = ctx.format.usageFromBody(json);
       if (ctx.format.incomplete?.(json)) outcome = 'incomplete';
-      if (ctx.model && ctx.upstreamModel && ctx.model !== ctx.upstreamModel && json && typeof json === 'object') {
-        ctx.format.setModel(json, ctx.model);
+      if (rename && json && typeof json === 'object') {
+        ctx.format.setModel(json, ctx.model!);
         body = Buffer.from(JSON.stringify(json));
       }
     } catch { /* not JSON after all: relay the bytes untouched */ }

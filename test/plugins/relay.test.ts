@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
 import { anthropicMessages } from '../../adapters/anthropic-messages/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
+import { openaiEmbeddings } from '../../adapters/openai-embeddings/index.ts';
 import { relay } from '../../plugins/proxy/relay.ts';
 import type { Ctx, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -78,12 +79,12 @@ const completion = JSON.stringify({
 });
 
 /** Serves one request by relaying `feed`'s upstream; resolves with what the relay left on ctx and the listener counts. */
-async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void) {
+async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void, extra: Partial<Ctx> = {}) {
   type Outcome = { ctx: Ctx; endListeners: number; before: number; err?: { code?: string } };
   let settle!: (v: Outcome) => void;
   const done = new Promise<Outcome>((resolve) => { settle = resolve; });
   const server = createServer((_req, res) => {
-    const ctx = { id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() } } as unknown as Ctx;
+    const ctx = { id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() }, ...extra } as unknown as Ctx;
     const upstream = new WholeUpstream();
     const before = upstream.listenerCount('end');
     const relayed = relay(ctx, upstream as never, 0);
@@ -128,4 +129,19 @@ t.test('a whole answer cut short: the client gets a 502, not a partial body', as
   t.notOk(body.includes('chatcmpl-relay'), 'nothing of the partial answer');
   t.equal(ctx.outcome, 'failed');
   t.equal(ctx.endedBy, 'upstream');
+});
+
+t.test('a whole embeddings answer: only its usage is parsed (the numbers are stepped over), the bytes relayed as they came', async (t) => {
+  // A number JSON.parse would refuse sits among the vectors: were the whole answer parsed, no usage would be read.
+  const vectors = Array.from({ length: 1536 }, (_, i) => (Math.sin(i) / 7).toFixed(8)).join(',');
+  const answer = `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[${vectors},1.2.3]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`;
+  const { res, body, ctx } = await relayWhole(t, (upstream) => upstream.end(answer), { format: openaiEmbeddings });
+  t.equal(res?.status, 200);
+  t.equal(body, answer, 'relayed byte for byte');
+  t.strictSame(ctx.usage, { input: 8, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+  // A model the client named differently is written back into the answer: that needs the whole of it, parsed.
+  const good = answer.replace(',1.2.3]', ']');
+  const aliased = await relayWhole(t, (upstream) => upstream.end(good), { format: openaiEmbeddings, model: 'embed-alias', upstreamModel: 'text-embedding-3-small' } as Partial<Ctx>);
+  t.equal(JSON.parse(aliased.body).model, 'embed-alias', 'the client\'s model name written back');
+  t.strictSame(aliased.ctx.usage, { input: 8, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
 });
