@@ -85,14 +85,17 @@ export function fire(url: string, drive: Drive, aim: Aim, onAnswer: (status: num
 /** Called as the measured run starts and ends (after the warm-up): what the caller samples around it (CPU time). */
 export interface Window { start(): void; end(): void }
 
-export async function measure(url: string, opts: LoadOptions, aim: Aim, window?: Window): Promise<LoadFigures> {
+/**
+ * Warms up (opts.warmup s, not counted), then measures opts.duration s. `latency`: the histogram the answers' times go
+ * into (a target measured in several slices shares one), whose p50 and p99 the figures give.
+ */
+export async function measure(url: string, opts: LoadOptions, aim: Aim, window?: Window, latency = createHistogram()): Promise<LoadFigures> {
   const ignore = () => {};
   if (opts.warmup > 0) await fire(url, { ...opts, duration: opts.warmup }, aim, ignore).run;
   const probe = opts.stream ? await openTtfbProbe(url, aim) : undefined;
   window?.start();
   probe?.start();
   // autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond medians; record microseconds.
-  const latency = createHistogram();
   let short = 0;
   const { run, dropped } = fire(url, opts, aim, (status, whole) => { if (status >= 200 && status < 300 && !whole) short++; });
   run.on('response', (_client, status, _bytes, ms) => {
@@ -105,8 +108,8 @@ export async function measure(url: string, opts: LoadOptions, aim: Aim, window?:
   const ok = result['2xx'];
   return {
     rps: result.duration > 0 ? ok / result.duration : 0,
-    p50Ms: ok > 0 ? latency.percentile(50) / 1000 : 0,
-    p99Ms: ok > 0 ? latency.percentile(99) / 1000 : 0,
+    p50Ms: latency.count > 0 ? latency.percentile(50) / 1000 : 0,
+    p99Ms: latency.count > 0 ? latency.percentile(99) / 1000 : 0,
     ok,
     errors: result.errors,
     non2xx: result.non2xx,

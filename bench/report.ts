@@ -16,7 +16,7 @@ export interface TargetFigures extends LoadFigures {
   redis?: RedisPerRequest;
 }
 
-type Ratio = { rps: number | null; p50: number | null; p99: number | null };
+type Ratio = { rps: number | null; p50: number | null; p99: number | null; cpu: number | null };
 
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 const mb = (bytes: number | null) => (bytes === null ? null : round(bytes / 2 ** 20, 1));
@@ -24,7 +24,10 @@ const div = (x: number, y: number | undefined) => (y ? round(x / y, 3) : null);
 
 function ratio(c: TargetFigures, base: TargetFigures | undefined): Ratio | null {
   if (!base) return null;
-  return { rps: div(c.rps, base.rps), p50: div(c.p50Ms, base.p50Ms), p99: div(c.p99Ms, base.p99Ms) };
+  return {
+    rps: div(c.rps, base.rps), p50: div(c.p50Ms, base.p50Ms), p99: div(c.p99Ms, base.p99Ms),
+    cpu: c.cpuUsPerRequest !== null && base.cpuUsPerRequest ? round(c.cpuUsPerRequest / base.cpuUsPerRequest, 3) : null,
+  };
 }
 
 /** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
@@ -36,7 +39,7 @@ export function row(cells: (string | number | null)[], widths: number[]): string
 }
 
 /** How the gateway targets ran: their worker processes and their store (`store` for the JSON line, `storeLabel` for people). */
-export interface GatewayRun { workers: number; store: string; storeLabel: string }
+export interface GatewayRun { workers: number; store: string; storeLabel: string; rounds?: number }
 
 /** The issue's target for streams: time-to-first-byte overhead p99 at most this over the bare proxy. */
 const TTFB_OVERHEAD_P99_MS = 5;
@@ -76,7 +79,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
   const shown = opts.stream ? [...columns, ...ttfbColumns] : columns;
   const widths = shown.map(([, w]) => w);
   const out = [
-    `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up, node ${process.version}, ${os.availableParallelism()} cpus`,
+    `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up${(gateway.rounds ?? 1) > 1 ? ` (in ${gateway.rounds} rounds, the targets taking turns)` : ''}, node ${process.version}, ${os.availableParallelism()} cpus`,
     `gateway targets: ${gateway.workers === 1 ? 'one process' : `${gateway.workers} workers (CPU and peak RSS summed over primary and workers)`}, store ${gateway.storeLabel}`,
     '',
     row(shown.map(([title]) => title), widths),
@@ -86,10 +89,10 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     ...figures.filter((f) => f.cpuByThread).map((f) => `   ${f.id} CPU by thread: JavaScript ${fixed(f.cpuByThread!.main, 1)}, V8 helpers (GC, compiler) ${fixed(f.cpuByThread!.v8, 1)}, other threads ${fixed(f.cpuByThread!.other, 1)} µs/req`),
     ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
     '',
-    row(['ratio', 'req/s', 'p50', 'p99'], widths.slice(0, 4)),
+    row(['ratio', 'req/s', 'p50', 'p99', 'CPU µs/req'], [...widths.slice(0, 4), 11]),
   ];
   for (const [name, r] of Object.entries(ratios)) {
-    out.push(row([name, fixed(r?.rps, 3), fixed(r?.p50, 3), fixed(r?.p99, 3)], widths.slice(0, 4)));
+    out.push(row([name, fixed(r?.rps, 3), fixed(r?.p50, 3), fixed(r?.p99, 3), fixed(r?.cpu, 3)], [...widths.slice(0, 4), 11]));
   }
   if (opts.stream) {
     const against = (ms: number | null) => (ms === null ? '- (needs targets b and c, each with timed probes)'
@@ -107,6 +110,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     connections: opts.connections,
     duration_s: opts.duration,
     warmup_s: opts.warmup,
+    rounds: gateway.rounds ?? 1,
     stream: opts.stream,
     workers: gateway.workers,
     store: gateway.store,

@@ -1,4 +1,5 @@
 // `npm run bench`: direct upstream vs bare http-proxy-3 vs the gateway, same load, one run, so ratios are comparable.
+import { createHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { stop } from './children.ts';
 import { helpAndExit, number, redisFor, withUsage } from './options.ts';
@@ -28,9 +29,26 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
     per connection as sent − answered − errors − the one still in flight at the end, so at least that many
     (after such a cut autocannon may misread that connection's next answer, which then counts as short too).
     All complete: errors, non-2xx, short and dropped all 0
-  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d --store file --workers 1`;
+  --rounds N (1 to 20): every target runs from the start and each is measured in N slices of duration / N seconds
+    (whole seconds, at least 1: autocannon ends a run on a whole second),
+    the targets taking turns (a, b, c, d, a, b, ...), only one loaded at a time: a change of the machine's speed during
+    the run (seen on shared VMs: the bare proxy's CPU per request drifting from 176 to 240 µs within two minutes) then
+    falls on every target alike. The first slice follows the warm-up; each later one follows 1 s of its own, not
+    counted (new connections). p50 and p99 are over all slices. --stream takes --rounds 1
+  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d --store file --workers 1
+    --rounds 5 (1 with --stream)`;
 
-interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup }
+interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup; rounds: number }
+
+/** Before each slice after a target's first: its new connections warm up this long, not counted. */
+const REWARM_S = 1;
+
+/** --rounds: 1 to 20; a streamed run's ttfb probe figures are per window, so it runs one round. */
+function roundsOf(value: string, stream: boolean): number {
+  const rounds = Math.round(number(value, 'rounds', 1, 20));
+  if (stream && rounds > 1) throw new Error('--rounds: a --stream run measures each target in one window (--rounds 1)');
+  return rounds;
+}
 
 function parse(): Parsed {
   const { values } = parseArgs({
@@ -42,6 +60,7 @@ function parse(): Parsed {
       stream: { type: 'boolean', default: false },
       store: { type: 'string', default: 'file' },
       workers: { type: 'string', default: '1' },
+      rounds: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -58,11 +77,21 @@ function parse(): Parsed {
     },
     only: only as Set<TargetId>,
     setup: { redis: redisFor(values.store), workers: Math.round(number(values.workers, 'workers', 1, 16)) },
+    rounds: roundsOf(values.rounds ?? (values.stream ? '1' : '5'), values.stream),
   };
 }
 
+/** What a target's slices add up to. */
+interface Tally {
+  ok: number; errors: number; non2xx: number; short: number; dropped: number; durationS: number; answered: number;
+  cpuUs: number; cpuSeen: boolean; threads: { main: number; v8: number; other: number } | null;
+  redis: RedisSample | null; last?: Awaited<ReturnType<typeof measure>>;
+}
+
+const zeroRedis = (): RedisSample => ({ calls: new Map(), cpuS: 0 });
+
 async function main(): Promise<void> {
-  const { opts, only, setup } = withUsage(usage, parse);
+  const { opts, only, setup, rounds } = withUsage(usage, parse);
   setUpGateways(setup);
   const redisInfo = setup.redis ? new RedisInfo(setup.redis) : undefined;
   const upstream = await startUpstream();
@@ -71,43 +100,78 @@ async function main(): Promise<void> {
   // The bare proxy and the gateway run from node's compile cache (targets.ts); each is started and stopped once
   // first, so that the cache holds them in every measured run, the first on a fresh machine included.
   for (const target of chosen.filter((t) => t.id !== 'a')) await (await target.start(upstream.child, upstream.url)).stop();
-  // Sequential, so no target competes with another for the CPU.
-  for (const target of chosen) {
-    process.stderr.write(`bench: ${target.id} ${target.label}: ${opts.warmup} s warm-up + ${opts.duration} s at ${opts.connections} connections\n`);
-    const running = await target.start(upstream.child, upstream.url);
-    try {
-      const answer = await check(running.url, opts.stream, running.key);
-      // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
-      let cpu0: Map<number, number> | null = null;
-      let cpu1: Map<number, number> | null = null;
-      let threads0: ReturnType<typeof treeThreadCpu> = null;
-      let threads1: ReturnType<typeof treeThreadCpu> = null;
-      const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
-      let before: RedisSample | undefined;
-      let after: RedisSample | undefined;
-      const load = await measure(running.url, opts, { key: running.key, check: answer }, {
-        start: () => { cpu0 = treeCpu(running.pid); threads0 = treeThreadCpu(running.pid); if (onRedis) void redisInfo.sample().then((s) => { before = s; }); },
-        end: () => { cpu1 = treeCpu(running.pid); threads1 = treeThreadCpu(running.pid); },
-      });
-      if (onRedis) after = await redisInfo.sample();
-      const rss = await running.rss();
-      // The ttfb probe's answers were served in the window too.
-      const answered = load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
-      const cpuUsPerRequest = cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null;
-      const split = threads0 !== null && threads1 !== null && answered > 0 ? threadDelta(threads0, threads1) : null;
-      const cpuByThread = split && { main: split.main / answered, v8: split.v8 / answered, other: split.other / answered };
-      figures.push({
-        id: target.id, label: target.label, ...load, rssBytes: rss.bytes, rssSource: rss.source, cpuUsPerRequest, cpuByThread,
-        redis: before && after && answered > 0 ? perRequest(before, after, answered) : undefined,
-      });
-    } finally {
-      await running.stop();
+  // Every target runs from the start; only one is loaded at a time. With --rounds N each is measured in N slices, the
+  // targets taking turns, so a change of the machine's speed during the run falls on all of them alike.
+  const running: Awaited<ReturnType<(typeof chosen)[number]['start']>>[] = [];
+  try {
+    for (const target of chosen) running.push(await target.start(upstream.child, upstream.url));
+    const answers = await Promise.all(running.map((r) => check(r.url, opts.stream, r.key)));
+    const tallies: Tally[] = chosen.map(() => ({
+      ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0, answered: 0, cpuUs: 0, cpuSeen: false, threads: null, redis: null,
+    }));
+    const latencies = chosen.map(() => createHistogram());
+    const slice = Math.max(1, Math.round(opts.duration / rounds));
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, target] of chosen.entries()) {
+        const r = running[i];
+        const tally = tallies[i];
+        process.stderr.write(`bench: ${target.id} ${target.label}: ${round === 0 ? opts.warmup : REWARM_S} s warm-up + ${slice} s at ${opts.connections} connections${rounds > 1 ? ` (round ${round + 1} of ${rounds})` : ''}\n`);
+        // The server's CPU time and (for a gateway on Redis) Redis's own, over the measured window only.
+        let cpu0: Map<number, number> | null = null;
+        let cpu1: Map<number, number> | null = null;
+        let threads0: ReturnType<typeof treeThreadCpu> = null;
+        let threads1: ReturnType<typeof treeThreadCpu> = null;
+        const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
+        let before: Promise<RedisSample> | undefined;
+        const load = await measure(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, check: answers[i] }, {
+          start: () => { cpu0 = treeCpu(r.pid); threads0 = treeThreadCpu(r.pid); if (onRedis) before = redisInfo.sample(); },
+          end: () => { cpu1 = treeCpu(r.pid); threads1 = treeThreadCpu(r.pid); },
+        }, latencies[i]);
+        if (onRedis && before) {
+          const [b, a] = [await before, await redisInfo.sample()];
+          const acc = (tally.redis ??= zeroRedis());
+          for (const [cmd, n] of a.calls) acc.calls.set(cmd, (acc.calls.get(cmd) ?? 0) + n - (b.calls.get(cmd) ?? 0));
+          acc.cpuS += a.cpuS - b.cpuS;
+        }
+        tally.ok += load.ok; tally.errors += load.errors; tally.non2xx += load.non2xx; tally.short += load.short;
+        tally.dropped += load.dropped; tally.durationS += load.durationS;
+        // The ttfb probe's answers were served in the window too.
+        tally.answered += load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
+        if (cpu0 !== null && cpu1 !== null) { tally.cpuUs += cpuDelta(cpu0, cpu1); tally.cpuSeen = true; }
+        if (threads0 !== null && threads1 !== null) {
+          const d = threadDelta(threads0, threads1);
+          const t = (tally.threads ??= { main: 0, v8: 0, other: 0 });
+          t.main += d.main; t.v8 += d.v8; t.other += d.other;
+        }
+        tally.last = load;
+      }
     }
+    for (const [i, target] of chosen.entries()) {
+      const tally = tallies[i];
+      const n = tally.answered;
+      const rss = await running[i].rss();
+      figures.push({
+        id: target.id, label: target.label,
+        rps: tally.durationS > 0 ? tally.ok / tally.durationS : 0,
+        p50Ms: tally.last!.p50Ms, p99Ms: tally.last!.p99Ms, // of the histogram every slice recorded into
+        ok: tally.ok, errors: tally.errors, non2xx: tally.non2xx, short: tally.short, dropped: tally.dropped,
+        durationS: round3(tally.durationS), ttfb: tally.last!.ttfb,
+        rssBytes: rss.bytes, rssSource: rss.source,
+        cpuUsPerRequest: tally.cpuSeen && n > 0 ? tally.cpuUs / n : null,
+        cpuByThread: tally.threads && n > 0 ? { main: tally.threads.main / n, v8: tally.threads.v8 / n, other: tally.threads.other / n } : null,
+        redis: tally.redis && n > 0 ? perRequest(zeroRedis(), tally.redis, n) : undefined,
+      });
+    }
+  } finally {
+    for (const r of running) await r.stop();
   }
   await stop(upstream.child);
   await redisInfo?.close();
-  report(figures, opts, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup) });
+  // The duration as measured: rounds × a slice of whole seconds.
+  report(figures, { ...opts, duration: rounds * Math.max(1, Math.round(opts.duration / rounds)) }, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup), rounds });
 }
+
+const round3 = (n: number) => Number(n.toFixed(3));
 
 main().then(
   // Exit explicitly: fetch's pooled sockets would otherwise hold the process open for a few seconds.
