@@ -1,5 +1,6 @@
 // The process logger: pino JSON lines with an ISO-8601 time; secrets are redacted by path as a second line of defence.
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { TurnWriter } from './log-stream.ts';
 
 let second = NaN;
 let head = '';
@@ -17,7 +18,10 @@ export function isoTime(now = Date.now()): string {
   return `,"time":"${head}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
 }
 
-/** `destination` defaults to stdout; tests pass a sink to read the lines the gateway writes. */
+/** The process's stdout as its loggers write it (log-stream.ts), made by the first logger that writes there. */
+let stdout: TurnWriter | undefined;
+
+/** `destination` defaults to stdout (one write a turn: log-stream.ts); tests pass a sink to read the lines the gateway writes. */
 export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options = {
     level,
@@ -25,7 +29,8 @@ export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destinatio
     timestamp: isoTime,
     redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'credential', 'key'], censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  // process.stdout's fd: reading it opens stdout as node does (a pipe then non-blocking: a full one refuses a write).
+  return pino(options, destination ?? (stdout ??= new TurnWriter(process.stdout.fd ?? 1)));
 }
 
 type Fast = Logger & { [k: symbol]: unknown };
