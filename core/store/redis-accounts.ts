@@ -28,7 +28,8 @@ export class RedisAccounts {
     const bound = req.prefer === undefined && req.bound ? req.bound : [];
     const bindingKeys = bound.map((b) => g.bound(b.kind, b.name));
     const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], [
-      Math.floor(req.now), req.requestId, prefer + 1, req.only ? '1' : '0', Math.random(),
+      // The roll matters only among several candidates (one alone sends the same short text each time).
+      Math.floor(req.now), req.requestId, prefer + 1, req.only ? '1' : '0', cands.length > 1 ? Math.random() : 0,
       bindingKeys.length, bound.map((b) => (b.kind === 'pin' ? '1' : '0')).join(''),
       [ms(req.leaseMs), ACCOUNT_IDLE_MS, ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency])].join(' '),
       ...cands.map((c) => c.id),

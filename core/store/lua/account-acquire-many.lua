@@ -96,7 +96,7 @@ local function acquire_many(calls)
     end
 
     -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-    local i, second, wait = pick_account(c, n, prefer, pinned, N[ARGV[ao + 5]], now)
+    local i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 5], now)
     if not i then return {0, second, wait, found, found_account} end
     local lease_ms = terms[1]
     local l = leases[KEYS[ko + 2 * i - 1]]

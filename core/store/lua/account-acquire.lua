@@ -14,7 +14,7 @@ local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local prefer = tonumber(ARGV[3])
 local only = ARGV[4] == '1'
-local roll = tonumber(ARGV[5])
+local roll = ARGV[5]
 local nb = tonumber(ARGV[6])
 local terms = {}
 for v in string.gmatch(ARGV[8], '%S+') do terms[#terms + 1] = tonumber(v) end

@@ -23,7 +23,8 @@ end
 local function free(x) return not x.cooling and x.busy < x.conc end
 
 -- c: the n candidates {priority, weight, conc, busy, cooling, cool, pass, used, holds}; each gets its effective pass
--- (eff). prefer: a candidate (0 = none); pinned: only that one may serve; roll in [0, 1) for the weighted choice.
+-- (eff). prefer: a candidate (0 = none); pinned: only that one may serve; roll in [0, 1) for the weighted choice, as its
+-- text: parsed only when several candidates tie (a number's text is the costliest thing to parse).
 -- Returns the candidate to take and whether it is the request's own slot already (a retried call gets its lease back),
 -- or nil, the refusal ('busy', 'cooling', 'none') and its retry-after ms (-1: none).
 local function pick_account(c, n, prefer, pinned, roll, now)
@@ -61,7 +62,9 @@ local function pick_account(c, n, prefer, pinned, roll, now)
     end
   end
 
+  if #tied == 1 then return tied[1], false end
   if #tied > 0 then
+    roll = tonumber(roll)
     -- Among exact ties: chosen with probability weight / total weight.
     local total = 0
     for _, i in ipairs(tied) do total = total + c[i].weight end
