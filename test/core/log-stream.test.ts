@@ -23,7 +23,7 @@ function fakeFd(opts: { refuse?: () => boolean; max?: number; error?: string } =
 
 t.test('the lines of one turn go out in one write at its end; the next turn\'s in another', async (t) => {
   const fd = fakeFd();
-  const w = new TurnWriter(9, fd.writeSync, false);
+  const w = new TurnWriter(9, { writeSync: fd.writeSync, exit: false, atomic: false });
   w.write('a\n');
   w.write('b\n');
   w.write('c\n');
@@ -38,7 +38,7 @@ t.test('the lines of one turn go out in one write at its end; the next turn\'s i
 t.test('a full pipe: what it refuses waits and is tried again, in order, later lines behind it', async (t) => {
   let refusing = true;
   const fd = fakeFd({ refuse: () => refusing });
-  const w = new TurnWriter(9, fd.writeSync, false);
+  const w = new TurnWriter(9, { writeSync: fd.writeSync, exit: false, atomic: false });
   w.write('one\n');
   await turn();
   t.equal(fd.refused(), 1);
@@ -54,7 +54,7 @@ t.test('a full pipe: what it refuses waits and is tried again, in order, later l
 
 t.test('partial writes: every byte once, in order, characters cut between writes made whole by the reader', async (t) => {
   const fd = fakeFd({ max: 5 });
-  const w = new TurnWriter(9, fd.writeSync, false);
+  const w = new TurnWriter(9, { writeSync: fd.writeSync, exit: false, atomic: false });
   const lines = ['{"msg":"héllo wörld"}\n', '{"msg":"日本語のログ"}\n', '{"msg":"🎉"}\n'];
   for (const l of lines) w.write(l);
   await turn();
@@ -62,10 +62,26 @@ t.test('partial writes: every byte once, in order, characters cut between writes
   t.equal(fd.text(), lines.join(''));
 });
 
+t.test('a pipe: writes of whole lines, at most 4 096 bytes each (a longer line alone), so processes sharing it never cut into each other\'s lines', async (t) => {
+  const fd = fakeFd();
+  const w = new TurnWriter(9, { writeSync: fd.writeSync, exit: false, atomic: true });
+  const lines = Array.from({ length: 300 }, (_, i) => `{"i":${i},"pad":"${'é'.repeat(i % 97)}"}\n`);
+  lines.splice(150, 0, `{"long":"${'x'.repeat(9000)}"}\n`);
+  for (const l of lines) w.write(l);
+  await turn();
+  t.equal(fd.text(), lines.join(''), 'every byte, in order');
+  t.ok(fd.writes.length >= 8, `${fd.writes.length} writes for ~41 KB`);
+  for (const b of fd.writes) {
+    const text = b.toString('utf8');
+    if (!text.endsWith('\n') || (b.length > 4096 && text.split('\n').length !== 2)) t.fail(`a write of ${b.length} bytes: ${text.slice(0, 60)}`);
+  }
+  t.equal(fd.writes.filter((b) => b.length > 4096).length, 1, 'only the long line went alone past 4 096 bytes');
+});
+
 t.test('a stdout that is gone (EPIPE): nothing more is tried, nothing thrown', async (t) => {
   const fd = fakeFd({ error: 'EPIPE' });
   let tries = 0;
-  const w = new TurnWriter(9, (f, d) => { tries++; return fd.writeSync(f, d); }, false);
+  const w = new TurnWriter(9, { writeSync: (f, d) => { tries++; return fd.writeSync(f, d); }, exit: false });
   w.write('x\n');
   await turn();
   w.write('y\n');
@@ -77,7 +93,7 @@ t.test('a stdout that is gone (EPIPE): nothing more is tried, nothing thrown', a
 t.test('a stdout that takes nothing for long: lines past 16 MB waiting are dropped, and the count said once it takes again', async (t) => {
   let refusing = true;
   const fd = fakeFd({ refuse: () => refusing });
-  const w = new TurnWriter(9, fd.writeSync, false);
+  const w = new TurnWriter(9, { writeSync: fd.writeSync, exit: false, atomic: false });
   const line = 'x'.repeat(1023) + '\n';
   for (let i = 0; i < 17 * 1024; i++) w.write(line);
   t.ok(w.waiting <= 16 * 1024 * 1024, `${w.waiting} bytes waiting`);
