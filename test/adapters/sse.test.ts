@@ -2,18 +2,7 @@
 import t from 'tap';
 import { formatFrame, SseParser } from '../../adapters/shared/sse.ts';
 import type { SseFrame } from '../../core/types.ts';
-
-/** Deterministic PRNG (mulberry32) so a failing random split can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../helpers/random.ts';
 
 /** Parse bytes fed in the given chunk sizes (cycled); returns every frame and the unterminated rest. */
 function parseChunked(bytes: Buffer, sizes: (i: number) => number): { frames: SseFrame[]; rest: string } {
@@ -70,7 +59,7 @@ t.test('byte by byte gives the same frames', async (t) => {
 
 t.test('random chunk sizes (seeded) give the same frames', async (t) => {
   for (let seed = 1; seed <= 200; seed++) {
-    const rand = prng(seed);
+    const rand = seeded(seed);
     const max = 1 + (seed % 40);
     const { frames, rest } = parseChunked(BYTES, () => 1 + Math.floor(rand() * max));
     t.strictSame(frames, EXPECTED, `seed ${seed}`);

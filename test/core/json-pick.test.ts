@@ -8,6 +8,7 @@ import { gemini } from '../../adapters/gemini/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { openaiEmbeddings } from '../../adapters/openai-embeddings/index.ts';
 import { openaiImages } from '../../adapters/openai-images/index.ts';
+import { seeded } from '../helpers/random.ts';
 
 /** What JSON.parse gives, cut down to `pick`: the reference pickJson must equal. */
 function project(v: unknown, pick: true | JsonPick): unknown {
@@ -33,17 +34,6 @@ function canon(v: unknown): string {
     return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
   }
   return JSON.stringify(v);
-}
-
-/** A small seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Field names the picks ask for appear everywhere, nested too, and inside strings (where only escaped quotes can be).
@@ -86,7 +76,7 @@ t.test('random JSON: the same parts as JSON.parse', async (t) => {
   let compared = 0;
   let withParts = 0;
   for (let seed = 1; seed <= 3000; seed++) {
-    const rand = random(seed);
+    const rand = seeded(seed);
     const top: Record<string, unknown> = {};
     for (let i = Math.floor(rand() * 8); i > 0; i--) Object.defineProperty(top, NAMES[Math.floor(rand() * NAMES.length)], { value: value(rand, 0), enumerable: true, configurable: true, writable: true });
     const s = text(rand, rand() < 0.05 ? value(rand, 0) : top);

@@ -8,17 +8,7 @@ import { KeyLayout } from '../../core/store/redis-keys.ts';
 import { globalRow, keyRow, sumsArgs } from '../../core/store/redis-batch.ts';
 import { record, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
-
-/** A small seeded generator (mulberry32): a failing round can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../helpers/random.ts';
 
 /** Every key under `prefix`: name without it, type, value, and whether it expires. */
 async function dump(c: Redis, prefix: string): Promise<unknown[]> {
@@ -64,7 +54,7 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
   t.teardown(() => c.quit());
   let differing = 0;
   for (let round = 1; round <= 25; round++) {
-    const rand = random(round);
+    const rand = seeded(round);
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     // What both copies start from: windows that end inside the turn (5h), buckets that exist or not, leases held,
@@ -109,7 +99,7 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
   let differing = 0;
   const refusals = new Set<string>();
   for (let round = 1; round <= 40; round++) {
-    const rand = random(1000 + round);
+    const rand = seeded(1000 + round);
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
     const minute = Math.floor(BASE / MINUTE) * MINUTE;
@@ -155,7 +145,7 @@ t.test('account acquire and release: the calls of a turn together, as one by one
   let differing = 0;
   const answers = new Set<string>();
   for (let round = 1; round <= 40; round++) {
-    const rand = random(2000 + round);
+    const rand = seeded(2000 + round);
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const accounts = ['A', 'B', 'C', 'D'].map((id) => ({
       id, priority: pick([1, 1, 2]), weight: pick([0, 1, 1, 3]), concurrency: pick([1, 2, 3, 5]),
@@ -217,7 +207,7 @@ t.test('record batches: the sums form writes what the per-record scripts write, 
   t.teardown(() => c.quit());
   let differing = 0;
   for (let round = 1; round <= 20; round++) {
-    const rand = random(3000 + round);
+    const rand = seeded(3000 + round);
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const n = 1 + Math.floor(rand() * 60);
     const quiet = round % 4 === 0; // no tokens at all: seconds with a request count and no token field
