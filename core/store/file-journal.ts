@@ -5,7 +5,8 @@ import type { IssuedKey, UsageRecord } from './types.ts';
 import type { AccountBook } from './memory-accounts.ts';
 import type { ConversationBook } from './memory-conversations.ts';
 import type { KeyLedger } from './memory-ledger.ts';
-import type { Batch, KeptLedger, RecordRow, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
+import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
+import { RecordBytes } from './record-bytes.ts';
 import { COUNTER_FIELDS, type Counters } from './rollup.ts';
 import { DAY_MS, HOUR_MS, secondOf, utcDate } from './units.ts';
 
@@ -33,7 +34,8 @@ function rollup(l: KeyLedger | undefined, r: Omit<RollupRow, 'counters'>): Count
 
 export class Journal {
   private keyIds = new Set<string>();
-  private records: RecordRow[] = [];
+  /** Reused from batch to batch: its bytes are copied out when taken. */
+  readonly records = new RecordBytes();
   private ledgers = new Set<string>();
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
@@ -75,7 +77,7 @@ export class Journal {
   settled(r: UsageRecord, json: string, minute: number | undefined): void {
     const key = r.key_id;
     const time = Math.floor(r.time);
-    this.records.push({ key, id: r.request_id, time, json });
+    this.records.add(key, r.request_id, time, json);
     this.ledgers.add(key);
     const date = utcDate(time);
     const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
@@ -125,7 +127,7 @@ export class Journal {
       seq,
       keyIds: [...this.keyIds],
       keys: this.keyIds.size ? [...state.keys.values()].filter((k) => this.keyIds.has(k.id)).map((k) => ({ sha256: k.sha256, id: k.id, json: JSON.stringify(k) })) : [],
-      records: this.records,
+      records: this.records.take(),
       ledgers: [...this.ledgers].map((key) => ({ key, json: JSON.stringify(kept(ledgers.get(key)!)) })),
       rollups: [...this.rollups.values()].map((r) => ({ ...r, counters: counters(rollup(ledgers.get(r.key), r)) })),
       tpm: [...this.tpm.values()].map((t) => ({ ...t, tokens: ledgers.get(t.key)?.tpm.get(t.minute) ?? null })),
@@ -153,7 +155,7 @@ export class Journal {
 
   clear(): void {
     this.keyIds = new Set();
-    this.records = [];
+    this.records.clear();
     this.ledgers = new Set();
     this.rollups = new Map();
     this.tpm = new Map();

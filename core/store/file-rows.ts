@@ -31,7 +31,8 @@ export interface Batch {
   /** Issued keys by id: every row of these ids is replaced by `rows` (none: deleted). */
   keyIds: string[];
   keys: KeyRow[];
-  records: RecordRow[];
+  /** The records settled since the last batch, as record-bytes.ts lays them out (readRecords). */
+  records: Uint8Array;
   ledgers: LedgerRow[];
   rollups: RollupRow[];
   tpm: TpmRow[];
@@ -43,7 +44,7 @@ export interface Batch {
 }
 
 /** What the store reads at start: every table, records oldest first. */
-export type Loaded = Omit<Batch, 'seq' | 'keyIds'>;
+export type Loaded = Omit<Batch, 'seq' | 'keyIds' | 'records'> & { records: RecordRow[] };
 
 /** Limits the writer prunes by, as the memory store applies them. */
 export interface WriterOptions { path: string; retentionMs: number; recordsPerKey: number; recordsTotal: number }

@@ -1,6 +1,7 @@
 // The file store's writes: one batch in one transaction, and pruning what the memory store ages out (file-load.ts reads).
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Batch } from './file-rows.ts';
+import { readRecords } from './record-bytes.ts';
 import { COUNTER_FIELDS } from './rollup.ts';
 import { DAY_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, RPM_WINDOW_MS, utcDate } from './units.ts';
 
@@ -45,7 +46,7 @@ export class FileTables {
     try {
       for (const id of b.keyIds) drop.key.run(id);
       for (const k of b.keys) put.key.run(k.sha256, k.id, k.json);
-      for (const r of b.records) put.record.run(r.key, r.id, r.time, r.json);
+      for (const r of readRecords(b.records)) put.record.run(r.key, r.id, r.time, r.json);
       for (const l of b.ledgers) put.ledger.run(l.key, l.json);
       for (const r of b.rollups) {
         if (r.counters) put.rollup.run(r.key, r.kind, r.date, r.hour, r.model, ...r.counters);

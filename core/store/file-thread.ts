@@ -33,6 +33,9 @@ function start(): Worker {
   return w;
 }
 
+/** The writer thread while it runs (tests stop it to see the stores carry on without it). */
+export const writerThread = (): Worker | undefined => thread;
+
 export function connect(listener: Listener): WriterLink {
   const w = (thread ??= start());
   const id = ++lastId;

@@ -1,7 +1,8 @@
 // FileStore: the embedded store kept in a local SQLite file. The MemoryStore it extends answers every call; what changed
 // is written behind by a thread of its own (file-writer.ts), in one transaction at most every second, and loaded at start.
-// A usage record's text stays in memory only until its batch is written: the records kept are indexed in memory and a
-// page's texts are read back from the file (a connection of this thread's own, read-only).
+// The records kept are indexed in memory; their texts are not held there: until its batch is written a record's text
+// waits as bytes (record-bytes.ts), then a page's texts are read back from the file (a connection of this thread's
+// own, read-only).
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Logger } from 'pino';
 import type {
@@ -13,7 +14,8 @@ import { MemoryStore } from './memory.ts';
 import { Journal, type MemoryState } from './file-journal.ts';
 import { loadFile } from './file-load.ts';
 import { restore } from './file-restore.ts';
-import type { FromWriter, RecordRow, WriterOptions } from './file-rows.ts';
+import type { FromWriter, WriterOptions } from './file-rows.ts';
+import { readRecords } from './record-bytes.ts';
 import { connect, type WriterLink } from './file-thread.ts';
 import type { RecordEntry } from './memory-index.ts';
 import { sqlite } from './sqlite.ts';
@@ -34,8 +36,8 @@ export class FileStore extends MemoryStore {
   private readonly journal = new Journal();
   private readonly state: MemoryState;
   private readonly acks = new Map<number, () => void>();
-  /** The records of each batch sent and not yet written: their entries let go of their texts once it is. */
-  private readonly unwritten = new Map<number, RecordRow[]>();
+  /** The records of each batch sent and not yet written (their texts for a page until then), by batch. */
+  private readonly unwritten = new Map<number, Uint8Array>();
   private reader?: { db: DatabaseSync; text: StatementSync };
   private answer?: (m: Answer) => void;
   private timer?: NodeJS.Timeout;
@@ -43,6 +45,8 @@ export class FileStore extends MemoryStore {
   private alive = true;
   private closing?: Promise<void>;
   private failureLoggedAt = -Infinity;
+  /** Set once the writer stopped or a write failed (textsToEntries). */
+  private entriesKeepTexts = false;
 
   /** Opens the file (creating it), loads what it holds, and writes changes behind from then on. */
   static async open(path: string, options: StoreOptions, log: Logger): Promise<FileStore> {
@@ -86,7 +90,7 @@ export class FileStore extends MemoryStore {
     if (!this.alive) this.journal.clear();
     if (this.journal.empty) return Promise.resolve();
     const batch = this.journal.take(this.state, ++this.seq);
-    if (batch.records.length) this.unwritten.set(batch.seq, batch.records);
+    if (batch.records.length && !this.entriesKeepTexts) this.unwritten.set(batch.seq, batch.records);
     return new Promise((resolve) => {
       this.acks.set(batch.seq, resolve);
       this.link.wait();
@@ -105,10 +109,12 @@ export class FileStore extends MemoryStore {
 
   private heard(m: FromWriter): void {
     if (m.type === 'written') {
-      this.letTextsGo(m.seq);
+      this.unwritten.delete(m.seq);
       return this.ack(m.seq);
     }
     if (m.type === 'write-failed') {
+      // Batches will pile up until the file takes writes again: their texts are not left to be searched for as bytes.
+      this.textsToEntries();
       const now = Date.now();
       if (now - this.failureLoggedAt >= 10_000) {
         this.failureLoggedAt = now;
@@ -119,8 +125,8 @@ export class FileStore extends MemoryStore {
     if (m.type === 'stopped') {
       if (this.alive && this.timer) this.log.error({ error: m.message, path: this.path }, 'store: the file writer stopped; changes are no longer written');
       this.alive = false;
-      // What was not written stays in memory, texts included: the entries hold them, so the rows can go.
-      this.unwritten.clear();
+      // What was not written stays in memory, texts included.
+      this.textsToEntries();
       for (const seq of [...this.acks.keys()]) this.ack(seq);
     }
     const answer = this.answer;
@@ -130,16 +136,34 @@ export class FileStore extends MemoryStore {
     answer(m);
   }
 
-  /** A batch is in the file: its records' entries (one per record, in its key's index and the global one) drop their texts. */
-  private letTextsGo(seq: number): void {
-    for (const row of this.unwritten.get(seq) ?? []) {
-      const entry = this.ledgers.get(row.key)?.records.entry(row.id) ?? this.global.entry(row.id);
-      if (entry) entry.json = undefined;
-    }
-    this.unwritten.delete(seq);
+  /** The records not written yet, oldest first: the batches sent, then what the journal holds. */
+  private *pending() {
+    for (const bytes of this.unwritten.values()) yield* readRecords(bytes);
+    yield* readRecords(this.journal.records.view());
   }
 
-  /** Texts of written records, read back from the file; a record the file no longer holds (pruned) is left out. */
+  /**
+   * The writer is gone or failing: the entries of the records not written take their texts, as those settled from now
+   * on do (the memory store's way; with the writer back, they keep them until they leave the index).
+   */
+  private textsToEntries(): void {
+    this.entriesKeepTexts = true;
+    for (const row of this.pending()) {
+      const entry = this.ledgers.get(row.key)?.records.entry(row.id) ?? this.global.entry(row.id);
+      if (entry && entry.json === undefined) entry.json = row.json;
+    }
+    this.unwritten.clear();
+  }
+
+  /** While the writer writes, texts are in the file or on their way there. */
+  protected override keepsTexts(): boolean {
+    return this.entriesKeepTexts;
+  }
+
+  /**
+   * Texts of kept records: read back from the file, or (settled in the last second or two) from the bytes not written
+   * yet; a record the file no longer holds (pruned) is left out.
+   */
   protected override recordText(entries: RecordEntry[]): Map<string, string> {
     const texts = new Map<string, string>();
     if (!this.reader) return texts;
@@ -150,6 +174,10 @@ export class FileStore extends MemoryStore {
       }
     } catch (err) {
       this.log.error({ error: (err as Error).message, path: this.path }, 'store: reading records from the file failed');
+    }
+    if (texts.size < entries.length) {
+      const missing = new Set(entries.filter((e) => !texts.has(e.id)).map((e) => e.id));
+      for (const row of this.pending()) if (missing.has(row.id)) texts.set(row.id, row.json);
     }
     return texts;
   }

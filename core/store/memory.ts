@@ -107,12 +107,17 @@ export class MemoryStore implements Store {
     const clock = Math.floor(record.time);
     if (l.settled(record.request_id, clock)) return { recorded: false };
     const json = JSON.stringify(record);
-    const entry = recordEntry(record, json); // one entry in both indexes
+    const entry = recordEntry(record, this.keepsTexts() ? json : undefined); // one entry in both indexes
     l.settle(record, admission, this.opts, entry);
     this.global.add(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
     this.summary.add(record);
     this.recorded(record, json, admission);
     return { recorded: true };
+  }
+
+  /** Whether a record's entry holds its text: here always (the file store keeps texts elsewhere while it can write). */
+  protected keepsTexts(): boolean {
+    return true;
   }
 
   /** After each settlement that was recorded, with the record's JSON text (the file store writes it). */

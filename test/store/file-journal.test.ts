@@ -4,6 +4,7 @@
 import t from 'tap';
 import { Journal, type MemoryState } from '../../core/store/file-journal.ts';
 import { KeyLedger } from '../../core/store/memory-ledger.ts';
+import { readRecords } from '../../core/store/record-bytes.ts';
 import { HOUR, T0, record } from './fixtures.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 
@@ -19,7 +20,7 @@ const rollups = (j: Journal, seq: number) => {
   return {
     rollups: b.rollups.map((r) => `${r.key}/${r.kind}/${r.date}/${r.hour}/${r.model}`).sort(),
     rate: b.rate.map((r) => `${r.key}/${r.second}`).sort(),
-    records: b.records.length,
+    records: [...readRecords(b.records)].length,
   };
 };
 

@@ -59,10 +59,10 @@ t.test('written records: texts let go, read back from the file; every read equal
   t.teardown(() => file.close());
   await settleAll(mem);
   await settleAll(file);
-  t.type(globalEntry(file, 't-079')?.json, 'string', 'before its batch is written, the newest record\'s text is in memory');
+  t.equal(globalEntry(file, 't-079')?.json, undefined, 'before its batch is written, the newest record\'s text is not on its entry (it waits as bytes)');
   for (const f of FILTERS) t.strictSame(await all(file, f), await all(mem, f), `before the write: ${JSON.stringify(f)}`);
   await file.flush();
-  t.equal(globalEntry(file, 't-079')?.json, undefined, 'once written, it is not');
+  t.equal(globalEntry(file, 't-079')?.json, undefined, 'nor once written');
   t.equal(globalEntry(file, 't-079')?.id, 't-079', 'but the record is still kept');
   for (const f of FILTERS) {
     const want = await all(mem, f);

@@ -1,0 +1,48 @@
+// Records on their way to the file store's writer, as bytes: what goes in comes out, in order, whatever the text
+// (non-ASCII, astral, empty, control characters, long enough to grow the buffer many times), batch after batch.
+import t from 'tap';
+import { RecordBytes, readRecords } from '../../core/store/record-bytes.ts';
+import type { RecordRow } from '../../core/store/file-rows.ts';
+import { seeded } from '../helpers/random.ts';
+
+const ALPHABET = ['a', 'Z', '0', ' ', '"', '\\', '\t', '\n', '\u0000', 'é', 'ß', '中', '𝄞', '😀', '\u2028'];
+
+function text(rand: () => number, max: number): string {
+  let s = '';
+  const n = Math.floor(rand() * max);
+  for (let i = 0; i < n; i++) s += ALPHABET[Math.floor(rand() * ALPHABET.length)];
+  return s;
+}
+
+t.test('records come out as they went in, in order, across growth and batches', async (t) => {
+  const rand = seeded(7);
+  const bytes = new RecordBytes();
+  for (let batch = 0; batch < 5; batch++) {
+    const want: RecordRow[] = [];
+    const n = [0, 1, 3, 400, 2000][batch];
+    for (let i = 0; i < n; i++) {
+      // Now and then a text far longer than the buffer's first size, so it grows from within one record.
+      const json = i % 500 === 499 ? 'x'.repeat(200_000) + text(rand, 20) : JSON.stringify({ t: text(rand, 300), i });
+      const row = { key: text(rand, 12), id: `r-${batch}-${i}-${text(rand, 4)}`, time: 1_700_000_000_000 + Math.floor(rand() * 1e9) + (i % 2 ? 0.5 : 0), json };
+      want.push(row);
+      bytes.add(row.key, row.id, row.time, row.json);
+    }
+    t.equal(bytes.count, n, `batch ${batch}: counted`);
+    t.strictSame([...readRecords(bytes.view())], want, `batch ${batch}: read in place`);
+    const taken = bytes.take();
+    t.equal(bytes.count, 0, `batch ${batch}: empty once taken`);
+    t.equal([...readRecords(bytes.view())].length, 0, `batch ${batch}: nothing left in place`);
+    t.strictSame([...readRecords(taken)], want, `batch ${batch}: read from the taken copy`);
+    t.equal(taken.byteOffset, 0, 'the copy has a buffer of its own');
+    t.equal(taken.buffer.byteLength, taken.byteLength, 'exactly its size (what a postMessage copies)');
+  }
+});
+
+t.test('a taken copy stays whole while the list is reused', async (t) => {
+  const bytes = new RecordBytes();
+  bytes.add('k', 'a', 1, '{"a":1}');
+  const first = bytes.take();
+  bytes.add('k', 'b', 2, '{"b":2}');
+  t.strictSame([...readRecords(first)], [{ key: 'k', id: 'a', time: 1, json: '{"a":1}' }]);
+  t.strictSame([...readRecords(bytes.view())], [{ key: 'k', id: 'b', time: 2, json: '{"b":2}' }]);
+});
