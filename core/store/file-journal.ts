@@ -40,7 +40,11 @@ export class Journal {
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
-  private rpm: { key: string; id: string; at: number }[] = [];
+  // Admissions as three lists, not an object each: they live until the batch is taken (~1 s), long enough for V8 to
+  // move every one into its old generation.
+  private rpmKeys: string[] = [];
+  private rpmIds: string[] = [];
+  private rpmAts: number[] = [];
   private accounts = new Map<string, { group: string; id: string }>();
   private bindings = new Map<string, { group: string; kind: string; name: string }>();
   private conversations = new Map<string, { key: string; id: string }>();
@@ -60,7 +64,9 @@ export class Journal {
 
   /** A request admitted: its rpm entry (kept when the key has an rpm limit) and the minute of its tpm estimate, if any. */
   admitted(key: string, id: string, at: number, minute: number | undefined): void {
-    this.rpm.push({ key, id, at });
+    this.rpmKeys.push(key);
+    this.rpmIds.push(id);
+    this.rpmAts.push(at);
     if (minute !== undefined) this.minute(key, minute);
     this.dirty = true;
   }
@@ -135,7 +141,7 @@ export class Journal {
         const r = ledgers.get(s.key)?.perSecond.get(s.second);
         return { ...s, counts: r ? [r.requests, r.tokens] : null };
       }),
-      rpm: rpmRows(this.rpm.filter((r) => ledgers.get(r.key)?.rpm.get(r.id) === r.at)),
+      rpm: rpmRows(this.rpmKeys, this.rpmIds, this.rpmAts, (key, id, at) => ledgers.get(key)?.rpm.get(id) === at),
       accounts: [...this.accounts.values()].map((a) => {
         const k = accounts.kept(a.group, a.id);
         return { ...a, json: k ? JSON.stringify(k) : null };
@@ -160,7 +166,9 @@ export class Journal {
     this.rollups = new Map();
     this.tpm = new Map();
     this.rate = new Map();
-    this.rpm = [];
+    this.rpmKeys = [];
+    this.rpmIds = [];
+    this.rpmAts = [];
     this.accounts = new Map();
     this.bindings = new Map();
     this.conversations = new Map();
@@ -169,11 +177,16 @@ export class Journal {
   }
 }
 
-/** Admissions as rows of one key and second each (file-rows.ts RpmRow): a few rows a second, not one per request. */
-function rpmRows(admitted: { key: string; id: string; at: number }[]): RpmRow[] {
+/**
+ * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (file-rows.ts RpmRow): a
+ * few rows a second, not one per request.
+ */
+function rpmRows(keys: string[], ids: string[], ats: number[], kept: (key: string, id: string, at: number) => boolean): RpmRow[] {
   const rows = new Map<string, RpmRow>();
   let last: RpmRow | undefined;
-  for (const { key, id, at } of admitted) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i], id = ids[i], at = ats[i];
+    if (!kept(key, id, at)) continue;
     const second = Math.floor(at / 1000);
     // Most admissions share the last one's key and second.
     if (last?.key !== key || last.second !== second) {

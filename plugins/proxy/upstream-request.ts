@@ -12,7 +12,8 @@ import type { AccountConfig, Ctx, FormatAdapter, PlatformConfig, UpstreamAuthSty
 export function upstreamPath(ctx: Ctx): string {
   const modelParam = 'param' in ctx.format.model ? ctx.format.model.param : undefined;
   const template = ctx.route.upstream_path ?? ctx.route.path;
-  const path = template.replace(/\{(\w+)\*?\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
+  // Most templates name nothing (/v1/chat/completions): no pattern to run.
+  const path = !template.includes('{') && !template.includes('*') ? template : template.replace(/\{(\w+)\*?\}|\*(\w+)/g, (_m, one: string | undefined, rest: string | undefined) => {
     const name = (one ?? rest)!;
     // A model named in the path is sent as the upstream model (model_map applied).
     const value = name === modelParam && ctx.upstreamModel ? ctx.upstreamModel : (ctx.params[name] ?? '');
