@@ -106,12 +106,30 @@ export function parseBucket(start: number, fields: Iterable<[string, number | st
   };
 }
 
+/**
+ * A field's count, updated in place: as a Map's value a number past 2^31 (a day's cost in nano-dollars) was a new heap
+ * number at every addition.
+ */
+interface Count { n: number }
+type Bucket = Map<string, Count>;
+
+function bump(bucket: Bucket, field: string, n: number): void {
+  const c = bucket.get(field);
+  if (c) c.n += n;
+  else bucket.set(field, { n });
+}
+
 /** The memory store's rollups: one map of fields per bucket, per unit; a bucket older than its unit's keep is dropped. */
 export class MemorySummary {
-  private readonly units = new Map<RollupUnit, Map<number, Map<string, number>>>(ROLLUP_UNITS.map((u) => [u, new Map()]));
+  private readonly units = new Map<RollupUnit, Map<number, Bucket>>(ROLLUP_UNITS.map((u) => [u, new Map()]));
 
+  /** summaryFields' counts, added without listing them first (a settlement's hot path). */
   add(r: UsageRecord): void {
-    const fields = summaryFields(r);
+    const names = usageNames(r);
+    const error = isError(r);
+    const tokens = recordTokens(r);
+    const cost = recordCost(r);
+    const failures = r.attempts?.some((a) => !NOT_FAILURES.has(a.reason)) ? summaryFields(r).filter(([f]) => f[0] === 'f' || f[0] === 'v') : undefined;
     const clock = Math.floor(r.time);
     for (const unit of ROLLUP_UNITS) {
       const buckets = this.units.get(unit)!;
@@ -121,12 +139,16 @@ export class MemorySummary {
         buckets.set(start, (bucket = new Map()));
         for (const s of buckets.keys()) if (s < clock - UNIT_KEEP_MS[unit]) buckets.delete(s);
       }
-      for (const [f, n] of fields) bucket.set(f, (bucket.get(f) ?? 0) + n);
+      bump(bucket, names.r, 1);
+      if (error) bump(bucket, names.e, 1);
+      if (tokens > 0) bump(bucket, names.t, tokens);
+      if (cost > 0) bump(bucket, names.c, cost);
+      if (failures) for (const [f, n] of failures) bump(bucket, f, n);
     }
   }
 
   read(unit: RollupUnit, from: number, to: number): UsageBucket[] {
     const buckets = this.units.get(unit)!;
-    return bucketStarts(unit, from, to).map((s) => parseBucket(s, buckets.get(s) ?? []));
+    return bucketStarts(unit, from, to).map((s) => parseBucket(s, [...(buckets.get(s) ?? [])].map(([f, c]): [string, number] => [f, c.n])));
   }
 }
