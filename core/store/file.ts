@@ -263,6 +263,8 @@ export class FileStore extends MemoryStore {
         if (m.type === 'closed' && m.unwritten > 0) this.log.error({ path: this.path, batches: m.unwritten }, 'store: closed with changes not written to the file');
       }
       this.alive = false;
+      // Nothing is written from now on: a record settled after the close keeps its text on its entry.
+      this.entriesKeepTexts = true;
       this.link.disconnect();
       this.reader?.db.close();
       this.reader = undefined;
