@@ -4,8 +4,8 @@ import type { UsageRecord } from './types.ts';
 
 /**
  * One record in the index. A settled record sits in two indexes (its key's and the global one) as one entry. `json` is
- * its text while the store holds it; the file store lets it go once the text is in its file, and reads it back from
- * there (`RecordText`), so the records it keeps cost memory for their ids, not their texts.
+ * its text when the store holds it there; the file store does not (it reads texts from its file, or from the bytes
+ * waiting to be written: `RecordText`), so the records it keeps cost memory for their ids, not their texts.
  */
 export interface RecordEntry { score: number; id: string; key: string; json: string | undefined }
 
