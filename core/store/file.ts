@@ -45,7 +45,7 @@ export class FileStore extends MemoryStore {
   private alive = true;
   private closing?: Promise<void>;
   private failureLoggedAt = -Infinity;
-  /** Set once the writer stopped or a write failed (textsToEntries). */
+  /** Set while the writer is stopped or failing (textsToEntries), and once the store is closed. */
   private entriesKeepTexts = false;
 
   /** Opens the file (creating it), loads what it holds, and writes changes behind from then on. */
@@ -110,6 +110,8 @@ export class FileStore extends MemoryStore {
   private heard(m: FromWriter): void {
     if (m.type === 'written') {
       this.unwritten.delete(m.seq);
+      // Written again after a failure (batches are written in order): texts go back to waiting as bytes.
+      if (this.alive) this.entriesKeepTexts = false;
       return this.ack(m.seq);
     }
     if (m.type === 'write-failed') {
@@ -144,7 +146,7 @@ export class FileStore extends MemoryStore {
 
   /**
    * The writer is gone or failing: the entries of the records not written take their texts, as those settled from now
-   * on do (the memory store's way; with the writer back, they keep them until they leave the index).
+   * on do (the memory store's way) until it writes again; those entries keep them until they leave the index.
    */
   private textsToEntries(): void {
     this.entriesKeepTexts = true;
