@@ -14,9 +14,13 @@ const START = 64 * 1024;
 export class RecordBytes {
   #buf = Buffer.allocUnsafeSlow(START);
   #used = 0;
-  #count = 0;
 
-  get count(): number { return this.#count; }
+  /** How many records were added since the last take (read from their lengths: nothing keeps a tally on the hot path). */
+  get count(): number {
+    let n = 0;
+    for (let at = 0; at < this.#used; n++) at += HEAD + this.#buf.readUInt32LE(at) + this.#buf.readUInt32LE(at + 4) + this.#buf.readUInt32LE(at + 8);
+    return n;
+  }
 
   add(key: string, id: string, time: number, json: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, then the lengths as written.
@@ -35,7 +39,6 @@ export class RecordBytes {
     buf.writeUInt32LE(j, at + 8);
     buf.writeDoubleLE(time, at + 12);
     this.#used = end + j;
-    this.#count++;
   }
 
   /** The records added so far, in a buffer of their own (what a batch carries), and an empty list. */
@@ -53,7 +56,6 @@ export class RecordBytes {
 
   clear(): void {
     this.#used = 0;
-    this.#count = 0;
   }
 
   #grow(need: number): void {

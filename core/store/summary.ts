@@ -44,6 +44,13 @@ export function summaryFields(r: UsageRecord): [string, number][] {
   if (tokens > 0) out.push([names.t, tokens]);
   const cost = recordCost(r);
   if (cost > 0) out.push([names.c, cost]);
+  out.push(...attemptFields(r));
+  return out;
+}
+
+/** The f and v fields of summaryFields: the record's failed attempts, and those that moved it to another account. */
+function attemptFields(r: UsageRecord): [string, number][] {
+  const out: [string, number][] = [];
   const attempts = r.attempts ?? [];
   attempts.forEach((a, i) => {
     if (NOT_FAILURES.has(a.reason)) return;
@@ -129,7 +136,7 @@ export class MemorySummary {
     const error = isError(r);
     const tokens = recordTokens(r);
     const cost = recordCost(r);
-    const failures = r.attempts?.some((a) => !NOT_FAILURES.has(a.reason)) ? summaryFields(r).filter(([f]) => f[0] === 'f' || f[0] === 'v') : undefined;
+    const failures = r.attempts?.length ? attemptFields(r) : undefined;
     const clock = Math.floor(r.time);
     for (const unit of ROLLUP_UNITS) {
       const buckets = this.units.get(unit)!;

@@ -12,9 +12,8 @@ import { pino } from 'pino';
 import t from 'tap';
 import { FileStore } from '../../core/store/file.ts';
 import { MemoryStore } from '../../core/store/memory.ts';
-import type { MemoryRecordIndex } from '../../core/store/memory-index.ts';
 import type { RecordFilter, Store, UsageRecord } from '../../core/store/types.ts';
-import { T0, record } from './fixtures.ts';
+import { T0, globalEntry, record } from './fixtures.ts';
 
 const silent = pino({ level: 'silent' });
 const dir = mkdtempSync(join(tmpdir(), 'gw-file-texts-'));
@@ -49,8 +48,6 @@ const settleAll = async (s: Store) => {
   }
 };
 
-/** The entry of a record in the store's global index (a field the class keeps to itself). */
-const globalEntry = (s: FileStore, id: string) => (s as unknown as { global: MemoryRecordIndex }).global.entry(id);
 
 t.test('written records: texts let go, read back from the file; every read equals the memory store\'s', async (t) => {
   const mem = new MemoryStore(options);

@@ -8,13 +8,10 @@ import { pino } from 'pino';
 import t from 'tap';
 import { FileStore } from '../../core/store/file.ts';
 import { writerThread } from '../../core/store/file-thread.ts';
-import type { MemoryRecordIndex } from '../../core/store/memory-index.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
-import { T0, record } from './fixtures.ts';
+import { T0, globalEntry, record } from './fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-writer-stop-'));
-/** A record's entry in the store's global index (a field the class keeps to itself). */
-const entry = (s: FileStore, id: string) => (s as unknown as { global: MemoryRecordIndex }).global.entry(id);
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 t.test('records of every stage of the way read whole after the writer stopped', async (t) => {
@@ -73,9 +70,9 @@ t.test('a write refused (another connection holds the file\'s write lock): texts
   await store.flush();
   for (let waited = 0; inFile() < 15 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(inFile(), 15, 'once the lock is gone, the batches are written (retried every second)');
-  t.type(entry(store, 'l-12')?.json, 'string', 'a record settled while refused holds its text on its entry');
+  t.type(globalEntry(store, 'l-12')?.json, 'string', 'a record settled while refused holds its text on its entry');
   for (let i = 15; i < 20; i++) await settle(i);
-  t.equal(entry(store, 'l-19')?.json, undefined, 'written again: a new record\'s text waits as bytes, not on its entry');
+  t.equal(globalEntry(store, 'l-19')?.json, undefined, 'written again: a new record\'s text waits as bytes, not on its entry');
   await store.flush();
   t.equal(inFile(), 20, 'and the next ones');
   got = await page();

@@ -2,6 +2,7 @@
 import type tap from 'tap';
 import type { AdmitRequest, IssuedKey, KeyLimits, Store, UsageRecord } from '../../core/store/types.ts';
 import type { StoreOptions } from '../../core/store/options.ts';
+import type { MemoryRecordIndex } from '../../core/store/memory-index.ts';
 
 export type Tap = Parameters<Parameters<typeof tap.test>[0]>[0];
 /** Makes a fresh, empty store (options: retention and caps, for the tests that need small ones). */
@@ -77,3 +78,6 @@ export async function open(t: Tap, make: MakeStore, options?: StoreOptions): Pro
   t.teardown(() => s.close());
   return s;
 }
+
+/** A record's entry in a memory or file store's global index (a field the class keeps to itself). */
+export const globalEntry = (s: Store, id: string) => (s as unknown as { global: MemoryRecordIndex }).global.entry(id);
