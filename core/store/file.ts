@@ -151,7 +151,7 @@ export class FileStore extends MemoryStore {
   private textsToEntries(): void {
     this.entriesKeepTexts = true;
     for (const row of this.pending()) {
-      const entry = this.ledgers.get(row.key)?.records.entry(row.id) ?? this.global.entry(row.id);
+      const entry = this.ledgers.get(row.key)?.records.entry(row.time, row.id) ?? this.global.entry(row.time, row.id);
       if (entry && entry.json === undefined) entry.json = row.json;
     }
     this.unwritten.clear();

@@ -27,16 +27,38 @@ export class MemoryRecordIndex implements RecordIndex {
   // and shifting the whole array each time would cost O(cap) per request.
   private entries: RecordEntry[] = [];
   private head = 0;
-  private byId = new Map<string, RecordEntry>();
+  /**
+   * Entries by id, for `has` (a key's index: is a request id settled, whatever the time it is settled again with).
+   * The global index has none: it finds an entry by its time and id (binary search), and a Map of its 100 000 ids was
+   * two updates a request and an entry the collector traced per record.
+   */
+  private readonly byId: Map<string, RecordEntry> | undefined;
   private readonly text?: RecordText;
 
-  constructor(text?: RecordText) {
+  /** `ids`: keep entries by id too, for `has`. */
+  constructor(text?: RecordText, ids = false) {
     this.text = text;
+    this.byId = ids ? new Map() : undefined;
   }
 
-  has(id: string): boolean { return this.byId.has(id); }
+  /** Whether a record of this request id is kept (an index made with `ids`). */
+  has(id: string): boolean {
+    if (!this.byId) throw new Error('this record index keeps no ids');
+    return this.byId.has(id);
+  }
 
-  entry(id: string): RecordEntry | undefined { return this.byId.get(id); }
+  /** The entry of the record with this time and id, when kept. */
+  entry(score: number, id: string): RecordEntry | undefined {
+    const entries = this.entries;
+    let lo = this.head, hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(entries[mid], { score, id })) lo = mid + 1;
+      else hi = mid;
+    }
+    const e = entries[lo];
+    return e !== undefined && e.score === score && e.id === id ? e : undefined;
+  }
 
   /**
    * Adds a record's entry unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than
@@ -44,16 +66,16 @@ export class MemoryRecordIndex implements RecordIndex {
    * the store puts one entry in two indexes.
    */
   add(e: RecordEntry, cap: number, oldest: number): void {
-    if (this.byId.has(e.id)) return;
+    if (this.byId ? this.byId.has(e.id) : this.entry(e.score, e.id)) return;
     const entries = this.entries;
     let i = entries.length;
     while (i > this.head && before(e, entries[i - 1])) i--;
     if (i === entries.length) entries.push(e);
     else entries.splice(i, 0, e);
-    this.byId.set(e.id, e);
+    this.byId?.set(e.id, e);
     let head = this.head;
     while (head < entries.length && (entries[head].score < oldest || entries.length - head > cap)) {
-      this.byId.delete(entries[head].id);
+      this.byId?.delete(entries[head].id);
       entries[head++] = GONE; // until the compaction, the slot must not keep the record's text alive
     }
     if (head > 1024 && head * 2 > entries.length) {
@@ -76,8 +98,8 @@ export class MemoryRecordIndex implements RecordIndex {
     return out;
   }
 
-  async load(ids: string[]): Promise<(UsageRecord | undefined)[]> {
-    const found = ids.map((id) => this.byId.get(id));
+  async load(wanted: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
+    const found = wanted.map((w) => this.entry(w.score, w.id));
     const away = found.filter((e): e is RecordEntry => e !== undefined && e.json === undefined);
     const read = away.length && this.text ? this.text(away) : undefined;
     return found.map((e) => {

@@ -56,7 +56,7 @@ export class KeyLedger {
 
   /** `text` reads back the records whose text the store let go (the file store's). */
   constructor(text?: RecordText) {
-    this.records = new MemoryRecordIndex(text);
+    this.records = new MemoryRecordIndex(text, true);
   }
 
   /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */

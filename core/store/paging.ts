@@ -10,8 +10,8 @@ export interface RecordIndex {
    * reversed), skipping the first `offset` of them.
    */
   page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]>;
-  /** The records of these ids, undefined where one is gone (expired or trimmed). */
-  load(ids: string[]): Promise<(UsageRecord | undefined)[]>;
+  /** The records of these entries (of `page`), undefined where one is gone (expired or trimmed). */
+  load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]>;
 }
 
 export const MAX_PAGE = 1000;
@@ -49,7 +49,7 @@ export async function pageRecords(index: RecordIndex, filter: RecordFilter): Pro
   for (;;) {
     const entries = await index.page(max, min, skip, batch);
     if (entries.length === 0) break;
-    const recs = await index.load(entries.map((e) => e.id));
+    const recs = await index.load(entries);
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       if (e.score === max) skip++;

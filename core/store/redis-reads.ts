@@ -116,9 +116,9 @@ class RedisRecordIndex implements RecordIndex {
     return out;
   }
 
-  async load(ids: string[]): Promise<(UsageRecord | undefined)[]> {
-    if (ids.length === 0) return [];
-    const json = await this.client.hmget(this.records, ...ids);
+  async load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
+    if (entries.length === 0) return [];
+    const json = await this.client.hmget(this.records, ...entries.map((e) => e.id));
     return json.map((j) => (j ? (JSON.parse(j) as UsageRecord) : undefined));
   }
 }

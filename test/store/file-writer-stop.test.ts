@@ -70,9 +70,9 @@ t.test('a write refused (another connection holds the file\'s write lock): texts
   await store.flush();
   for (let waited = 0; inFile() < 15 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(inFile(), 15, 'once the lock is gone, the batches are written (retried every second)');
-  t.type(globalEntry(store, 'l-12')?.json, 'string', 'a record settled while refused holds its text on its entry');
+  t.type((await globalEntry(store, 'l-12'))?.json, 'string', 'a record settled while refused holds its text on its entry');
   for (let i = 15; i < 20; i++) await settle(i);
-  t.equal(globalEntry(store, 'l-19')?.json, undefined, 'written again: a new record\'s text waits as bytes, not on its entry');
+  t.equal((await globalEntry(store, 'l-19'))?.json, undefined, 'written again: a new record\'s text waits as bytes, not on its entry');
   await store.flush();
   t.equal(inFile(), 20, 'and the next ones');
   got = await page();

@@ -80,4 +80,9 @@ export async function open(t: Tap, make: MakeStore, options?: StoreOptions): Pro
 }
 
 /** A record's entry in a memory or file store's global index (a field the class keeps to itself). */
-export const globalEntry = (s: Store, id: string) => (s as unknown as { global: MemoryRecordIndex }).global.entry(id);
+/** The global index's entry of a kept record (found by its time, as the index finds it). */
+export async function globalEntry(s: Store, id: string) {
+  const global = (s as unknown as { global: MemoryRecordIndex }).global;
+  const found = (await global.page(Infinity, -Infinity, 0, Number.MAX_SAFE_INTEGER)).find((e) => e.id === id);
+  return found && global.entry(found.score, found.id);
+}

@@ -7,8 +7,8 @@ import { record, T0 } from './fixtures.ts';
 
 const entry = (r: UsageRecord) => recordEntry(r, JSON.stringify(r));
 
-t.test('capped: the newest `cap` records, in (time, id) order, through many compactions', async (t) => {
-  const index = new MemoryRecordIndex();
+for (const ids of [true, false]) t.test(`capped: the newest \`cap\` records, in (time, id) order, through many compactions${ids ? ' (a key\'s index: by id too)' : ''}`, async (t) => {
+  const index = new MemoryRecordIndex(undefined, ids);
   const cap = 100;
   const kept: { score: number; id: string }[] = [];
   for (let i = 0; i < 5000; i++) {
@@ -22,11 +22,26 @@ t.test('capped: the newest `cap` records, in (time, id) order, through many comp
   const want = kept.slice(-cap).reverse();
   const got = await index.page(Infinity, -Infinity, 0, 1000);
   t.strictSame(got, want, 'newest first, exactly the newest 100');
-  t.equal(index.has(want[want.length - 1].id), true);
-  t.equal(index.has('r00000'), false, 'the first record is gone');
-  t.equal(index.has(kept[kept.length - cap - 1].id), false, 'so is the newest one past the cap');
-  index.add(entry(record({ request_id: want[0].id, time: T0 })), cap, 0);
-  t.strictSame(await index.page(Infinity, -Infinity, 0, 1000), want, 'a repeated id changes nothing');
+  const oldest = want[want.length - 1];
+  const first = kept[0];
+  const past = kept[kept.length - cap - 1];
+  t.equal(index.entry(oldest.score, oldest.id)?.id, oldest.id);
+  t.equal(index.entry(oldest.score + 1, oldest.id), undefined, 'found by its time and id, not its id alone');
+  t.equal(index.entry(first.score, first.id), undefined, 'the first record is gone');
+  t.equal(index.entry(past.score, past.id), undefined, 'so is the newest one past the cap');
+  const loaded = await index.load([want[0], past, want[50]]);
+  t.strictSame(loaded.map((r) => r?.request_id), [want[0].id, undefined, want[50].id], 'load finds what is kept');
+  if (ids) {
+    t.equal(index.has(oldest.id), true);
+    t.equal(index.has(first.id), false);
+    t.equal(index.has(past.id), false);
+    index.add(entry(record({ request_id: want[0].id, time: T0 })), cap, 0);
+    t.strictSame(await index.page(Infinity, -Infinity, 0, 1000), want, 'a repeated id changes nothing, whatever its time');
+  } else {
+    t.throws(() => index.has(oldest.id), /keeps no ids/);
+  }
+  index.add(entry(record({ request_id: want[0].id, time: want[0].score })), cap, 0);
+  t.strictSame(await index.page(Infinity, -Infinity, 0, 1000), want, 'a repeated record changes nothing');
 });
 
 t.test('aged: records older than `oldest` leave, whatever the cap', async (t) => {
