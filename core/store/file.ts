@@ -151,8 +151,8 @@ export class FileStore extends MemoryStore {
   private textsToEntries(): void {
     this.entriesKeepTexts = true;
     for (const row of this.pending()) {
-      const entry = this.ledgers.get(row.key)?.records.entry(row.time, row.id) ?? this.global.entry(row.time, row.id);
-      if (entry && entry.json === undefined) entry.json = row.json;
+      this.ledgers.get(row.key)?.records.keepText(row.time, row.id, row.json);
+      this.global.keepText(row.time, row.id, row.json);
     }
     this.unwritten.clear();
   }

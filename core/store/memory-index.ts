@@ -1,11 +1,13 @@
 // The memory store's record index: records sorted like a Redis sorted set (time, then request id), capped and aged.
 import type { IndexEntry, RecordIndex } from './paging.ts';
 import type { UsageRecord } from './types.ts';
+import { IdTable, h1, h2, hashId } from './id-table.ts';
 
 /**
- * One record in the index. A settled record sits in two indexes (its key's and the global one) as one entry. `json` is
- * its text when the store holds it there; the file store does not (it reads texts from its file, or from the bytes
- * waiting to be written: `RecordText`), so the records it keeps cost memory for their ids, not their texts.
+ * A record as the index gives it out (entry, and to the store's RecordText). The index keeps its parts in columns, not
+ * as this object. `json` is its text when the store holds it in the index; the file store does not (it reads texts from
+ * its file, or from the bytes waiting to be written: `RecordText`), so the records it keeps cost memory for their ids
+ * and times, not their texts.
  */
 export interface RecordEntry { score: number; id: string; key: string; json: string | undefined }
 
@@ -15,85 +17,119 @@ export type RecordText = (entries: RecordEntry[]) => Map<string, string>;
 export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string | undefined): RecordEntry =>
   ({ score: Math.floor(record.time), id: record.request_id, key: record.key_id, json });
 
-const before = (a: { score: number; id: string }, b: { score: number; id: string }): boolean =>
-  a.score < b.score || (a.score === b.score && a.id < b.id);
+const DASHES = [8, 13, 18, 23];
 
-/** What a dropped record's slot holds until the array is compacted. */
-const GONE: RecordEntry = { score: -Infinity, id: '', key: '', json: '' };
+/**
+ * A lowercase UUID (the gateway's request ids) as its four 32-bit words, into w[at .. at + 3]; false for any other id.
+ * Lowercase hex orders as the numbers do, so the words compare as the texts would.
+ */
+function packUuid(id: string, w: Int32Array, at: number): boolean {
+  if (id.length !== 36) return false;
+  for (const d of DASHES) if (id.charCodeAt(d) !== 45) return false;
+  let word = 0;
+  let n = 0;
+  let k = at;
+  for (let i = 0; i < 36; i++) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) continue;
+    const c = id.charCodeAt(i);
+    const v = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+    if (v < 0) return false;
+    word = (word << 4) | v;
+    if (++n === 8) {
+      w[k++] = word;
+      word = 0;
+      n = 0;
+    }
+  }
+  return true;
+}
+
+const hex8 = (x: number) => (x >>> 0).toString(16).padStart(8, '0');
+
+function unpackUuid(w: Int32Array, at: number): string {
+  const s = hex8(w[at]) + hex8(w[at + 1]) + hex8(w[at + 2]) + hex8(w[at + 3]);
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+}
+
+/** An id being looked for, packed once (search). */
+const probe = new Int32Array(4);
+const MIN_CAPACITY = 16;
 
 export class MemoryRecordIndex implements RecordIndex {
-  // Ascending from `head`; records mostly arrive in time order, so inserts land at (or near) the end. The oldest
-  // leave by moving `head` (the array is compacted once half of it is dead): a full index drops one record per add,
-  // and shifting the whole array each time would cost O(cap) per request.
-  private entries: RecordEntry[] = [];
-  private head = 0;
+  // The entries in columns, ascending by (time, id) from #head to #len; records mostly arrive in time order, so inserts
+  // land at (or near) the end. The oldest leave by moving #head (the columns are compacted once half of them is dead):
+  // a full index drops one record per add, and shifting everything each time would cost O(cap) per request.
+  // Columns of numbers, not an object per entry: the global index holds 100 000 records, and an entry object with its
+  // boxed time, its id string and a Map entry was ~90 bytes of heap per record for the collector to trace again and
+  // again; here a record costs its time (8 bytes), its id as a UUID's 16 bytes, and three array slots.
+  #scores = new Float64Array(MIN_CAPACITY);
+  /** A UUID id's words, 4 per entry; #odd holds any other id (and undefined for a UUID). */
+  #words = new Int32Array(4 * MIN_CAPACITY);
+  #odd: (string | undefined)[] = [];
+  #keys: (string | undefined)[] = [];
+  #texts: (string | undefined)[] = [];
+  #len = 0;
+  #head = 0;
   /**
-   * Entries by id, for `has` (a key's index: is a request id settled, whatever the time it is settled again with).
-   * The global index has none: it finds an entry by its time and id (binary search), and a Map of its 100 000 ids was
-   * two updates a request and an entry the collector traced per record.
+   * A key's index: its ids (by hash, id-table.ts), for `has` (is a request id settled, whatever the time it is settled
+   * again with), and each entry's hash in #h (2 per entry) to take it out again. The global index has none: it finds
+   * an entry by its time and id (binary search).
    */
-  private readonly byId: Map<string, RecordEntry> | undefined;
-  private readonly text?: RecordText;
+  readonly #ids: IdTable | undefined;
+  #h: Int32Array | undefined;
+  readonly #text?: RecordText;
 
-  /** `ids`: keep entries by id too, for `has`. */
+  /** `ids`: know ids without their time, for `has`. */
   constructor(text?: RecordText, ids = false) {
-    this.text = text;
-    this.byId = ids ? new Map() : undefined;
+    this.#text = text;
+    this.#ids = ids ? new IdTable() : undefined;
+    this.#h = ids ? new Int32Array(2 * MIN_CAPACITY) : undefined;
   }
 
   /** Whether a record of this request id is kept (an index made with `ids`). */
   has(id: string): boolean {
-    if (!this.byId) throw new Error('this record index keeps no ids');
-    return this.byId.has(id);
+    if (!this.#ids) throw new Error('this record index keeps no ids');
+    hashId(id);
+    return this.#ids.find(h1, h2) >= 0;
   }
 
-  /** The entry of the record with this time and id, when kept. */
+  /** The record with this time and id, when kept. */
   entry(score: number, id: string): RecordEntry | undefined {
-    const entries = this.entries;
-    let lo = this.head, hi = entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (before(entries[mid], { score, id })) lo = mid + 1;
-      else hi = mid;
-    }
-    const e = entries[lo];
-    return e !== undefined && e.score === score && e.id === id ? e : undefined;
+    const i = this.#find(score, id);
+    return i < 0 ? undefined : { score, id, key: this.#keys[i]!, json: this.#texts[i] };
+  }
+
+  /** The text of a kept record that holds none (the file store's, when its writer stops). */
+  keepText(score: number, id: string, json: string): void {
+    const i = this.#find(score, id);
+    if (i >= 0 && this.#texts[i] === undefined) this.#texts[i] = json;
   }
 
   /**
-   * Adds a record's entry unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than
+   * Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than
    * `oldest`. The text is JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped);
-   * the store puts one entry in two indexes.
+   * the store adds each record to two indexes (its key's and the global one).
    */
   add(e: RecordEntry, cap: number, oldest: number): void {
-    if (this.byId ? this.byId.has(e.id) : this.entry(e.score, e.id)) return;
-    const entries = this.entries;
-    let i = entries.length;
-    while (i > this.head && before(e, entries[i - 1])) i--;
-    if (i === entries.length) entries.push(e);
-    else entries.splice(i, 0, e);
-    this.byId?.set(e.id, e);
-    let head = this.head;
-    while (head < entries.length && (entries[head].score < oldest || entries.length - head > cap)) {
-      this.byId?.delete(entries[head].id);
-      entries[head++] = GONE; // until the compaction, the slot must not keep the record's text alive
-    }
-    if (head > 1024 && head * 2 > entries.length) {
-      this.entries = entries.slice(head);
-      head = 0;
-    }
-    this.head = head;
+    if (this.#ids ? this.has(e.id) : this.#find(e.score, e.id) >= 0) return;
+    if (this.#len === this.#scores.length) this.#reserve();
+    const uuid = packUuid(e.id, probe, 0);
+    let i = this.#len;
+    while (i > this.#head && this.#cmp(i - 1, e.score, e.id, uuid) > 0) i--;
+    this.#insertAt(i, e, uuid);
+    while (this.#head < this.#len && (this.#scores[this.#head] < oldest || this.#len - this.#head > cap)) this.#drop();
+    if (this.#head > 1024 && this.#head * 2 > this.#len) this.#move(this.#scores.length);
   }
 
   async page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]> {
     const out: IndexEntry[] = [];
     let skipped = 0;
-    for (let i = this.entries.length - 1; i >= this.head && out.length < count; i--) {
-      const e = this.entries[i];
-      if (e.score > max) continue;
-      if (e.score < min) break;
+    for (let i = this.#len - 1; i >= this.#head && out.length < count; i--) {
+      const score = this.#scores[i];
+      if (score > max) continue;
+      if (score < min) break;
       if (skipped < offset) { skipped++; continue; }
-      out.push({ score: e.score, id: e.id });
+      out.push({ score, id: this.#idAt(i) });
     }
     return out;
   }
@@ -101,10 +137,115 @@ export class MemoryRecordIndex implements RecordIndex {
   async load(wanted: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
     const found = wanted.map((w) => this.entry(w.score, w.id));
     const away = found.filter((e): e is RecordEntry => e !== undefined && e.json === undefined);
-    const read = away.length && this.text ? this.text(away) : undefined;
+    const read = away.length && this.#text ? this.#text(away) : undefined;
     return found.map((e) => {
       const json = e && (e.json ?? read?.get(e.id));
       return json === undefined ? undefined : (JSON.parse(json) as UsageRecord);
     });
+  }
+
+  #idAt(i: number): string { return this.#odd[i] ?? unpackUuid(this.#words, 4 * i); }
+
+  /** Entry i against (score, id): negative before it, 0 the same, positive after; `uuid`: id is packed in `probe`. */
+  #cmp(i: number, score: number, id: string, uuid: boolean): number {
+    const s = this.#scores[i];
+    if (s !== score) return s < score ? -1 : 1;
+    if (uuid && this.#odd[i] === undefined) {
+      const w = this.#words;
+      for (let k = 0; k < 4; k++) {
+        const a = w[4 * i + k] >>> 0, b = probe[k] >>> 0;
+        if (a !== b) return a < b ? -1 : 1;
+      }
+      return 0;
+    }
+    const other = this.#idAt(i);
+    return other < id ? -1 : other > id ? 1 : 0;
+  }
+
+  /** The entry of (score, id), or -1 (binary search). */
+  #find(score: number, id: string): number {
+    const uuid = packUuid(id, probe, 0);
+    let lo = this.#head, hi = this.#len;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#cmp(mid, score, id, uuid) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.#len && this.#cmp(lo, score, id, uuid) === 0 ? lo : -1;
+  }
+
+  #insertAt(i: number, e: RecordEntry, uuid: boolean): void {
+    const len = this.#len;
+    if (i < len) {
+      this.#scores.copyWithin(i + 1, i, len);
+      this.#words.copyWithin(4 * (i + 1), 4 * i, 4 * len);
+      this.#h?.copyWithin(2 * (i + 1), 2 * i, 2 * len);
+    }
+    this.#scores[i] = e.score;
+    if (uuid) this.#words.set(probe, 4 * i);
+    const odd = uuid ? undefined : e.id;
+    if (i === len) {
+      this.#odd.push(odd);
+      this.#keys.push(e.key);
+      this.#texts.push(e.json);
+    } else {
+      this.#odd.splice(i, 0, odd);
+      this.#keys.splice(i, 0, e.key);
+      this.#texts.splice(i, 0, e.json);
+    }
+    if (this.#ids) {
+      hashId(e.id);
+      this.#ids.add(h1, h2, 0);
+      this.#h![2 * i] = h1;
+      this.#h![2 * i + 1] = h2;
+    }
+    this.#len++;
+  }
+
+  /** The oldest entry leaves; its slots no longer keep its strings alive. */
+  #drop(): void {
+    const i = this.#head++;
+    if (this.#ids) {
+      this.#ids.remove(this.#ids.find(this.#h![2 * i], this.#h![2 * i + 1]));
+      this.#ids.shrink();
+    }
+    this.#odd[i] = undefined;
+    this.#keys[i] = undefined;
+    this.#texts[i] = undefined;
+  }
+
+  /** Room for one more entry: the live ones moved to the front, into columns twice as large when half are live. */
+  #reserve(): void {
+    const live = this.#len - this.#head;
+    this.#move(live * 2 > this.#scores.length ? this.#scores.length * 2 : this.#scores.length);
+  }
+
+  /** The live entries moved to the front of columns of `capacity` entries. */
+  #move(capacity: number): void {
+    const from = this.#head, to = this.#len;
+    if (capacity === this.#scores.length) {
+      this.#scores.copyWithin(0, from, to);
+      this.#words.copyWithin(0, 4 * from, 4 * to);
+      this.#h?.copyWithin(0, 2 * from, 2 * to);
+    } else {
+      const scores = new Float64Array(capacity);
+      scores.set(this.#scores.subarray(from, to));
+      this.#scores = scores;
+      const words = new Int32Array(4 * capacity);
+      words.set(this.#words.subarray(4 * from, 4 * to));
+      this.#words = words;
+      if (this.#h) {
+        const h = new Int32Array(2 * capacity);
+        h.set(this.#h.subarray(2 * from, 2 * to));
+        this.#h = h;
+      }
+    }
+    if (from > 0) {
+      this.#odd = this.#odd.slice(from);
+      this.#keys = this.#keys.slice(from);
+      this.#texts = this.#texts.slice(from);
+    }
+    this.#len = to - from;
+    this.#head = 0;
   }
 }

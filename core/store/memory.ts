@@ -107,7 +107,7 @@ export class MemoryStore implements Store {
     const clock = Math.floor(record.time);
     if (l.settled(record.request_id, clock)) return { recorded: false };
     const json = JSON.stringify(record);
-    const entry = recordEntry(record, this.keepsTexts() ? json : undefined); // one entry in both indexes
+    const entry = recordEntry(record, this.keepsTexts() ? json : undefined); // added to both indexes
     l.settle(record, admission, this.opts, entry);
     this.global.add(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
     this.summary.add(record);

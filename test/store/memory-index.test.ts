@@ -51,3 +51,62 @@ t.test('aged: records older than `oldest` leave, whatever the cap', async (t) =>
   t.equal(all.length, 501, 'only the last 500 ms (and the boundary) remain');
   t.equal(all[all.length - 1].score, T0 + 2499);
 });
+
+t.test('a random run with request ids as the gateway makes them (UUIDs, kept as numbers) and others, equal times and late arrivals: every listing, lookup and load equals a sorted, capped list', async (t) => {
+  let seed = 11;
+  // mulberry32: every bit of its output varies (an LCG's low bits would repeat with a short period)
+  const rand = (n: number) => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return (((x ^ (x >>> 14)) >>> 0) % n);
+  };
+  const hex = (n: number) => Array.from({ length: n }, () => '0123456789abcdef'[rand(16)]).join('');
+  const uuid = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[rand(4)]}${hex(3)}-${hex(12)}`;
+  for (const ids of [true, false]) {
+    const index = new MemoryRecordIndex(undefined, ids);
+    const cap = 300;
+    let ref: { score: number; id: string; json: string }[] = [];
+    let clock = T0;
+    let mismatches = 0;
+    for (let i = 0; i < 6000; i++) {
+      clock += rand(3); // many records share a millisecond
+      const time = clock - (rand(10) === 0 ? rand(50) : 0);
+      const id = rand(5) === 0 ? `req-${rand(300)}` : rand(50) === 0 ? uuid().toUpperCase() : uuid();
+      const r = record({ request_id: id, time });
+      const oldest = clock - 900;
+      const json = JSON.stringify(r);
+      index.add(recordEntry(r, json), cap, oldest);
+      // A record it holds already changes nothing; a new one goes in, then the oldest leave while too old or past the cap.
+      if (!ref.some((e) => e.id === id && (ids || e.score === time))) {
+        ref.push({ score: time, id, json });
+        ref.sort((a, b) => a.score - b.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        while (ref.length && (ref[0].score < oldest || ref.length > cap)) ref.shift();
+      }
+      if (i % 500 === 499) {
+        const got = await index.page(Infinity, -Infinity, 0, 10_000);
+        if (JSON.stringify(got) !== JSON.stringify(ref.map((e) => ({ score: e.score, id: e.id })).reverse())) mismatches++;
+        const some = [ref[0], ref[rand(ref.length)], ref[ref.length - 1], { score: T0, id: 'gone', json: '' }];
+        const loaded = await index.load(some.map((e) => ({ score: e.score, id: e.id })));
+        if (JSON.stringify(loaded) !== JSON.stringify(some.map((e) => (e.id === 'gone' ? undefined : JSON.parse(e.json))))) mismatches++;
+        for (const e of some) {
+          if ((index.entry(e.score, e.id)?.json) !== (e.id === 'gone' ? undefined : e.json)) mismatches++;
+          if (ids && index.has(e.id) !== (e.id !== 'gone')) mismatches++;
+        }
+      }
+    }
+    t.equal(mismatches, 0, ids ? 'a key\'s index' : 'the global index');
+    t.ok(ref.length > 100, `${ref.length} records kept at the end`);
+  }
+});
+
+t.test('keepText gives a kept record without a text its text, once', async (t) => {
+  const index = new MemoryRecordIndex();
+  const r = record({ request_id: '0b7c6f1e-2f5d-4a8e-9c3b-1d2e3f4a5b6c', time: T0 });
+  index.add(recordEntry(r, undefined), 10, 0);
+  t.equal(index.entry(T0, r.request_id)?.json, undefined);
+  index.keepText(T0, r.request_id, 'first');
+  index.keepText(T0, r.request_id, 'second');
+  index.keepText(T0 + 1, r.request_id, 'another time: not this record');
+  t.strictSame(index.entry(T0, r.request_id), { score: T0, id: r.request_id, key: r.key_id, json: 'first' });
+});
