@@ -5,7 +5,7 @@
 //
 // Ids are known by their hash (id-table.ts: an id's hash -> its latest setting's slot in the order), and the order holds
 // the hashes and times in typed arrays: nothing the collector traces, and no id kept alive.
-import { IdTable, h1, h2, hashId } from './id-table.ts';
+import { H, IdTable, hashId } from './id-table.ts';
 
 /** Slots are renumbered from 0 before they outgrow 32-bit integers (2^30 settings, days at thousands a second). */
 const RENUMBER_AT = 2 ** 30;
@@ -15,9 +15,10 @@ export class ExpiringMap {
   /** id hash -> its latest setting's slot. */
   readonly #table = new IdTable();
   // The order: the i-th setting's hash and time at i - #base, up to #len.
-  #o1 = new Int32Array(MIN_CAPACITY);
-  #o2 = new Int32Array(MIN_CAPACITY);
-  #times = new Float64Array(MIN_CAPACITY);
+  // Empty until the first setting (most of a key's maps are never used).
+  #o1 = new Int32Array(0);
+  #o2 = new Int32Array(0);
+  #times = new Float64Array(0);
   #len = 0;
   #head = 0;
   /** The slot of #o1[0]: slots stay valid as the arrays are compacted. */
@@ -33,12 +34,18 @@ export class ExpiringMap {
 
   has(id: string): boolean {
     hashId(id);
-    return this.#table.find(h1, h2) >= 0;
+    return this.#table.find(H[0], H[1]) >= 0;
   }
 
   get(id: string): number | undefined {
     hashId(id);
-    const cell = this.#table.find(h1, h2);
+    const cell = this.#table.find(H[0], H[1]);
+    return cell < 0 ? undefined : this.#timeAt(cell);
+  }
+
+  /** get() of the id whose hash (id-table.ts hashId) is (a, b). */
+  getHashed(a: number, b: number): number | undefined {
+    const cell = this.#table.find(a, b);
     return cell < 0 ? undefined : this.#timeAt(cell);
   }
 
@@ -51,21 +58,22 @@ export class ExpiringMap {
   /** Sets the time; the entry leaves the front by its latest setting. */
   set(id: string, time: number): void {
     hashId(id);
-    if (this.#len === this.#o1.length) this.#reorder((this.#len - this.#head) * 2 > this.#len ? this.#len * 2 : this.#len);
+    // Full: the order moves to the front, into arrays twice as large when at least half of it is live.
+    if (this.#len === this.#o1.length) this.#reorder((this.#len - this.#head) * 2 >= this.#len ? Math.max(MIN_CAPACITY, this.#len * 2) : this.#len);
     const at = this.#len++;
     const slot = this.#base + at;
-    this.#o1[at] = h1;
-    this.#o2[at] = h2;
+    this.#o1[at] = H[0];
+    this.#o2[at] = H[1];
     this.#times[at] = time;
-    const cell = this.#table.find(h1, h2);
+    const cell = this.#table.find(H[0], H[1]);
     if (cell >= 0) this.#table.setValue(cell, slot);
-    else this.#table.add(h1, h2, slot);
+    else this.#table.add(H[0], H[1], slot);
   }
 
   /** Its slot in the order is skipped when the head reaches it. */
   delete(id: string): boolean {
     hashId(id);
-    const cell = this.#table.find(h1, h2);
+    const cell = this.#table.find(H[0], H[1]);
     if (cell < 0) return false;
     this.#table.remove(cell);
     this.#table.shrink();

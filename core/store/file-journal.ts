@@ -1,6 +1,7 @@
 // The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
 // Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
 // thousand times a second writes its totals and rollups once a second, not a thousand times.
+import { H, hashId } from './id-table.ts';
 import type { IssuedKey, UsageRecord } from './types.ts';
 import type { AccountBook } from './memory-accounts.ts';
 import type { ConversationBook } from './memory-conversations.ts';
@@ -40,11 +41,15 @@ export class Journal {
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
-  // Admissions as three lists, not an object each: they live until the batch is taken (~1 s), long enough for V8 to
-  // move every one into its old generation.
-  private rpmKeys: string[] = [];
-  private rpmIds: string[] = [];
-  private rpmAts: number[] = [];
+  // Admissions (the first rpmCount of each column), not an object each: they live until the batch is taken (~1 s), long
+  // enough for V8 to move every one into its old generation. Nor the id of each: its hash (id-table.ts) tells whether
+  // it is still kept, and only the first admission of a key and second since the one before carries its id (the name
+  // of its row, rpmRows). The columns are kept from batch to batch, grown only when a batch needs more.
+  private rpmCount = 0;
+  private rpmKeys: (string | undefined)[] = [];
+  private rpmNames: (string | undefined)[] = [];
+  private rpmHashes = new Int32Array(0);
+  private rpmAts = new Float64Array(0);
   private accounts = new Map<string, { group: string; id: string }>();
   private bindings = new Map<string, { group: string; kind: string; name: string }>();
   private conversations = new Map<string, { key: string; id: string }>();
@@ -64,11 +69,27 @@ export class Journal {
 
   /** A request admitted: its rpm entry (kept when the key has an rpm limit) and the minute of its tpm estimate, if any. */
   admitted(key: string, id: string, at: number, minute: number | undefined): void {
-    this.rpmKeys.push(key);
-    this.rpmIds.push(id);
-    this.rpmAts.push(at);
+    const n = this.rpmCount++;
+    if (n === this.rpmAts.length) this.growRpm();
+    const first = n === 0 || this.rpmKeys[n - 1] !== key || Math.floor(this.rpmAts[n - 1] / 1000) !== Math.floor(at / 1000);
+    hashId(id);
+    this.rpmKeys[n] = key;
+    this.rpmNames[n] = first ? id : undefined;
+    this.rpmHashes[2 * n] = H[0];
+    this.rpmHashes[2 * n + 1] = H[1];
+    this.rpmAts[n] = at;
     if (minute !== undefined) this.minute(key, minute);
     this.dirty = true;
+  }
+
+  private growRpm(): void {
+    const n = Math.max(256, this.rpmAts.length * 2);
+    const hashes = new Int32Array(2 * n);
+    hashes.set(this.rpmHashes);
+    this.rpmHashes = hashes;
+    const ats = new Float64Array(n);
+    ats.set(this.rpmAts);
+    this.rpmAts = ats;
   }
 
   /** A tpm bucket that changed (an estimate reserved, given back or reconciled). */
@@ -141,7 +162,7 @@ export class Journal {
         const r = ledgers.get(s.key)?.perSecond.get(s.second);
         return { ...s, counts: r ? [r.requests, r.tokens] : null };
       }),
-      rpm: rpmRows(this.rpmKeys, this.rpmIds, this.rpmAts, (key, id, at) => ledgers.get(key)?.rpm.get(id) === at),
+      rpm: rpmRows(this.rpmCount, this.rpmKeys, this.rpmNames, this.rpmAts, (i, key, at) => ledgers.get(key)?.rpm.getHashed(this.rpmHashes[2 * i], this.rpmHashes[2 * i + 1]) === at),
       accounts: [...this.accounts.values()].map((a) => {
         const k = accounts.kept(a.group, a.id);
         return { ...a, json: k ? JSON.stringify(k) : null };
@@ -166,9 +187,9 @@ export class Journal {
     this.rollups = new Map();
     this.tpm = new Map();
     this.rate = new Map();
-    this.rpmKeys = [];
-    this.rpmIds = [];
-    this.rpmAts = [];
+    // The names go (ids the columns would otherwise keep alive); keys are the ledgers' own strings.
+    this.rpmNames.fill(undefined, 0, this.rpmCount);
+    this.rpmCount = 0;
     this.accounts = new Map();
     this.bindings = new Map();
     this.conversations = new Map();
@@ -179,21 +200,26 @@ export class Journal {
 
 /**
  * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (file-rows.ts RpmRow): a
- * few rows a second, not one per request.
+ * few rows a second, not one per request. A row is named by the id of the first admission of its key and second in
+ * the lists (which always carries it: the admission before it had another key or second), kept or not: a name only
+ * has to be its own, so rows of the same second written by two batches do not replace each other.
  */
-function rpmRows(keys: string[], ids: string[], ats: number[], kept: (key: string, id: string, at: number) => boolean): RpmRow[] {
+function rpmRows(count: number, keys: (string | undefined)[], names: (string | undefined)[], ats: Float64Array, kept: (i: number, key: string, at: number) => boolean): RpmRow[] {
   const rows = new Map<string, RpmRow>();
+  const named = new Map<string, string>();
   let last: RpmRow | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i], id = ids[i], at = ats[i];
-    if (!kept(key, id, at)) continue;
+  for (let i = 0; i < count; i++) {
+    const key = keys[i]!, at = ats[i];
     const second = Math.floor(at / 1000);
+    const name = names[i];
+    if (name !== undefined && !named.has(key + SEP + second)) named.set(key + SEP + second, name);
+    if (!kept(i, key, at)) continue;
     // Most admissions share the last one's key and second.
     if (last?.key !== key || last.second !== second) {
-      const name = key + SEP + second;
-      last = rows.get(name);
+      const row = key + SEP + second;
+      last = rows.get(row);
       if (!last) {
-        rows.set(name, (last = { key, second, id, ats: String(at - second * 1000) }));
+        rows.set(row, (last = { key, second, id: named.get(row)!, ats: String(at - second * 1000) }));
         continue;
       }
     }

@@ -6,12 +6,16 @@
 // 10^14 for a table of 100 000 ids.
 
 const MIN_CAPACITY = 16;
+/** What an empty table starts with: a key's ledger holds several tables, most of them never used. */
+const NONE = new Int32Array(0);
 
-/** The last hashId's halves (never both 0: that marks an empty cell). */
-export let h1 = 0;
-export let h2 = 0;
+/**
+ * The last hashId's halves, H[0] and H[1] (never both 0: that marks an empty cell). In a typed array: module variables
+ * holding numbers past 2^30 made a heap number at every assignment.
+ */
+export const H = new Int32Array(2);
 
-/** Hashes an id into h1 and h2. */
+/** Hashes an id into H. */
 export function hashId(id: string): void {
   let a = 0x811c9dc5;
   let b = 0x2545f491;
@@ -24,15 +28,15 @@ export function hashId(id: string): void {
   // murmur3's finaliser on each half, so every character moves every bit
   a ^= a >>> 16; a = Math.imul(a, 0x85ebca6b); a ^= a >>> 13; a = Math.imul(a, 0xc2b2ae35); a ^= a >>> 16;
   b ^= b >>> 16; b = Math.imul(b, 0x7feb352d); b ^= b >>> 15; b = Math.imul(b, 0x846ca68b); b ^= b >>> 16;
-  h1 = a | 0;
-  h2 = a === 0 && b === 0 ? 1 : b | 0;
+  H[0] = a;
+  H[1] = a === 0 && b === 0 ? 1 : b;
 }
 
 /** Hash (a, b) -> value; linear probing, at most half full, deletion by moving back (no tombstones). */
 export class IdTable {
-  #k1 = new Int32Array(MIN_CAPACITY);
-  #k2 = new Int32Array(MIN_CAPACITY);
-  #v = new Int32Array(MIN_CAPACITY);
+  #k1 = NONE;
+  #k2 = NONE;
+  #v = NONE;
   #size = 0;
 
   get size(): number { return this.#size; }
@@ -45,6 +49,7 @@ export class IdTable {
   /** The cell of hash (a, b), or -1. */
   find(a: number, b: number): number {
     const k1 = this.#k1, k2 = this.#k2;
+    if (k1.length === 0) return -1;
     const mask = k1.length - 1;
     for (let i = a & mask; ; i = (i + 1) & mask) {
       const x = k1[i], y = k2[i];
@@ -55,7 +60,7 @@ export class IdTable {
 
   /** Adds hash (a, b), which must not be in the table. */
   add(a: number, b: number, value: number): void {
-    if ((this.#size + 1) * 2 > this.#k1.length) this.#resize(this.#k1.length * 2);
+    if ((this.#size + 1) * 2 > this.#k1.length) this.#resize(Math.max(MIN_CAPACITY, this.#k1.length * 2));
     this.#insert(a, b, value);
     this.#size++;
   }

@@ -4,9 +4,14 @@ import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
 } from './types.ts';
 import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding, withFound, type CandidateView } from './accounts.ts';
+import { ExpiringMap } from './expiring-map.ts';
 
 interface Account {
-  leases: Map<string, number>; // request id -> lease expiry
+  /**
+   * request id -> lease expiry. An ExpiringMap, not a Map: a Map set and deleted per request reallocated its table every
+   * few dozen requests, and the collector copied each new table out of the young generation.
+   */
+  leases: ExpiringMap;
   /** No lease expires before this (a lower bound: releases and renewals leave it be); the leases are scanned from then. */
   soonest: number;
   coolUntil?: number;
@@ -38,7 +43,7 @@ export class AccountBook {
       this.groups.set(group, (g = new Map()));
     }
     let a = g.get(id);
-    if (!a && create) g.set(id, (a = { leases: new Map(), soonest: Infinity, probing: false }));
+    if (!a && create) g.set(id, (a = { leases: new ExpiringMap(), soonest: Infinity, probing: false }));
     return a;
   }
 
@@ -47,14 +52,13 @@ export class AccountBook {
     const a = this.account(group, id);
     if (!a) return undefined;
     // Scanned only once a lease may have expired (a crashed holder's): live ones are released or renewed before that.
+    // Otherwise only the front (the oldest settings) is looked at, which moves past the released ones.
     if (a.soonest <= now) {
+      a.leases.prune((exp) => exp <= now, 0);
       let soonest = Infinity;
-      a.leases.forEach((exp, r) => {
-        if (exp <= now) a.leases.delete(r);
-        else if (exp < soonest) soonest = exp;
-      });
+      for (const exp of a.leases.values()) if (exp < soonest) soonest = exp;
       a.soonest = soonest;
-    }
+    } else a.leases.prune((exp) => exp <= now);
     const last = Math.max(a.coolUntil ?? -Infinity, a.lastUsed ?? -Infinity);
     if (a.leases.size === 0 && last + ACCOUNT_IDLE_MS <= now) {
       this.groups.get(group)!.delete(id);

@@ -1,7 +1,7 @@
 // The memory store's record index: records sorted like a Redis sorted set (time, then request id), capped and aged.
 import type { IndexEntry, RecordIndex } from './paging.ts';
 import type { UsageRecord } from './types.ts';
-import { IdTable, h1, h2, hashId } from './id-table.ts';
+import { H, IdTable, hashId } from './id-table.ts';
 
 /**
  * A record as the index gives it out (entry, and to the store's RecordText). The index keeps its parts in columns, not
@@ -51,6 +51,16 @@ function unpackUuid(w: Int32Array, at: number): string {
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
 }
 
+/** An array of `n` empty slots (of strings). */
+const slots = (n: number): (string | undefined)[] => new Array<string | undefined>(n).fill(undefined);
+
+/** Slots from .. to of `a`, at the front of a new array of `n`. */
+function moved(a: (string | undefined)[], from: number, to: number, n: number): (string | undefined)[] {
+  const b = slots(n);
+  for (let i = from; i < to; i++) b[i - from] = a[i];
+  return b;
+}
+
 /** An id being looked for, packed once (search). */
 const probe = new Int32Array(4);
 const MIN_CAPACITY = 16;
@@ -62,12 +72,15 @@ export class MemoryRecordIndex implements RecordIndex {
   // Columns of numbers, not an object per entry: the global index holds 100 000 records, and an entry object with its
   // boxed time, its id string and a Map entry was ~90 bytes of heap per record for the collector to trace again and
   // again; here a record costs its time (8 bytes), its id as a UUID's 16 bytes, and three array slots.
-  #scores = new Float64Array(MIN_CAPACITY);
+  // Empty until the first record (a key's index may never get one).
+  #scores = new Float64Array(0);
   /** A UUID id's words, 4 per entry; #odd holds any other id (and undefined for a UUID). */
-  #words = new Int32Array(4 * MIN_CAPACITY);
-  #odd: (string | undefined)[] = [];
-  #keys: (string | undefined)[] = [];
-  #texts: (string | undefined)[] = [];
+  #words = new Int32Array(0);
+  // Arrays of a fixed length, as the typed columns are: written in place, never grown by push or splice (each of which
+  // could allocate the whole array again, which the collector then copied out of the young generation).
+  #odd = slots(0);
+  #keys = slots(0);
+  #texts = slots(0);
   #len = 0;
   #head = 0;
   /**
@@ -83,14 +96,14 @@ export class MemoryRecordIndex implements RecordIndex {
   constructor(text?: RecordText, ids = false) {
     this.#text = text;
     this.#ids = ids ? new IdTable() : undefined;
-    this.#h = ids ? new Int32Array(2 * MIN_CAPACITY) : undefined;
+    this.#h = ids ? new Int32Array(0) : undefined;
   }
 
   /** Whether a record of this request id is kept (an index made with `ids`). */
   has(id: string): boolean {
     if (!this.#ids) throw new Error('this record index keeps no ids');
     hashId(id);
-    return this.#ids.find(h1, h2) >= 0;
+    return this.#ids.find(H[0], H[1]) >= 0;
   }
 
   /** The record with this time and id, when kept. */
@@ -183,21 +196,19 @@ export class MemoryRecordIndex implements RecordIndex {
     }
     this.#scores[i] = e.score;
     if (uuid) this.#words.set(probe, 4 * i);
-    const odd = uuid ? undefined : e.id;
-    if (i === len) {
-      this.#odd.push(odd);
-      this.#keys.push(e.key);
-      this.#texts.push(e.json);
-    } else {
-      this.#odd.splice(i, 0, odd);
-      this.#keys.splice(i, 0, e.key);
-      this.#texts.splice(i, 0, e.json);
+    if (i < len) {
+      this.#odd.copyWithin(i + 1, i, len);
+      this.#keys.copyWithin(i + 1, i, len);
+      this.#texts.copyWithin(i + 1, i, len);
     }
+    this.#odd[i] = uuid ? undefined : e.id;
+    this.#keys[i] = e.key;
+    this.#texts[i] = e.json;
     if (this.#ids) {
       hashId(e.id);
-      this.#ids.add(h1, h2, 0);
-      this.#h![2 * i] = h1;
-      this.#h![2 * i + 1] = h2;
+      this.#ids.add(H[0], H[1], 0);
+      this.#h![2 * i] = H[0];
+      this.#h![2 * i + 1] = H[1];
     }
     this.#len++;
   }
@@ -214,10 +225,10 @@ export class MemoryRecordIndex implements RecordIndex {
     this.#texts[i] = undefined;
   }
 
-  /** Room for one more entry: the live ones moved to the front, into columns twice as large when half are live. */
+  /** Room for one more entry: the live ones moved to the front, into columns twice as large when at least half are live. */
   #reserve(): void {
     const live = this.#len - this.#head;
-    this.#move(live * 2 > this.#scores.length ? this.#scores.length * 2 : this.#scores.length);
+    this.#move(live * 2 >= this.#scores.length ? Math.max(MIN_CAPACITY, this.#scores.length * 2) : this.#scores.length);
   }
 
   /** The live entries moved to the front of columns of `capacity` entries. */
@@ -240,10 +251,14 @@ export class MemoryRecordIndex implements RecordIndex {
         this.#h = h;
       }
     }
-    if (from > 0) {
-      this.#odd = this.#odd.slice(from);
-      this.#keys = this.#keys.slice(from);
-      this.#texts = this.#texts.slice(from);
+    if (capacity === this.#odd.length) {
+      this.#odd.copyWithin(0, from, to).fill(undefined, to - from, to);
+      this.#keys.copyWithin(0, from, to).fill(undefined, to - from, to);
+      this.#texts.copyWithin(0, from, to).fill(undefined, to - from, to);
+    } else {
+      this.#odd = moved(this.#odd, from, to, capacity);
+      this.#keys = moved(this.#keys, from, to, capacity);
+      this.#texts = moved(this.#texts, from, to, capacity);
     }
     this.#len = to - from;
     this.#head = 0;

@@ -15,19 +15,6 @@ const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName
 
 const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
 
-/**
- * Deletes the expired entries at the front of an insertion-ordered map; when what is left would still reach a limit,
- * every expired entry (an entry renewed or re-set keeps its place, so order is only mostly by expiry). Returns the size.
- */
-function pruned<K>(map: Map<K, number>, expired: (value: number) => boolean, limit: number): number {
-  for (const [k, v] of map) {
-    if (!expired(v)) break;
-    map.delete(k);
-  }
-  if (map.size >= limit) for (const [k, v] of map) if (expired(v)) map.delete(k);
-  return map.size;
-}
-
 function modelCounters(models: Map<string, Counters>, model: string): Counters {
   let m = models.get(model);
   if (!m) models.set(model, (m = emptyCounters()));
@@ -35,7 +22,9 @@ function modelCounters(models: Map<string, Counters>, model: string): Counters {
 }
 
 export class KeyLedger {
-  leases = new Map<string, number>(); // request id -> lease expiry
+  // request id -> lease expiry (an ExpiringMap, not a Map: a Map set and deleted per request reallocated its table
+  // every few dozen requests, and the collector copied each new table out of the young generation)
+  leases = new ExpiringMap();
   rpm = new ExpiringMap(); // request id -> admitted at
   tpm = new Map<number, number>(); // minute -> reserved + actual tokens
   spend = 0; // lifetime, nano-dollars
@@ -80,7 +69,7 @@ export class KeyLedger {
     // Leases and rpm entries expire mostly in insertion order: the front is pruned per request, the whole map
     // only when it looks full (exact either way, and O(1) amortised while a key is under its limits).
     if (conc > 0) {
-      const held = pruned(this.leases, (exp) => exp <= now, conc);
+      const held = this.leases.prune((exp) => exp <= now, conc);
       if (held >= conc && !this.leases.has(id)) {
         let earliest = Infinity;
         for (const exp of this.leases.values()) earliest = Math.min(earliest, exp);

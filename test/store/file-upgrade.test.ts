@@ -92,6 +92,13 @@ t.test('rpm rows: one per key, second and batch, named by its first admission', 
   ]);
   admit('k', 'a-5', NOW + 10);
   t.strictSame(j.take(s, 2).rpm, [{ key: 'k', second: sec, id: 'a-5', ats: `${NOW % 1000 + 10}` }], 'the next batch: a row of its own for the same second');
+  admit('k', 'a-6', NOW + 20);
+  admit('k', 'a-7', NOW + 21);
+  admit('k', 'a-8', NOW + 22);
+  s.ledgers.get('k')!.rpm.delete('a-6');
+  s.ledgers.get('k')!.rpm.set('a-8', NOW + 30);
+  t.strictSame(j.take(s, 3).rpm, [{ key: 'k', second: sec, id: 'a-6', ats: `${NOW % 1000 + 21}` }],
+    'only what the ledger still holds at that time (a-7), under the name of the first admission of its second (a-6, gone since)');
 });
 
 t.test('1 000 admissions of a second are one row; reopened, all 1 000 count', async (t) => {
