@@ -15,8 +15,13 @@ const NONE = new Int32Array(0);
  */
 export const H = new Int32Array(2);
 
+/** The id H holds the hash of: a request's id is hashed by several tables in a row. */
+let hashed: string | undefined;
+
 /** Hashes an id into H. */
 export function hashId(id: string): void {
+  if (id === hashed) return;
+  hashed = id;
   let a = 0x811c9dc5;
   let b = 0x2545f491;
   for (let i = 0; i < id.length; i++) {
