@@ -15,7 +15,7 @@ COPY . .
 # the sources already stripped of their types and compiled, and never loads its TypeScript stripper (~17 MB resident).
 # Owned by the user that runs, so the one module --check does not load (the embedded store's writer thread) is added.
 ENV NODE_COMPILE_CACHE=/app/.compile-cache
-RUN node --max-semi-space-size=8 core/start.js --check --config gateway.yaml && chown -R node:node /app/.compile-cache
+RUN node --max-semi-space-size=16 core/start.js --check --config gateway.yaml && chown -R node:node /app/.compile-cache
 
 # The embedded store's data folder (store.path, default ./data/gateway.db). Mount a volume here, or set store.redis
 # (REDIS_URL) for several replicas; with Redis nothing is written here.
@@ -33,6 +33,6 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 # node itself, never `npm start`: npm does not pass SIGTERM on. The drain waits up to 10 s for requests in flight, so
 # give the container more than that to stop (docker stop -t 15; compose stop_grace_period; Kubernetes' default is 30 s).
 # The young generation as `npm start` sizes it (README, "Memory").
-ENTRYPOINT ["node", "--max-semi-space-size=8", "core/start.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "core/start.js"]
 # Another config: mount it and pass `--config /path/gateway.yaml`.
 CMD ["--config", "gateway.yaml"]
