@@ -35,13 +35,19 @@ async function spend(url: string, key: string, id: string) {
 const figures = (s: Awaited<ReturnType<typeof spend>>) =>
   `${s.keys.length} keys, ${s.total.requests} requests, ${s.total.input_tokens}+${s.total.output_tokens} tokens, cost ${s.total.cost} USD, quota used ${s.quota.used}/${s.quota.limit}, ${s.records.length} records`;
 
+/**
+ * The process's stdout once it holds a line matching `line`: /readyz can answer before the parent has read the start-up
+ * lines from the pipe (two descriptors, no order between them; seen once in CI).
+ */
+const logged = (gw: { stdout: () => string }, line: RegExp) => eventually(async () => gw.stdout(), (out) => line.test(out), 5000);
+
 /** Waits until the key's requests are settled (the record follows the response by a moment). */
 const settled = (url: string, key: string, id: string, n: number) =>
   eventually(() => spend(url, key, id), (s) => s.records.length === n && s.total.requests === n);
 
 t.test('the issued key and its spend survive a SIGTERM restart and a kill -9', async (t) => {
   let gw = await start();
-  t.match(gw.stdout(), new RegExp(`"store":"file","path":"${join(dirname(config), 'data', 'gateway.db')}".*"msg":"store: file `), 'start-up says which store and where');
+  t.match(await logged(gw, /"msg":"store: file /), new RegExp(`"store":"file","path":"${join(dirname(config), 'data', 'gateway.db')}".*"msg":"store: file `), 'start-up says which store and where');
   const { key, record } = await issue(gw.url, { group: 'main', name: 'restart', limits: { quota_usd: 100 } });
   for (let i = 0; i < 3; i++) t.equal(await chat(gw.url, key), 200);
   const first = await settled(gw.url, key, record.id, 3);
@@ -52,7 +58,7 @@ t.test('the issued key and its spend survive a SIGTERM restart and a kill -9', a
   t.equal((await once(gw.child, 'exit'))[0], 0, 'SIGTERM: exit 0');
   t.ok(existsSync(join(dirname(config), 'data', 'gateway.db')), 'the file is beside the config');
   gw = await start();
-  t.match(gw.stdout(), /"store":"file".*"keys":1,"records":3/, 'loaded one issued key and three records');
+  t.match(await logged(gw, /"msg":"store: file /), /"store":"file".*"keys":1,"records":3/, 'loaded one issued key and three records');
   const afterTerm = await spend(gw.url, key, record.id);
   t.strictSame(afterTerm, first, `after SIGTERM and a restart: ${figures(afterTerm)}`);
 
