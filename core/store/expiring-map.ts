@@ -5,6 +5,7 @@
 //
 // Ids are known by their hash (id-table.ts: an id's hash -> its latest setting's slot in the order), and the order holds
 // the hashes and times in typed arrays: nothing the collector traces, and no id kept alive.
+import { toFront } from './columns.ts';
 import { H, IdTable, hashId } from './id-table.ts';
 
 /** Slots are renumbered from 0 before they outgrow 32-bit integers (2^30 settings, days at thousands a second). */
@@ -131,19 +132,9 @@ export class ExpiringMap {
   /** The order from the head, moved to the front of arrays of `capacity` cells. */
   #reorder(capacity: number): void {
     const from = this.#head, to = this.#len;
-    if (capacity === this.#o1.length) {
-      this.#o1.copyWithin(0, from, to);
-      this.#o2.copyWithin(0, from, to);
-      this.#times.copyWithin(0, from, to);
-    } else {
-      const o1 = new Int32Array(capacity), o2 = new Int32Array(capacity), times = new Float64Array(capacity);
-      o1.set(this.#o1.subarray(from, to));
-      o2.set(this.#o2.subarray(from, to));
-      times.set(this.#times.subarray(from, to));
-      this.#o1 = o1;
-      this.#o2 = o2;
-      this.#times = times;
-    }
+    this.#o1 = toFront(this.#o1, from, to, capacity);
+    this.#o2 = toFront(this.#o2, from, to, capacity);
+    this.#times = toFront(this.#times, from, to, capacity);
     this.#base += from;
     this.#len = to - from;
     this.#head = 0;

@@ -1,6 +1,7 @@
 // The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
 // Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
 // thousand times a second writes its totals and rollups once a second, not a thousand times.
+import { toFront } from './columns.ts';
 import { H, hashId } from './id-table.ts';
 import type { IssuedKey, UsageRecord } from './types.ts';
 import type { AccountBook } from './memory-accounts.ts';
@@ -84,12 +85,9 @@ export class Journal {
 
   private growRpm(): void {
     const n = Math.max(256, this.rpmAts.length * 2);
-    const hashes = new Int32Array(2 * n);
-    hashes.set(this.rpmHashes);
-    this.rpmHashes = hashes;
-    const ats = new Float64Array(n);
-    ats.set(this.rpmAts);
-    this.rpmAts = ats;
+    const full = this.rpmAts.length;
+    this.rpmHashes = toFront(this.rpmHashes, 0, full, n, 2);
+    this.rpmAts = toFront(this.rpmAts, 0, full, n);
   }
 
   /** A tpm bucket that changed (an estimate reserved, given back or reconciled). */
@@ -206,26 +204,22 @@ export class Journal {
  */
 function rpmRows(count: number, keys: (string | undefined)[], names: (string | undefined)[], ats: Float64Array, kept: (i: number, key: string, at: number) => boolean): RpmRow[] {
   const rows = new Map<string, RpmRow>();
-  const named = new Map<string, string>();
   let last: RpmRow | undefined;
   for (let i = 0; i < count; i++) {
     const key = keys[i]!, at = ats[i];
     const second = Math.floor(at / 1000);
-    const name = names[i];
-    if (name !== undefined && !named.has(key + SEP + second)) named.set(key + SEP + second, name);
-    if (!kept(i, key, at)) continue;
-    // Most admissions share the last one's key and second.
+    // Most admissions share the last one's key and second. A row is made by its first admission, kept or not (the
+    // one that carries a name); rows no kept admission joined are left out.
     if (last?.key !== key || last.second !== second) {
       const row = key + SEP + second;
       last = rows.get(row);
-      if (!last) {
-        rows.set(row, (last = { key, second, id: named.get(row)!, ats: String(at - second * 1000) }));
-        continue;
-      }
+      if (!last) rows.set(row, (last = { key, second, id: names[i]!, ats: '' }));
     }
-    last.ats += `,${at - second * 1000}`;
+    if (!kept(i, key, at)) continue;
+    const ms = String(at - second * 1000);
+    last.ats = last.ats === '' ? ms : `${last.ats},${ms}`;
   }
-  return [...rows.values()];
+  return [...rows.values()].filter((r) => r.ats !== '');
 }
 
 const kept = (l: KeyLedger): KeptLedger => ({ spend: l.spend, total: l.total, windows: l.windows, duration: l.duration });

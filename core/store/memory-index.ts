@@ -1,6 +1,7 @@
 // The memory store's record index: records sorted like a Redis sorted set (time, then request id), capped and aged.
 import type { IndexEntry, RecordIndex } from './paging.ts';
 import type { UsageRecord } from './types.ts';
+import { slots, slotsToFront, toFront } from './columns.ts';
 import { H, IdTable, hashId } from './id-table.ts';
 
 /**
@@ -17,21 +18,21 @@ export type RecordText = (entries: RecordEntry[]) => Map<string, string>;
 export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string | undefined): RecordEntry =>
   ({ score: Math.floor(record.time), id: record.request_id, key: record.key_id, json });
 
-const DASHES = [8, 13, 18, 23];
-
 /**
  * A lowercase UUID (the gateway's request ids) as its four 32-bit words, into w[at .. at + 3]; false for any other id.
  * Lowercase hex orders as the numbers do, so the words compare as the texts would.
  */
 function packUuid(id: string, w: Int32Array, at: number): boolean {
   if (id.length !== 36) return false;
-  for (const d of DASHES) if (id.charCodeAt(d) !== 45) return false;
   let word = 0;
   let n = 0;
   let k = at;
   for (let i = 0; i < 36; i++) {
-    if (i === 8 || i === 13 || i === 18 || i === 23) continue;
     const c = id.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false; // '-'
+      continue;
+    }
     const v = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
     if (v < 0) return false;
     word = (word << 4) | v;
@@ -49,16 +50,6 @@ const hex8 = (x: number) => (x >>> 0).toString(16).padStart(8, '0');
 function unpackUuid(w: Int32Array, at: number): string {
   const s = hex8(w[at]) + hex8(w[at + 1]) + hex8(w[at + 2]) + hex8(w[at + 3]);
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
-}
-
-/** An array of `n` empty slots (of strings). */
-const slots = (n: number): (string | undefined)[] => new Array<string | undefined>(n).fill(undefined);
-
-/** Slots from .. to of `a`, at the front of a new array of `n`. */
-function moved(a: (string | undefined)[], from: number, to: number, n: number): (string | undefined)[] {
-  const b = slots(n);
-  for (let i = from; i < to; i++) b[i - from] = a[i];
-  return b;
 }
 
 /** An id being looked for, packed once (search). */
@@ -124,9 +115,9 @@ export class MemoryRecordIndex implements RecordIndex {
    * the store adds each record to two indexes (its key's and the global one).
    */
   add(e: RecordEntry, cap: number, oldest: number): void {
-    if (this.#ids ? this.has(e.id) : this.#find(e.score, e.id) >= 0) return;
-    if (this.#len === this.#scores.length) this.#reserve();
     const uuid = packUuid(e.id, probe, 0);
+    if (this.#ids ? this.has(e.id) : this.#find(e.score, e.id, uuid) >= 0) return;
+    if (this.#len === this.#scores.length) this.#reserve();
     let i = this.#len;
     while (i > this.#head && this.#cmp(i - 1, e.score, e.id, uuid) > 0) i--;
     this.#insertAt(i, e, uuid);
@@ -175,9 +166,8 @@ export class MemoryRecordIndex implements RecordIndex {
     return other < id ? -1 : other > id ? 1 : 0;
   }
 
-  /** The entry of (score, id), or -1 (binary search). */
-  #find(score: number, id: string): number {
-    const uuid = packUuid(id, probe, 0);
+  /** The entry of (score, id), or -1 (binary search); `uuid`: id is packed in `probe` already. */
+  #find(score: number, id: string, uuid = packUuid(id, probe, 0)): number {
     let lo = this.#head, hi = this.#len;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
@@ -234,32 +224,12 @@ export class MemoryRecordIndex implements RecordIndex {
   /** The live entries moved to the front of columns of `capacity` entries. */
   #move(capacity: number): void {
     const from = this.#head, to = this.#len;
-    if (capacity === this.#scores.length) {
-      this.#scores.copyWithin(0, from, to);
-      this.#words.copyWithin(0, 4 * from, 4 * to);
-      this.#h?.copyWithin(0, 2 * from, 2 * to);
-    } else {
-      const scores = new Float64Array(capacity);
-      scores.set(this.#scores.subarray(from, to));
-      this.#scores = scores;
-      const words = new Int32Array(4 * capacity);
-      words.set(this.#words.subarray(4 * from, 4 * to));
-      this.#words = words;
-      if (this.#h) {
-        const h = new Int32Array(2 * capacity);
-        h.set(this.#h.subarray(2 * from, 2 * to));
-        this.#h = h;
-      }
-    }
-    if (capacity === this.#odd.length) {
-      this.#odd.copyWithin(0, from, to).fill(undefined, to - from, to);
-      this.#keys.copyWithin(0, from, to).fill(undefined, to - from, to);
-      this.#texts.copyWithin(0, from, to).fill(undefined, to - from, to);
-    } else {
-      this.#odd = moved(this.#odd, from, to, capacity);
-      this.#keys = moved(this.#keys, from, to, capacity);
-      this.#texts = moved(this.#texts, from, to, capacity);
-    }
+    this.#scores = toFront(this.#scores, from, to, capacity);
+    this.#words = toFront(this.#words, from, to, capacity, 4);
+    if (this.#h) this.#h = toFront(this.#h, from, to, capacity, 2);
+    this.#odd = slotsToFront(this.#odd, from, to, capacity);
+    this.#keys = slotsToFront(this.#keys, from, to, capacity);
+    this.#texts = slotsToFront(this.#texts, from, to, capacity);
     this.#len = to - from;
     this.#head = 0;
   }
