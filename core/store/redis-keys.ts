@@ -47,8 +47,9 @@ function keyNames(prefix: string, keyId: string) {
     hours: (date: string) => `${p}hr:${date}`, // hash "<HH>:<counter>" for each UTC hour of one UTC day
     hourModels: (date: string) => `${p}hm:${date}`, // hash "<HH>:<counter>:<model>" for each UTC hour of one UTC day
     rate: (minute: number) => `${p}rate:${minute}`, // hash "<epoch second>:r" requests, ":t" tokens settled in that second
-    done: (requestId: string) => `${p}done:${requestId}`, // settle idempotency marker
-    released: (requestId: string) => `${p}rel:${requestId}`, // release happened (release.lua)
+    // hash request id -> 'd' settled (the settlement's idempotency marker), 'r' released (release.lua), for the
+    // requests admitted in that minute
+    markers: lastOf((minute: number) => `${p}mk:${minute}`),
     records: `${p}rec`, // hash request id -> record JSON
     index: `${p}idx`, // zset request id -> record time
     conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)

@@ -37,7 +37,7 @@ export interface RedisStoreOptions extends StoreOptions {
   onBatchError?: (err: Error, waiting: number) => void;
 }
 
-/** A released marker only matters while the admission minute's tpm bucket lives (3 minutes). */
+/** A released marker only matters while the admission minute's tpm bucket lives (3 minutes), with some margin. */
 const RELEASED_TTL_MS = 300_000;
 
 const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
@@ -56,6 +56,11 @@ export class RedisStore implements Store {
   private readonly accounts: RedisAccounts;
   private readonly batch: SettleBatch;
   private readonly onBatchError: (err: Error, waiting: number) => void;
+  /**
+   * How long a minute's marker hash lives past its last write: a settlement's marker at most the retention, a released
+   * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
+   */
+  private readonly markerMs: number;
 
   constructor(options: RedisStoreOptions) {
     this.opts = resolveOptions(options);
@@ -73,6 +78,7 @@ export class RedisStore implements Store {
     this.accounts = new RedisAccounts(this.client, this.layout);
     this.onBatchError = options.onBatchError ?? (() => {});
     this.batch = new SettleBatch(this.client, this.layout, this.opts, this.onBatchError);
+    this.markerMs = Math.max(RELEASED_TTL_MS, Math.min(this.opts.retentionMs, SETTLE_MARKER_MS));
   }
 
   putKey(key: IssuedKey): Promise<void> { return this.issued.put(key); }
@@ -109,22 +115,20 @@ export class RedisStore implements Store {
 
   async release(admission: Admission): Promise<void> {
     const k = this.layout.key(admission.keyId);
-    await scripts.release.run(this.client,
-      [k.lease, k.tpm(admission.minute), k.released(admission.requestId), k.done(admission.requestId)],
-      [admission.lease ? admission.requestId : '', admission.estimatedTokens, RELEASED_TTL_MS]);
+    await scripts.release.run(this.client, [k.lease, k.tpm(admission.minute), k.markers(admission.minute)],
+      [admission.requestId, admission.lease ? admission.requestId : '', admission.estimatedTokens, this.markerMs]);
   }
 
   async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
     checkSettleArgs(record, admission);
     const k = this.layout.key(record.key_id);
     const time = Math.floor(record.time);
-    const recorded = await scripts.settle.run(this.client, [
-      k.done(record.request_id), k.lease, k.tpm(admission?.minute ?? minuteOf(time)), k.acct, k.released(record.request_id), k.records,
-    ], [
+    const minute = admission?.minute ?? minuteOf(time);
+    const recorded = await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.records], [
       record.request_id, admission?.lease ? admission.requestId : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
       time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost),
-      Math.min(this.opts.retentionMs, SETTLE_MARKER_MS), ROLLUP_DAYS * DAY_MS,
+      this.markerMs, ROLLUP_DAYS * DAY_MS,
     ]);
     // 2: settled before, but its record is not kept: the first call's answer may have been lost after Redis ran it
     // (a timeout, a dropped connection), so its record never reached the batch. The batch skips a record it holds

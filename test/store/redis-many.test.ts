@@ -66,8 +66,8 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
         await c.set(k.tpm(Math.floor(BASE / MINUTE) * MINUTE), '1000', 'PX', 180_000);
         await c.zadd(k.lease, BASE + 30_000, 'r1', BASE + 30_000, 'r2', BASE + 30_000, 'r5', BASE + 30_000, 'other');
         await c.hset(k.records, 'r3', '{}');
-        await c.set(k.released('r4'), '1', 'PX', 300_000);
-        await c.set(k.released('r5'), '1', 'PX', 300_000);
+        await c.hset(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 'r4', 'r', 'r5', 'r');
+        await c.pexpire(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 300_000);
       }
     };
     const calls = Array.from({ length: 30 }, () => {
@@ -85,7 +85,7 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
     });
     const run = (p: string, x: (typeof calls)[number]) => {
       const k = new KeyLayout(p).key(x.key);
-      return scripts.settle.run(c, [k.done(x.id), k.lease, k.tpm(x.minute), k.acct, k.released(x.id), k.records], x.args);
+      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.records], x.args);
     };
     if (!(await bothWays(t, c, prefix, round, seed, calls, run)).same) differing++;
   }

@@ -97,7 +97,9 @@ t.test('settle markers live ten minutes at most; a repeat after that is still ca
   t.teardown(() => c.quit());
   const r = record({ key_id: 'mark', request_id: 'once', input_tokens: 3, cost: 0.5 });
   t.strictSame(await s.settle(r, undefined, {}), { recorded: true });
-  const marker = `${prefix}{k:mark}:done:once`;
+  // The markers of a key's requests of one minute are fields of one hash, which lives ten minutes past its last write.
+  const marker = `${prefix}{k:mark}:mk:${Math.floor(r.time / 60_000)}`;
+  t.equal(await c.hget(marker, 'once'), 'd', 'the marker: a field of its minute\'s hash');
   const ttl = await c.pttl(marker);
   t.ok(ttl > 590_000 && ttl <= 600_000, `the marker expires in ten minutes (${ttl} ms), not with the 30-day records`);
   await s.flush(); // long written by then

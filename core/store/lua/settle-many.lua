@@ -1,6 +1,6 @@
 -- The list form of settle.lua (fuse.ts): settle_many takes several settlements of one turn, with the answers and the
 -- writes of running settle.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here). What they share (a key's records, tpm bucket, lease zset, spend) is read once and written once, as
+-- change here). What they share (a key's records, markers, tpm bucket, lease zset, spend) is read once and written once, as
 -- sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d' (a Lua
 -- number written by tostring would have 14 significant digits and lose exactness).
 -- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1].
@@ -11,7 +11,7 @@ local function settle_many(calls)
   -- Records kept already: one HMGET per records hash.
   local kept, byHash = {}, {}
   for i, c in ipairs(calls) do
-    local records = KEYS[c[1] + 6]
+    local records = KEYS[c[1] + 5]
     local h = byHash[records]
     if not h then
       h = {ids = {}, at = {}}
@@ -29,16 +29,46 @@ local function settle_many(calls)
     end
   end
 
-  local leases, buckets, accts = {}, {}, {}
+  -- Markers: one HMGET per marker hash, before the turn; each call then sees the marks of the calls before it.
+  local byMarkers, markerOrder = {}, {}
+  for i, c in ipairs(calls) do
+    if not kept[i] then
+      local key = KEYS[c[1] + 1]
+      local m = byMarkers[key]
+      if not m then
+        m = {ids = {}, mark = {}, set = {}}
+        byMarkers[key] = m
+        markerOrder[#markerOrder + 1] = key
+      end
+      m.ids[#m.ids + 1] = ARGV[c[2] + 1]
+    end
+  end
+  for _, key in ipairs(markerOrder) do
+    local m = byMarkers[key]
+    for j = 1, #m.ids, 1000 do
+      local v = redis.call('HMGET', key, unpack(m.ids, j, math.min(j + 999, #m.ids)))
+      for n = 1, #v do m.mark[m.ids[j + n - 1]] = v[n] end
+    end
+  end
+
+  local released, leases, buckets, accts = {}, {}, {}, {}
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
   for i, c in ipairs(calls) do
     local k, a = c[1], c[2]
+    local m = not kept[i] and byMarkers[KEYS[k + 1]]
+    local id = ARGV[a + 1]
     if kept[i] then
       out[i] = 0
-    elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[a + 7]) then
+    elseif m.mark[id] == 'd' then
       out[i] = 2
     else
       out[i] = 1
+      -- After a release (release.lua) the estimate has left the tpm bucket already.
+      released[i] = m.mark[id] == 'r'
+      m.mark[id] = 'd'
+      m.set[#m.set + 1] = id
+      m.set[#m.set + 1] = 'd'
+      m.ttl = ARGV[a + 7]
       local member = ARGV[a + 2]
       if member ~= '' then
         local key = KEYS[k + 2]
@@ -75,25 +105,28 @@ local function settle_many(calls)
     end
   end
 
+  for _, key in ipairs(markerOrder) do
+    local m = byMarkers[key]
+    if #m.set > 0 then
+      for j = 1, #m.set, 1000 do redis.call('HSET', key, unpack(m.set, j, math.min(j + 999, #m.set))) end
+      redis.call('PEXPIRE', key, m.ttl)
+    end
+  end
+
   for _, key in ipairs(leaseOrder) do
     local l = leases[key]
     for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
   end
 
-  -- After a release the estimate has left the bucket already: add every actual token (one MGET of the markers).
+  -- After a release the estimate has left the bucket already: add every actual token.
   for _, key in ipairs(bucketOrder) do
     local b = buckets[key]
     if #b.calls > 0 then
-      local markers = {}
-      for m, i in ipairs(b.calls) do markers[m] = KEYS[calls[i][1] + 5] end
       local delta = 0
-      for j = 1, #markers, 1000 do
-        local v = redis.call('MGET', unpack(markers, j, math.min(j + 999, #markers)))
-        for m = 1, #v do
-          local a = calls[b.calls[j + m - 1]][2]
-          delta = delta + N[ARGV[a + 3]]
-          if v[m] then delta = delta + N[ARGV[a + 5]] end
-        end
+      for _, i in ipairs(b.calls) do
+        local a = calls[i][2]
+        delta = delta + N[ARGV[a + 3]]
+        if released[i] then delta = delta + N[ARGV[a + 5]] end
       end
       if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
     end

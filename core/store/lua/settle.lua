@@ -1,22 +1,27 @@
 -- Settles one request for its API key, once per request id: what limits read, at once. Releases the lease, reconciles
 -- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (settle-batch.lua).
--- KEYS: 1 done marker, 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 released marker (release.lua),
---       6 records hash (id -> JSON)
+-- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'r' released: release.lua), 2 lease zset,
+--       3 tpm bucket of the admission minute, 4 acct hash, 5 records hash (id -> JSON)
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
---       5 estimated tokens of the admission, 6 cost nano, 7 done marker ttl ms, 8 acct ttl ms
--- Money is added straight from ARGV strings with HINCRBY: a Lua number would be formatted with 14 significant digits
--- and lose exactness. Returns 1 when recorded; for a repeat, 0 when its record is kept, 2 when only the marker says it
--- was settled (the record may never have reached a batch: a settlement whose answer was lost is sent again).
+--       5 estimated tokens of the admission, 6 cost nano, 7 marker ttl ms, 8 acct ttl ms
+-- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
+-- and its expiry table, and an expiry of its own). Money is added straight from ARGV strings with HINCRBY: a Lua number
+-- would be formatted with 14 significant digits and lose exactness. Returns 1 when recorded; for a repeat, 0 when its
+-- record is kept, 2 when only the marker says it was settled (the record may never have reached a batch: a settlement
+-- whose answer was lost is sent again).
 -- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
-if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[7]) then return 2 end
+if redis.call('HEXISTS', KEYS[5], ARGV[1]) == 1 then return 0 end
+local mark = redis.call('HGET', KEYS[1], ARGV[1])
+if mark == 'd' then return 2 end
+redis.call('HSET', KEYS[1], ARGV[1], 'd')
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
 
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
 if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
   local delta = tonumber(ARGV[3])
   -- After a release the estimate has left the bucket already: add every actual token.
-  if redis.call('EXISTS', KEYS[5]) == 1 then delta = delta + tonumber(ARGV[5]) end
+  if mark == 'r' then delta = delta + tonumber(ARGV[5]) end
   if delta ~= 0 then redis.call('INCRBY', KEYS[3], string.format('%d', delta)) end
 end
 
