@@ -182,12 +182,36 @@ export class ScriptFuser {
     this.#client = client;
   }
 
+  /** Fused calls sent and not answered yet: while there is one, new calls wait for its answer (#schedule). */
+  #inFlight = 0;
+  #scheduled = false;
+
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      // setImmediate: after every promise continuation of this turn, where ioredis's own pipeline is written too.
-      if (!this.#queue.length) setImmediate(() => this.#flush());
       this.#queue.push({ script, keys, args, resolve, reject });
+      this.#schedule();
     });
+  }
+
+  /**
+   * Sends what is queued once this turn's calls are in (setImmediate: after every promise continuation of the turn,
+   * where ioredis's own pipeline is written too), and not before the script call in flight is answered: Redis runs
+   * one script at a time anyway, and the calls that arrive meanwhile then go as one (under load a script call carries
+   * the requests of a round trip, not of one turn, and Redis runs what a turn's calls share once for all of them).
+   * With nothing in flight a call waits for nothing more than its turn.
+   */
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight > 0 || !this.#queue.length) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
+  }
+
+  #sent(): void {
+    this.#inFlight--;
+    this.#schedule();
   }
 
   #flush(): void {
@@ -200,6 +224,7 @@ export class ScriptFuser {
       return;
     }
     const queue = this.#queue;
+    if (!queue.length) return;
     this.#queue = [];
     let group: Call[] = [];
     let size = 0;
@@ -213,9 +238,13 @@ export class ScriptFuser {
   }
 
   #send(calls: Call[]): void {
+    this.#inFlight++;
     if (calls.length === 1) {
       const [c] = calls;
-      evalsha(this.#client, c.script, c.keys, c.args).then(c.resolve, c.reject);
+      evalsha(this.#client, c.script, c.keys, c.args).then(
+        (v) => { c.resolve(v); this.#sent(); },
+        (err: Error) => { c.reject(err); this.#sent(); },
+      );
       return;
     }
     const combo = this.#combo(calls);
@@ -236,8 +265,8 @@ export class ScriptFuser {
     const args: (string | number | Buffer)[] = [head];
     for (const c of calls) for (const v of c.args) args.push(v);
     evalsha(this.#client, combo, keys, args).then(
-      (out) => answer(calls, out as unknown[]),
-      (err: Error) => { for (const c of calls) c.reject(err); },
+      (out) => { answer(calls, out as unknown[]); this.#sent(); },
+      (err: Error) => { for (const c of calls) c.reject(err); this.#sent(); },
     );
   }
 
