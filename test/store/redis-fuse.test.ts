@@ -149,6 +149,27 @@ t.test('a call of a later turn goes on its own', async (t) => {
   t.equal(await c.get('n'), '3');
 });
 
+t.test('calls made while a script call is in flight wait for its answer, then go as one', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  await incr.run(c, ['n'], [1]); // loads the script
+  await append.run(c, ['log'], ['x']);
+  await Promise.all([incr.run(c, ['n'], [1]), append.run(c, ['log'], ['y'])]); // and the set of both
+  await c.config('RESETSTAT');
+  server.pause(); // the first call stays unanswered while the others are made, each in a turn of its own
+  t.teardown(() => server.resume());
+  const first = incr.run(c, ['n'], [10]);
+  await new Promise((r) => setTimeout(r, 20));
+  const second = incr.run(c, ['n'], [100]);
+  await new Promise((r) => setImmediate(r));
+  const third = append.run(c, ['log'], ['z']);
+  await new Promise((r) => setTimeout(r, 20));
+  server.resume();
+  t.strictSame(await Promise.all([first, second, third]), [12, 112, ['x', 'y', 'z']]);
+  t.equal((await commandCalls(c)).evalsha, 2, 'the first alone, the two made meanwhile together');
+});
+
 t.test('a connection that fails fails every call it carried', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url, { commandTimeout: 200 });
