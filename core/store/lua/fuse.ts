@@ -28,7 +28,7 @@ const MAX_COMBOS = 64;
  * ~1 000 instructions to take in: a string object, a Lua string, a table slot, then freeing both. The header as three
  * arguments a call cost ~3 000 instructions a call more: callgrind.) A call whose keys are those of an earlier call
  * of the turn sends none: its #keys is -j, j being that call's number.
- * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na, i}, the call's
+ * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
  * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
  * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
  * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
@@ -62,46 +62,51 @@ local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
 local lists = {${many.map((m, i) => (m ? `g${i + 1}` : 'false')).join(', ')}}
 local head = ARGV[1]
 local n = #head / 6
-local calls, count, k, a = {}, {}, 0, 1
+-- calls[i]: {k, a, nk, na}; fof[i]: its script; of[f]: the calls of script f, at[f]: their places.
+local calls, fof, of, at, k, a = {}, {}, {}, {}, 0, 1
 for i = 1, n do
   local f1, f2, k1, k2, a1, a2 = string.byte(head, 6 * i - 5, 6 * i)
   local f, nk, na = f1 * 256 + f2, k1 * 256 + k2 - 32768, a1 * 256 + a2
   local c
   if nk < 0 then
     local same = calls[-nk]
-    c = {same[1], a, same[3], na, f}
+    c = {same[1], a, same[3], na}
   else
-    c = {k, a, nk, na, f}
+    c = {k, a, nk, na}
     k = k + nk
   end
-  calls[i] = c
-  count[f] = (count[f] or 0) + 1
+  calls[i], fof[i] = c, f
+  local l = of[f]
+  if l then
+    l[#l + 1] = c
+    local p = at[f]
+    p[#p + 1] = i
+  else
+    of[f], at[f] = {c}, {i}
+  end
   a = a + na
 end
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
-local res, failed, done = {}, {}, {}
+local res, failed = {}, {}
 for i = 1, n do
-  local c = calls[i]
-  local f = c[5]
-  if lists[f] and count[f] > 1 then
-    if not done[i] then
-      local list, at = {}, {}
-      for j = i, n do
-        local d = calls[j]
-        if d[5] == f then
-          list[#list + 1] = d
-          at[#at + 1] = j
-          done[j] = true
-        end
-      end
+  local f = fof[i]
+  local list = of[f]
+  if lists[f] and list[2] then
+    local places = at[f]
+    if places[1] == i then
       local ok, r = pcall(lists[f], list)
-      for m, j in ipairs(at) do
-        if not ok then failed[j] = err(r)
-        elseif type(r[m]) == 'table' and r[m].err then failed[j] = r[m].err
-        else res[j] = r[m] end
+      if not ok then
+        r = err(r)
+        for _, j in ipairs(places) do failed[j] = r end
+      else
+        for m, j in ipairs(places) do
+          local v = r[m]
+          if type(v) == 'table' and v.err then failed[j] = v.err else res[j] = v end
+        end
       end
     end
   else
+    local c = calls[i]
     local keys, argv = {}, {}
     for j = 1, c[3] do keys[j] = KEYS[c[1] + j] end
     for j = 1, c[4] do argv[j] = ARGV[c[2] + j] end
