@@ -53,17 +53,22 @@ local function pick_account(c, n, prefer, pinned, roll, now)
     return nil, 'busy', -1
   end
 
-  local tied = {}
+  -- The best free candidate (the first of its ties) and how many tie with it; the ties are listed only when there are.
+  local best, ties = nil, 0
   for i = 1, n do
     if free(c[i]) then
       local cmp = -1
-      if #tied > 0 then cmp = order(c[i], c[tied[1]]) end
-      if cmp < 0 then tied = {i} elseif cmp == 0 then tied[#tied + 1] = i end
+      if best then cmp = order(c[i], c[best]) end
+      if cmp < 0 then best, ties = i, 1 elseif cmp == 0 then ties = ties + 1 end
     end
   end
 
-  if #tied == 1 then return tied[1], false end
-  if #tied > 0 then
+  if ties == 1 then return best, false end
+  if ties > 1 then
+    local tied = {best}
+    for i = best + 1, n do
+      if free(c[i]) and order(c[i], c[best]) == 0 then tied[#tied + 1] = i end
+    end
     roll = tonumber(roll)
     -- Among exact ties: chosen with probability weight / total weight.
     local total = 0

@@ -141,16 +141,27 @@ local function settle_many(calls)
     local spend = 0
     local win = {}
     for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
+    local latest = -math.huge
     for _, i in ipairs(t.calls) do
       local a = calls[i][2]
-      local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
-      spend = spend + cost
-      for w = 1, 3 do
-        local x = win[w]
-        if not x.start or clock >= x.start + lens[w] then
-          x.start, x.reset, x.add = clock, true, cost
-        else
-          x.add = x.add + cost
+      spend = spend + N[ARGV[a + 6]]
+      local clock = N[ARGV[a + 4]]
+      if clock > latest then latest = clock end
+    end
+    for w = 1, 3 do
+      local x = win[w]
+      -- A window that no settlement of the turn outlives takes their sum; else call by call, in order.
+      if x.start and latest < x.start + lens[w] then
+        x.add = spend
+      else
+        for _, i in ipairs(t.calls) do
+          local a = calls[i][2]
+          local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
+          if not x.start or clock >= x.start + lens[w] then
+            x.start, x.reset, x.add = clock, true, cost
+          else
+            x.add = x.add + cost
+          end
         end
       end
     end
