@@ -170,6 +170,25 @@ t.test('calls made while a script call is in flight wait for its answer, then go
   t.equal((await commandCalls(c)).evalsha, 2, 'the first alone, the two made meanwhile together');
 });
 
+t.test('the server is asked once whether it runs list forms, the calls made meanwhile waiting for its answer', async (t) => {
+  const server = await redisProcess(t);
+  const admin = new Redis(server.url);
+  t.teardown(() => admin.quit());
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  await c.ping(); // after ioredis's own INFO (its ready check)
+  await admin.config('RESETSTAT');
+  server.pause(); // the first call's INFO stays unanswered while the others are made
+  t.teardown(() => server.resume());
+  const first = incr.run(c, ['n'], [1]);
+  await new Promise((r) => setTimeout(r, 20));
+  const second = incr.run(c, ['n'], [1]);
+  await new Promise((r) => setTimeout(r, 20));
+  server.resume();
+  t.strictSame(await Promise.all([first, second]), [1, 2]);
+  t.equal((await commandCalls(admin)).info, 1, 'one INFO');
+});
+
 t.test('a connection that fails fails every call it carried', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url, { commandTimeout: 200 });

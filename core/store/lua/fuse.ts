@@ -222,10 +222,11 @@ export class ScriptFuser {
 
   #flush(): void {
     if (this.#lists === undefined) {
-      // The calls that come meanwhile join the queue (it is not empty, so they schedule no flush of their own).
+      // Asked once: the calls made meanwhile wait for its answer, as for a script call in flight.
+      this.#inFlight++;
       void this.#client.info('server').then((info) => listsSupported(info), () => false).then((lists) => {
         this.#lists = lists;
-        this.#flush();
+        this.#sent();
       });
       return;
     }
