@@ -1,8 +1,8 @@
 -- The list form of settle.lua (fuse.ts): settle_many takes several settlements of one turn, with the answers and the
 -- writes of running settle.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here). What they share (a key's records, markers, tpm bucket, lease zset, spend) is read once and written once, as
--- sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d' (a Lua
--- number written by tostring would have 14 significant digits and lose exactness).
+-- change here). What they share (a key's records, markers, tpm bucket, lease zset, spend) is read once and written
+-- once, as sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d'
+-- (a Lua number written by tostring would have 14 significant digits and lose exactness).
 -- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1].
 local function settle_many(calls)
   local function int(x) return string.format('%d', x) end
