@@ -33,7 +33,12 @@ export class RedisAccounts {
       bindingKeys.length, bound.map((b) => (b.kind === 'pin' ? '1' : '0')).join(''),
       [ms(req.leaseMs), ACCOUNT_IDLE_MS, ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency])].join(' '),
       ...cands.map((c) => c.id),
-    ])) as [number, number | string, number, number, string];
+    ])) as number | [number, number | string, number, number, string];
+    // account-acquire.lua: 2 * candidate + preferred when no binding was found, else a list.
+    if (typeof r === 'number') {
+      const account = cands[(r >> 1) - 1].id;
+      return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: (r & 1) === 1 };
+    }
     const found: FoundBinding | undefined = r[3] > 0 ? { ...bound[r[3] - 1], account: r[4] } : undefined;
     const extra = found ? { bound: found } : {};
     if (r[0] === 1) {

@@ -95,11 +95,12 @@ export class RedisStore implements Store {
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
     const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct], [
       Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)),
-    ])) as [number, string | number, number?, string?];
-    if (r[0] === 1) {
-      return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, lease: r[1] === 1 } };
+    ])) as number | [0, AdmitRefusal, number, string];
+    // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
+    if (typeof r === 'number') {
+      return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, lease: r === 1 } };
     }
-    const [, reason, retry, window] = r as [0, AdmitRefusal, number, string];
+    const [, reason, retry, window] = r;
     return {
       ok: false, reason,
       ...(retry >= 0 ? { retryAfterMs: retry } : {}),

@@ -43,7 +43,6 @@ local function acquire_many(calls)
     return bindings[key]
   end
 
-  local taken = {}
   local function one(ko, ao, nk)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
@@ -110,16 +109,9 @@ local function acquire_many(calls)
       local ttl = terms[2]
       if (s.ttl or 0) < ttl then s.ttl = ttl end
     end
-    if found > 0 then return {1, i, i == prefer and 1 or 0, found, found_account} end
-    -- Without a binding the answer depends on the candidate and the preference only: one table for each (the caller
-    -- only reads it).
     local p = i == prefer and 1 or 0
-    local r = taken[2 * i + p]
-    if not r then
-      r = {1, i, p, 0, ''}
-      taken[2 * i + p] = r
-    end
-    return r
+    if found == 0 then return 2 * i + p end
+    return {1, i, p, found, found_account}
   end
 
   local out = {}

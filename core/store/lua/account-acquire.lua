@@ -7,8 +7,9 @@
 --       apart by spaces (the same for all of its requests, so the list form reads them once a turn): lease ms, state
 --       ttl ms, then per candidate its priority, weight and concurrency; then per candidate i: 8 + i its id
 --       (cleaned by accounts.ts)
--- Returns {1, candidate, preferred (1/0), binding found (1-based, 0 = none), its account}
---      or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found, its account}.
+-- Returns 2 * candidate + preferred (1/0) when no binding was found (a number is the cheapest answer for the fused
+-- script to pass on), {1, candidate, preferred (1/0), binding found (1-based), its account} when one was,
+-- or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found (0 = none), its account}.
 -- Several calls of one turn run its list form instead, account-acquire-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
@@ -77,7 +78,9 @@ local function take(i, reuse)
     redis.call('HSET', KEYS[2 * i], 'used', int(now), 'pass', int(c[i].eff + stride(c[i].weight)))
     if redis.call('PTTL', KEYS[2 * i]) < state_ttl then redis.call('PEXPIRE', KEYS[2 * i], int(state_ttl)) end
   end
-  return {1, i, i == prefer and 1 or 0, found, found_account}
+  local p = i == prefer and 1 or 0
+  if found == 0 then return 2 * i + p end
+  return {1, i, p, found, found_account}
 end
 
 -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.

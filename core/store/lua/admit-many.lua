@@ -36,8 +36,6 @@ local function admit_many(calls)
     return b
   end
   local keep, rpmKeys = {}, {}
-  -- The answers of an admission (shared: the caller only reads them).
-  local leasedAnswer, admittedAnswer = {1, 1}, {1, 0}
 
   -- A zset's size counting its stale entries too, exact (pruned first) whenever it reaches `limit`. Below the limit the
   -- exact size is below it too, so pruning waits: it runs every 64th entry, which bounds what a zset holds.
@@ -111,13 +109,13 @@ local function admit_many(calls)
     end
 
     -- The zsets exist by now (the checks above made them).
-    local answer = admittedAnswer
+    local answer = 2
     if conc > 0 then
       local key = KEYS[ko + 1]
       local lease_ms = terms[1]
       zsets[key].add(now + lease_ms, id)
       if (keep[key] or 0) < lease_ms + 60000 then keep[key] = lease_ms + 60000 end
-      answer = leasedAnswer
+      answer = 1
     end
     if rpm > 0 then
       local key = KEYS[ko + 2]

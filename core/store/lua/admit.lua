@@ -3,7 +3,8 @@
 -- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms, one string of eight integers apart by spaces (the
 --       same for all of a key's requests, so the list form reads it once a turn): lease ms, quota nano, 5h/1d/7d limit
 --       nano, concurrency, rpm, tpm   (0 = unlimited)
--- Returns {1, lease taken} or {0, reason, retry-after ms (-1: waiting cannot help), window}.
+-- Returns 1 (admitted, a lease taken), 2 (admitted, no lease: the key has no concurrency limit) or {0, reason,
+-- retry-after ms (-1: waiting cannot help), window}. (A number is the cheapest answer for the fused script to pass on.)
 -- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
 -- Several calls of one turn run its list form instead, admit-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
@@ -80,12 +81,12 @@ if tpm > 0 then
   if used + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
 end
 
-local leased = 0
+local answer = 2
 if conc > 0 then
   redis.call('ZADD', KEYS[1], int(now + lease_ms), id)
   local keep = lease_ms + 60000
   if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], int(keep)) end
-  leased = 1
+  answer = 1
 end
 if rpm > 0 then
   redis.call('ZADD', KEYS[2], int(now), id)
@@ -94,4 +95,4 @@ end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
 -- The minute's bucket gets its life when this creates it (settle and release never create one).
 if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[3]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
-return {1, leased}
+return answer
