@@ -170,6 +170,24 @@ t.test('calls made while a script call is in flight wait for its answer, then go
   t.equal((await commandCalls(c)).evalsha, 2, 'the first alone, the two made meanwhile together');
 });
 
+t.test('a script call that does not answer holds the calls made meanwhile back only briefly: each has its own time limit', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url, { commandTimeout: 300 });
+  c.on('error', () => {});
+  t.teardown(() => c.disconnect());
+  await incr.run(c, ['n'], [1]);
+  server.pause();
+  t.teardown(() => server.resume());
+  const first = incr.run(c, ['n'], [1]).catch((err: Error) => err);
+  await new Promise((r) => setTimeout(r, 100));
+  const made = Date.now();
+  const second = await incr.run(c, ['n'], [1]).catch((err: Error) => err);
+  const waited = Date.now() - made;
+  t.match(String(second), /timed out/);
+  t.match(String(await first), /timed out/);
+  t.ok(waited >= 290 && waited < 450, `the second call failed ${waited} ms after it was made (its own 300 ms, not the first's rest first)`);
+});
+
 t.test('the server is asked once whether it runs list forms, the calls made meanwhile waiting for its answer', async (t) => {
   const server = await redisProcess(t);
   const admin = new Redis(server.url);

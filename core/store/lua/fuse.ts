@@ -19,6 +19,11 @@ interface Call { script: LuaScript; keys: string[]; args: (string | number)[]; r
 
 /** A fused call stays this small (keys + arguments), so no one call holds Redis long; a larger call goes alone. */
 const MAX_ARGS = 20_000;
+/**
+ * New calls wait for the script call in flight at most this long: one that has not answered by then (a stall, an outage)
+ * holds nothing back, so a call's own time limit (store.timeout_ms, counted from its sending) is not spent waiting.
+ */
+const HOLD_MS = 10;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
 const MAX_COMBOS = 64;
 
@@ -191,6 +196,8 @@ export class ScriptFuser {
   /** Fused calls sent and not answered yet: while there is one, new calls wait for its answer (#schedule). */
   #inFlight = 0;
   #scheduled = false;
+  #hold: NodeJS.Timeout | undefined;
+  #asking = false;
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -201,13 +208,27 @@ export class ScriptFuser {
 
   /**
    * Sends what is queued once this turn's calls are in (setImmediate: after every promise continuation of the turn,
-   * where ioredis's own pipeline is written too), and not before the script call in flight is answered: Redis runs
-   * one script at a time anyway, and the calls that arrive meanwhile then go as one (under load a script call carries
-   * the requests of a round trip, not of one turn, and Redis runs what a turn's calls share once for all of them).
-   * With nothing in flight a call waits for nothing more than its turn.
+   * where ioredis's own pipeline is written too), and not before the script call in flight is answered (or HOLD_MS
+   * passed): Redis runs one script at a time anyway, and the calls that arrive meanwhile then go as one (under load a
+   * script call carries the requests of a round trip, not of one turn, and Redis runs what a turn's calls share once
+   * for all of them). With nothing in flight a call waits for nothing more than its turn.
    */
   #schedule(): void {
-    if (this.#scheduled || this.#inFlight > 0 || !this.#queue.length) return;
+    if (this.#scheduled || !this.#queue.length) return;
+    if (this.#inFlight > 0) {
+      this.#hold ??= setTimeout(() => {
+        this.#hold = undefined;
+        this.#sendQueued();
+      }, HOLD_MS).unref();
+      return;
+    }
+    this.#sendQueued();
+  }
+
+  #sendQueued(): void {
+    if (this.#scheduled || !this.#queue.length) return;
+    clearTimeout(this.#hold);
+    this.#hold = undefined;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -222,10 +243,13 @@ export class ScriptFuser {
 
   #flush(): void {
     if (this.#lists === undefined) {
-      // Asked once: the calls made meanwhile wait for its answer, as for a script call in flight.
+      // Asked once: the calls made meanwhile wait for its answer (as for a script call in flight, but past HOLD_MS too).
+      if (this.#asking) return;
+      this.#asking = true;
       this.#inFlight++;
       void this.#client.info('server').then((info) => listsSupported(info), () => false).then((lists) => {
         this.#lists = lists;
+        this.#asking = false;
         this.#sent();
       });
       return;
