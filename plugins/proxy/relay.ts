@@ -74,9 +74,6 @@ export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number,
 }
 
 function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
-  // Most answers arrive in one chunk: an array is made only for a second one.
-  let first: Buffer | undefined;
-  let more: Buffer[] | undefined;
   let ended = false;
   const cut = () => {
     if (ended || ctx.res.destroyed) return;
@@ -85,6 +82,17 @@ function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers
     ctx.endedBy = 'upstream';
     fail(proxyErrors.upstream_truncated());
   };
+  // Taken whole, when no one reads it as a stream (a response pinned by its id is read for that too).
+  const taken = upstream.whole((body) => {
+    if (!body) return cut();
+    ended = true;
+    ctx.timings.upstreamEnd = performance.now();
+    send(ctx, body, status, headers, isJson, usage);
+  });
+  if (taken) return;
+  // Most answers arrive in one chunk: an array is made only for a second one.
+  let first: Buffer | undefined;
+  let more: Buffer[] | undefined;
   upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
   upstream.once('error', cut);
   upstream.once('aborted', cut);

@@ -3,7 +3,8 @@
 // gateway's own CPU per request; undici's dispatcher, read straight from its handler callbacks, does the same exchange
 // for less (the bench's full chain: ~270 against ~180 µs per request, CHANGELOG). What the relays read stays as it was:
 // a Readable of the body with statusCode, headers (duplicates joined by node's own rules), complete, 'aborted' when the
-// body is cut, and an 'error' only for a reader that listens for one (IncomingMessage's rule).
+// body is cut, and an 'error' only for a reader that listens for one (IncomingMessage's rule). A relay that wants the
+// whole body (a JSON answer) takes it with whole(), past the stream's machinery (its events and ticks per request).
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
@@ -18,18 +19,70 @@ export class UpstreamResponse extends Readable {
   #resume: (() => void) | undefined;
   /** undici stopped reading (the reader is behind): _read lets it go on. */
   #paused = false;
+  /**
+   * The body's chunks as undici gave them, until a reader takes them: the first read pushes them into the stream, or
+   * whole() takes them all at once, without the stream's machinery (its events, its ticks, its buffer).
+   */
+  #held: Buffer[] | undefined;
+  /** Their size: past the stream's high-water mark undici waits for a reader, as it waits for a slow one. */
+  #heldBytes = 0;
+  /** Read as a stream (#held went into it): from then on undici's chunks are pushed as they come. */
+  #reading = false;
+  /** Taken by whole(): the stream is never read. */
+  #taken = false;
+  #whole: ((body: Buffer | undefined) => void) | undefined;
 
-  override _read(): void {
+  /**
+   * The whole body, to `done` once it is complete (undefined when it was cut: an error, an abort, a destroy), without
+   * reading this as a stream; false, and nothing taken, when it is read as a stream already (or about to be: flowing).
+   */
+  whole(done: (body: Buffer | undefined) => void): boolean {
+    if (this.#reading || this.#taken || this.readableFlowing !== null || this.destroyed) return false;
+    this.#taken = true;
+    this.#whole = done;
+    if (this.complete) this.#deliver();
+    else this.#goOn();
+    return true;
+  }
+
+  /** undici reads on, if it was waiting for a reader. */
+  #goOn(): void {
     if (!this.#paused) return;
     this.#paused = false;
     // Never from inside a parser's callback: undici resumes a parser only between reads of its socket.
     if (this.#resume) process.nextTick(this.#resume);
   }
 
+  #deliver(): void {
+    const done = this.#whole!;
+    const held = this.#held;
+    this.#whole = this.#held = undefined;
+    done(!held ? Buffer.alloc(0) : held.length === 1 ? held[0] : Buffer.concat(held));
+  }
+
+  override _read(): void {
+    if (this.#taken) return;
+    if (!this.#reading) {
+      this.#reading = true;
+      const held = this.#held;
+      this.#held = undefined;
+      this.#heldBytes = 0;
+      if (held) for (const chunk of held) this.push(chunk);
+      if (this.complete) {
+        this.push(null);
+        return;
+      }
+    }
+    this.#goOn();
+  }
+
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     if (!this.complete) {
       this.emit('aborted');
       this.#abort?.(err ?? new Error('aborted'));
+      const whole = this.#whole;
+      this.#whole = this.#held = undefined;
+      whole?.(undefined);
     }
     // As IncomingMessage: an error is emitted only to a reader listening for one.
     cb(this.listenerCount('error') ? err : null);
@@ -52,15 +105,24 @@ export class UpstreamResponse extends Readable {
         started(this);
         return true;
       },
-      // false: undici waits for resume (_read) before it reads on.
+      // false: undici waits for resume (_read) before it reads on. Before a reader, the chunks are held (a whole
+      // answer arrives with its headers, mostly in the same read of the socket).
       onData: (chunk) => {
+        if (!this.#reading) {
+          (this.#held ??= []).push(chunk);
+          this.#heldBytes += chunk.length;
+          if (this.#taken || this.#heldBytes < this.readableHighWaterMark) return true;
+          this.#paused = true;
+          return false;
+        }
         if (this.push(chunk)) return true;
         this.#paused = true;
         return false;
       },
       onComplete: () => {
         this.complete = true;
-        this.push(null);
+        if (this.#whole) this.#deliver();
+        else if (this.#reading) this.push(null);
       },
       onError: (err) => {
         if (this.statusCode === 0) failed(err as Error & { code?: string });

@@ -8,6 +8,7 @@ import { anthropicMessages } from '../../adapters/anthropic-messages/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { openaiEmbeddings } from '../../adapters/openai-embeddings/index.ts';
 import { relay } from '../../plugins/proxy/relay.ts';
+import { UpstreamResponse } from '../../plugins/proxy/upstream-response.ts';
 import type { Ctx, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 
@@ -65,11 +66,23 @@ t.test('the client leaves mid-stream: observed usage is on ctx when the relay re
   t.strictSame(ctx.usage, atResolve.usage, 'nor change the usage');
 });
 
-/** A whole JSON answer arriving as an upstream response (a stream of its bytes), for relay() to read and send. */
-class WholeUpstream extends PassThrough {
-  statusCode = 200;
-  headers = { 'content-type': 'application/json' };
-  complete = false;
+/**
+ * A whole JSON answer arriving as an upstream response, for relay() to read and send: the gateway's UpstreamResponse,
+ * given its headers and bytes through the handler undici calls. `streamed`: read as a stream as well (a response
+ * pinned by its id is), so relay() reads it through the stream's events instead of whole().
+ */
+class WholeUpstream extends UpstreamResponse {
+  readonly #h = this.handler(() => {}, () => {});
+  constructor(streamed = false) {
+    super();
+    this.#h.onHeaders!(200, [Buffer.from('Content-Type'), Buffer.from('application/json')], () => {}, '');
+    if (streamed) this.on('data', () => {});
+  }
+  write(text: string): void { this.#h.onData!(Buffer.from(text)); }
+  end(text = ''): void {
+    if (text) this.write(text);
+    this.#h.onComplete!([]);
+  }
 }
 
 const completion = JSON.stringify({
@@ -79,21 +92,21 @@ const completion = JSON.stringify({
 });
 
 /** Serves one request by relaying `feed`'s upstream; resolves with what the relay left on ctx and the listener counts. */
-async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void, extra: Partial<Ctx> = {}) {
-  type Outcome = { ctx: Ctx; endListeners: number; before: number; err?: { code?: string } };
+async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void, extra: Partial<Ctx> = {}, streamed = false) {
+  type Outcome = { ctx: Ctx; endListeners: number; before: number; err?: { code?: string }; upstream: WholeUpstream };
   let settle!: (v: Outcome) => void;
   const done = new Promise<Outcome>((resolve) => { settle = resolve; });
   const server = createServer((_req, res) => {
     const ctx = { id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() }, ...extra } as unknown as Ctx;
-    const upstream = new WholeUpstream();
+    const upstream = new WholeUpstream(streamed);
     const before = upstream.listenerCount('end');
     const relayed = relay(ctx, upstream as never, 0);
     const endListeners = upstream.listenerCount('end');
     feed(upstream);
-    relayed.then(() => settle({ ctx, endListeners, before }), (err: { code?: string }) => {
+    relayed.then(() => settle({ ctx, endListeners, before, upstream }), (err: { code?: string }) => {
       // What the gateway does with the relay's refusal: an error answer (core/server.ts), here a bare 502.
       res.writeHead(502).end();
-      settle({ ctx, endListeners, before, err });
+      settle({ ctx, endListeners, before, err, upstream });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -103,33 +116,37 @@ async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void, extr
   return { res, body, ...(await done) };
 }
 
-t.test('a whole answer: sent once its upstream response has ended, its usage read, and no listener of ours on its end', async (t) => {
-  const { res, body, ctx, endListeners, before } = await relayWhole(t, (upstream) => {
-    upstream.write(completion.slice(0, 40));
-    setImmediate(() => upstream.end(completion.slice(40)));
+for (const streamed of [false, true]) {
+  const how = streamed ? ', read as a stream too (a pinned response): through its events' : ': taken whole, no stream read';
+  t.test(`a whole answer${how}: sent once its upstream response has ended, its usage read, and no listener of ours on its end`, async (t) => {
+    const { res, body, ctx, endListeners, before, upstream } = await relayWhole(t, (upstream) => {
+      upstream.write(completion.slice(0, 40));
+      setImmediate(() => upstream.end(completion.slice(40)));
+    }, {}, streamed);
+    t.equal(upstream.readableFlowing, streamed ? true : null, streamed ? 'read as a stream' : 'never read as a stream');
+    t.equal(res?.status, 200);
+    t.equal(body, completion, 'the answer, whole, in both its chunks');
+    t.equal(res?.headers.get('content-length'), String(Buffer.byteLength(completion)));
+    t.strictSame(ctx.usage, { input: 5, cacheRead: 0, cacheWrite: 0, output: 1, reasoning: 0 });
+    t.equal(ctx.outcome, 'completed');
+    t.type(ctx.timings.upstreamEnd, 'number', 'the upstream\'s end is timed');
+    // Node's own client puts a listener on a response's 'end': a second one would make a listener array per request
+    // (kept in the old generation once V8 pretenures it, and with it the request, past every minor GC).
+    t.equal(endListeners, before, 'relay() listens for the answer\'s close, not its end');
   });
-  t.equal(res?.status, 200);
-  t.equal(body, completion, 'the answer, whole, in both its chunks');
-  t.equal(res?.headers.get('content-length'), String(Buffer.byteLength(completion)));
-  t.strictSame(ctx.usage, { input: 5, cacheRead: 0, cacheWrite: 0, output: 1, reasoning: 0 });
-  t.equal(ctx.outcome, 'completed');
-  t.type(ctx.timings.upstreamEnd, 'number', 'the upstream\'s end is timed');
-  // Node's own client puts a listener on a response's 'end': a second one would make a listener array per request
-  // (kept in the old generation once V8 pretenures it, and with it the request, past every minor GC).
-  t.equal(endListeners, before, 'relay() listens for the answer\'s close, not its end');
-});
 
-t.test('a whole answer cut short: the client gets a 502, not a partial body', async (t) => {
-  const { res, body, ctx, err } = await relayWhole(t, (upstream) => {
-    upstream.write(completion.slice(0, 40));
-    setImmediate(() => upstream.destroy());
+  t.test(`a whole answer cut short${how}: the client gets a 502, not a partial body`, async (t) => {
+    const { res, body, ctx, err } = await relayWhole(t, (upstream) => {
+      upstream.write(completion.slice(0, 40));
+      setImmediate(() => upstream.destroy());
+    }, {}, streamed);
+    t.equal(err?.code, 'upstream_truncated', 'the relay refuses the cut answer');
+    t.equal(res?.status, 502);
+    t.notOk(body.includes('chatcmpl-relay'), 'nothing of the partial answer');
+    t.equal(ctx.outcome, 'failed');
+    t.equal(ctx.endedBy, 'upstream');
   });
-  t.equal(err?.code, 'upstream_truncated', 'the relay refuses the cut answer');
-  t.equal(res?.status, 502);
-  t.notOk(body.includes('chatcmpl-relay'), 'nothing of the partial answer');
-  t.equal(ctx.outcome, 'failed');
-  t.equal(ctx.endedBy, 'upstream');
-});
+}
 
 t.test('a whole embeddings answer: only its usage is parsed (the numbers are stepped over), the bytes relayed as they came', async (t) => {
   // A number JSON.parse would refuse sits among the vectors: were the whole answer parsed, no usage would be read.

@@ -129,3 +129,61 @@ t.test('a response destroyed by its reader hangs up on the upstream', async (t) 
   for (let i = 0; i < 50 && !closed; i++) await sleep(10);
   t.ok(closed, 'the upstream connection was closed');
 });
+
+/** The body whole() gives (undefined: cut), or 'refused' when whole() said no. */
+function taken(res: UpstreamResponse): Promise<string | undefined | 'refused'> {
+  return new Promise((resolve) => {
+    if (!res.whole((body) => resolve(body?.toString('latin1')))) resolve('refused');
+  });
+}
+
+t.test('a whole body taken without reading the stream: arrived with its headers, or after, in one chunk or many', async (t) => {
+  // With the headers (the same read of the socket); in parts that arrive after whole() is asked.
+  const withHead = await rawServer(t, (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello'));
+  const res = await send(withHead);
+  t.equal(await taken(res), 'hello');
+  t.equal(res.readableFlowing, null, 'the stream was never read');
+  const parts = await rawServer(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+    setTimeout(() => s.write('3\r\nabc\r\n'), 10);
+    setTimeout(() => s.write('4\r\ndefg\r\n0\r\n\r\n'), 30);
+  });
+  const later = await send(parts);
+  t.equal(await taken(later), 'abcdefg', 'every part, in order');
+  t.equal(later.complete, true);
+  const empty = await rawServer(t, (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
+  t.equal(await taken(await send(empty)), '', 'an empty body');
+});
+
+t.test('whole(): a body cut short gives nothing; a response read as a stream already is not taken', async (t) => {
+  const cut = await rawServer(t, (s) => { s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf'); setTimeout(() => s.destroy(), 20); });
+  const res = await send(cut);
+  let aborted = false;
+  res.on('aborted', () => { aborted = true; });
+  t.equal(await taken(res), undefined, 'cut: no body');
+  t.ok(aborted, 'and aborted, as for a stream reader');
+  const url = await rawServer(t, (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello'));
+  const read = await send(url);
+  const chunks: Buffer[] = [];
+  read.on('data', (c: Buffer) => chunks.push(c));
+  t.equal(await taken(read), 'refused', 'flowing already: whole() says no');
+  await new Promise((resolve) => read.once('end', resolve));
+  t.equal(Buffer.concat(chunks).toString(), 'hello', 'the stream reader gets the body, held chunks first');
+  const twice = await send(url);
+  t.equal(await taken(twice), 'hello');
+  t.equal(await taken(twice), 'refused', 'once only');
+});
+
+t.test('whole(): a response destroyed while its body is awaited hangs up on the upstream and gives nothing', async (t) => {
+  let closed = false;
+  const url = await rawServer(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nopen\r\n');
+    s.once('close', () => { closed = true; });
+  });
+  const res = await send(url);
+  const body = taken(res);
+  res.destroy();
+  t.equal(await body, undefined);
+  for (let i = 0; i < 50 && !closed; i++) await sleep(10);
+  t.ok(closed, 'the upstream connection was closed');
+});
