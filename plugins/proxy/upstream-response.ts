@@ -31,15 +31,19 @@ export class UpstreamResponse extends Readable {
   /** Taken by whole(): the stream is never read. */
   #taken = false;
   #whole: ((body: Buffer | undefined) => void) | undefined;
+  /** whole()'s limit: past it, chunks are counted but not kept (as readAll's). */
+  #limit = Infinity;
 
   /**
    * The whole body, to `done` once it is complete (undefined when it was cut: an error, an abort, a destroy), without
    * reading this as a stream; false, and nothing taken, when it is read as a stream already (or about to be: flowing).
+   * Past `limit` bytes the rest is not kept (the chunk that crosses it neither), as readAll (attempt.ts) does.
    */
-  whole(done: (body: Buffer | undefined) => void): boolean {
+  whole(done: (body: Buffer | undefined) => void, limit = Infinity): boolean {
     if (this.#reading || this.#taken || this.readableFlowing !== null || this.destroyed) return false;
     this.#taken = true;
     this.#whole = done;
+    this.#limit = limit;
     if (this.complete) this.#deliver();
     else this.#goOn();
     return true;
@@ -109,8 +113,8 @@ export class UpstreamResponse extends Readable {
       // answer arrives with its headers, mostly in the same read of the socket).
       onData: (chunk) => {
         if (!this.#reading) {
-          (this.#held ??= []).push(chunk);
           this.#heldBytes += chunk.length;
+          if (!this.#taken || this.#heldBytes <= this.#limit) (this.#held ??= []).push(chunk);
           if (this.#taken || this.#heldBytes < this.readableHighWaterMark) return true;
           this.#paused = true;
           return false;

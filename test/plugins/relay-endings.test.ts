@@ -25,6 +25,11 @@ class Upstream extends PassThrough {
     super();
     this.headers = { 'content-type': type };
   }
+  /**
+   * Read as a stream, always: these are the relays' stream paths (and a whole answer's when its response is read as a
+   * stream too, as a pinned one is). Taking a body whole is UpstreamResponse's own (upstream-response.test.ts).
+   */
+  whole(): boolean { return false; }
   /** The whole body, in two chunks a loop turn apart, then its end (complete, as node's client sets it). */
   feed(body: string): void {
     this.write(body.slice(0, 30));

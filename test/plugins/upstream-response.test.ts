@@ -153,6 +153,10 @@ t.test('a whole body taken without reading the stream: arrived with its headers,
   t.equal(later.complete, true);
   const empty = await rawServer(t, (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
   t.equal(await taken(await send(empty)), '', 'an empty body');
+  // With a limit, as readAll: the chunk that crosses it is not kept, nor any after it.
+  const limited = await send(parts);
+  const kept = await new Promise<string | undefined>((resolve) => limited.whole((body) => resolve(body?.toString()), 5));
+  t.equal(kept, 'abc', 'past the limit nothing more is kept');
 });
 
 t.test('whole(): a body cut short gives nothing; a response read as a stream already is not taken', async (t) => {

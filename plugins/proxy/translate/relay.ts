@@ -77,11 +77,19 @@ export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveM
   } else if (ctx.stream) {
     abandon = relayEvents(ctx, upstream, keepaliveMs, c);
   } else {
-    void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
-      if (!upstreamEnded(ctx, upstream) || !upstream.complete) throw proxyErrors.upstream_truncated();
-      const text = bytes.toString('utf8');
-      return whole(ctx, text, c);
-    }).catch((err) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); });
+    const failed = (err: unknown) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); };
+    // Taken whole, when no one reads it as a stream (a response pinned by its id is read for that too).
+    const taken = upstream.whole((bytes) => {
+      if (!bytes) return failed(proxyErrors.upstream_truncated());
+      ctx.timings.upstreamEnd = performance.now();
+      whole(ctx, bytes.toString('utf8'), c).catch(failed);
+    }, WHOLE_LIMIT);
+    if (!taken) {
+      void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
+        if (!upstreamEnded(ctx, upstream) || !upstream.complete) throw proxyErrors.upstream_truncated();
+        return whole(ctx, bytes.toString('utf8'), c);
+      }).catch(failed);
+    }
   }
   return promise;
 }
