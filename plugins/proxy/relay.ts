@@ -74,36 +74,43 @@ export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number,
 }
 
 function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
-  let ended = false;
-  const cut = () => {
-    if (ended || ctx.res.destroyed) return;
-    ended = true;
+  wholeBody(ctx, upstream, (body) => {
+    if (body) return send(ctx, body, status, headers, isJson, usage);
+    if (ctx.res.destroyed) return;
     ctx.outcome = 'failed';
     ctx.endedBy = 'upstream';
     fail(proxyErrors.upstream_truncated());
-  };
-  // Taken whole, when no one reads it as a stream (a response pinned by its id is read for that too).
-  const taken = upstream.whole((body) => {
-    if (!body) return cut();
-    ended = true;
-    ctx.timings.upstreamEnd = performance.now();
-    send(ctx, body, status, headers, isJson, usage);
   });
+}
+
+/**
+ * The whole upstream body to `done` once it ended (undefined when it was cut short), at most `limit` bytes kept, the
+ * upstream's end timed: taken whole when no one reads the response as a stream (UpstreamResponse.whole), else read
+ * through its events alongside that reader (a response pinned by its id is read for that too).
+ */
+export function wholeBody(ctx: Ctx, upstream: UpstreamResponse, done: (body: Buffer | undefined) => void, limit = Infinity): void {
+  const taken = upstream.whole((body) => {
+    if (body) ctx.timings.upstreamEnd = performance.now();
+    done(body);
+  }, limit);
   if (taken) return;
-  // Most answers arrive in one chunk: an array is made only for a second one.
-  let first: Buffer | undefined;
-  let more: Buffer[] | undefined;
-  upstream.on('data', (c: Buffer) => { if (!first) first = c; else (more ??= [first]).push(c); });
-  upstream.once('error', cut);
-  upstream.once('aborted', cut);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  const end = (body: Buffer | undefined) => {
+    if (ended) return;
+    ended = true;
+    done(body);
+  };
+  upstream.on('data', (c: Buffer) => { size += c.length; if (size <= limit) chunks.push(c); });
+  upstream.once('error', () => end(undefined));
+  upstream.once('aborted', () => end(undefined));
   // Its 'close' (after 'end', or after it was cut): one listener hears either ending. (When the upstream was node's
   // IncomingMessage, which listens on 'end' itself, a second 'end' listener made a listener array that V8 could
   // allocate in the old generation, keeping the request alive past minor GCs.) Every relay here and in
   // translate/relay.ts listens so (upstreamEnded below).
   upstream.once('close', () => {
-    if (!upstreamEnded(ctx, upstream)) return cut();
-    ended = true;
-    send(ctx, more ? Buffer.concat(more) : (first ?? Buffer.alloc(0)), status, headers, isJson, usage);
+    end(upstreamEnded(ctx, upstream) && upstream.complete ? (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) : undefined);
   });
 }
 

@@ -8,7 +8,7 @@ import type { Ctx } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
 import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
-import { overheadMs, upstreamEnded } from '../relay.ts';
+import { overheadMs, upstreamEnded, wholeBody } from '../relay.ts';
 import { sendJson } from '../../../core/reply.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
 
@@ -78,18 +78,10 @@ export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveM
     abandon = relayEvents(ctx, upstream, keepaliveMs, c);
   } else {
     const failed = (err: unknown) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); };
-    // Taken whole, when no one reads it as a stream (a response pinned by its id is read for that too).
-    const taken = upstream.whole((bytes) => {
+    wholeBody(ctx, upstream, (bytes) => {
       if (!bytes) return failed(proxyErrors.upstream_truncated());
-      ctx.timings.upstreamEnd = performance.now();
       whole(ctx, bytes.toString('utf8'), c).catch(failed);
     }, WHOLE_LIMIT);
-    if (!taken) {
-      void readAll(upstream, WHOLE_LIMIT).then((bytes) => {
-        if (!upstreamEnded(ctx, upstream) || !upstream.complete) throw proxyErrors.upstream_truncated();
-        return whole(ctx, bytes.toString('utf8'), c);
-      }).catch(failed);
-    }
   }
   return promise;
 }
