@@ -67,6 +67,17 @@ export class RecordBytes {
   }
 }
 
+/**
+ * A batch's bytes are done with (written): their memory goes back now. A batch carries ~1 s of records (4 MB at
+ * 12 000 requests a second) and lives past two scavenges, so its buffer would otherwise wait for a full collection of
+ * the thread that holds it, and the writer thread, which makes little garbage of its own, ran one only when V8's limit
+ * of external memory (~64 MB) forced it: 64 MB of RSS in each thread, held by bytes already written. Detaching the
+ * buffer (ArrayBuffer.prototype.transfer) releases it at once.
+ */
+export function freeBytes(bytes: Uint8Array): void {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) bytes.buffer.transfer(0);
+}
+
 /** The records of `bytes` (RecordBytes' layout), in the order they were added. */
 export function* readRecords(bytes: Uint8Array): Generator<RecordRow> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -1,7 +1,7 @@
 // Records on their way to the file store's writer, as bytes: what goes in comes out, in order, whatever the text
 // (non-ASCII, astral, empty, control characters, long enough to grow the buffer many times), batch after batch.
 import t from 'tap';
-import { RecordBytes, readRecords } from '../../core/store/record-bytes.ts';
+import { RecordBytes, freeBytes, readRecords } from '../../core/store/record-bytes.ts';
 import type { RecordRow } from '../../core/store/file-rows.ts';
 import { seeded } from '../helpers/random.ts';
 
@@ -45,4 +45,23 @@ t.test('a taken copy stays whole while the list is reused', async (t) => {
   bytes.add('k', 'b', 2, '{"b":2}');
   t.strictSame([...readRecords(first)], [{ key: 'k', id: 'a', time: 1, json: '{"a":1}' }]);
   t.strictSame([...readRecords(bytes.view())], [{ key: 'k', id: 'b', time: 2, json: '{"b":2}' }]);
+});
+
+t.test('a written batch frees its own bytes at once, and never a buffer it shares', async (t) => {
+  const bytes = new RecordBytes();
+  bytes.add('k', 'a', 1, '{"a":1}');
+  const taken = bytes.take();
+  const size = taken.byteLength;
+  t.ok(size > 0);
+  freeBytes(taken);
+  t.equal(taken.byteLength, 0, 'detached: its memory went back');
+  t.equal(taken.buffer.byteLength, 0);
+  // A view into a larger buffer (the list's own, or a pooled Buffer) is left alone: the rest of it is still in use.
+  bytes.add('k', 'b', 2, '{"b":2}');
+  const view = bytes.view();
+  freeBytes(view);
+  t.strictSame([...readRecords(bytes.view())], [{ key: 'k', id: 'b', time: 2, json: '{"b":2}' }], 'the list is untouched');
+  const pooled = Buffer.from('abc');
+  freeBytes(pooled);
+  t.equal(pooled.toString(), 'abc', "a pooled Buffer's slab is not detached");
 });
