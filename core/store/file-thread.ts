@@ -15,13 +15,17 @@ export interface WriterLink {
   disconnect(): void;
 }
 
+const WRITER_YOUNG_MB = 4;
+
 let thread: Worker | undefined;
 const listeners = new Map<number, Listener>();
 let lastId = 0;
 let waiting = 0;
 
 function start(): Worker {
-  const w = new Worker(new URL('./file-writer.ts', import.meta.url));
+  // A young generation of a few MB (V8 would give it up to the main thread's 16 MB semi-spaces, resident once grown):
+  // the thread's garbage is a batch's rows, at most FLUSH_BYTES of records at a time.
+  const w = new Worker(new URL('./file-writer.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB } });
   w.on('message', (m: FromWriter) => listeners.get(m.id)?.(m));
   const stopped = (message: string) => {
     if (thread === w) thread = undefined;

@@ -23,6 +23,12 @@ import type { StoreOptions } from './options.ts';
 
 /** Changes reach the file at most this long after they are made: what a kill -9 can lose. */
 export const FLUSH_MS = 1000;
+/**
+ * A batch goes sooner once its records reach this size: what a batch holds (in the journal, in the store until it is
+ * written, and copied into the writer thread) is then bounded whatever the request rate, instead of a second of
+ * records (4 MB at 12 000 requests a second, three times over).
+ */
+export const FLUSH_BYTES = 512 * 1024;
 
 type Answer = Extract<FromWriter, { type: 'ready' | 'open-failed' | 'closed' | 'stopped' }>;
 
@@ -45,6 +51,8 @@ export class FileStore extends MemoryStore {
   private alive = true;
   private closing?: Promise<void>;
   private failureLoggedAt = -Infinity;
+  /** A flush is queued for when the current settlement is over (FLUSH_BYTES). */
+  private flushQueued = false;
   /** Set while the writer is stopped or failing (textsToEntries), and once the store is closed. */
   private entriesKeepTexts = false;
 
@@ -228,6 +236,14 @@ export class FileStore extends MemoryStore {
 
   protected override recorded(record: UsageRecord, json: string, admission: Admission | undefined): void {
     this.journal.settled(record, json, admission?.minute);
+    // After the settlement, not inside it: a batch reads the state its marks name.
+    if (this.journal.records.size >= FLUSH_BYTES && !this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => {
+        this.flushQueued = false;
+        void this.flush();
+      });
+    }
   }
 
   override async acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> {

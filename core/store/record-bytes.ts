@@ -15,6 +15,11 @@ export class RecordBytes {
   #buf = Buffer.allocUnsafeSlow(START);
   #used = 0;
 
+  /** Bytes of the records added since the last take. */
+  get size(): number {
+    return this.#used;
+  }
+
   /** How many records were added since the last take (read from their lengths: nothing keeps a tally on the hot path). */
   get count(): number {
     let n = 0;

@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import t from 'tap';
-import { FileStore } from '../../core/store/file.ts';
+import { FLUSH_BYTES, FLUSH_MS, FileStore } from '../../core/store/file.ts';
 import { MemoryStore } from '../../core/store/memory.ts';
 import type { RecordFilter, Store, UsageRecord } from '../../core/store/types.ts';
 import { T0, globalEntry, record } from './fixtures.ts';
@@ -48,6 +48,38 @@ const settleAll = async (s: Store) => {
   }
 };
 
+
+t.test('a batch goes once its records reach FLUSH_BYTES, without waiting for the timer', async (t) => {
+  const path = freshPath();
+  const file = await FileStore.open(path, { recordsPerKey: 10_000, recordsTotal: 10_000 }, silent);
+  t.teardown(() => file.close());
+  const rows = () => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return (db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+  // Records of ~2 KB (a long model name) until the batch's bytes pass FLUSH_BYTES, settled without a timer able to run
+  // in between (each settle awaits only microtasks). Then they must be in the file well before the timer's second: the
+  // timer alone (whose phase is unknown) would write them within 200 ms one time in five, so three rounds in a row
+  // within 200 ms would be chance less than one time in a hundred.
+  const model = 'm'.repeat(2000);
+  const n = Math.ceil(FLUSH_BYTES / 2000) + 1;
+  let total = 0;
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < n; i++) await file.settle(record({ request_id: `big-${round}-${i}`, time: T0 + total + i, model }), undefined, {});
+    total += n;
+    const settled = Date.now();
+    let written = rows();
+    while (written < total && Date.now() - settled < 200) {
+      await new Promise((r) => setTimeout(r, 5));
+      written = rows();
+    }
+    t.equal(written, total, `round ${round + 1}: all ${n} records in the file ${Date.now() - settled} ms after they were settled (the timer: every ${FLUSH_MS} ms)`);
+  }
+});
 
 t.test('written records: texts let go, read back from the file; every read equals the memory store\'s', async (t) => {
   const mem = new MemoryStore(options);
