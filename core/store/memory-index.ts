@@ -68,10 +68,13 @@ export class MemoryRecordIndex implements RecordIndex {
   /** A UUID id's words, 4 per entry; #odd holds any other id (and undefined for a UUID). */
   #words = new Int32Array(0);
   // Arrays of a fixed length, as the typed columns are: written in place, never grown by push or splice (each of which
-  // could allocate the whole array again, which the collector then copied out of the young generation).
-  #odd = slots(0);
+  // could allocate the whole array again, which the collector then copied out of the young generation). #odd and
+  // #texts exist only once an entry needs them (an id that is not a UUID; a text kept on its entry: the memory store's,
+  // or the file store's while its writer is failing): the file store's index of the gateway's own records needs neither,
+  // and each is 8 bytes a slot (2 MB for the global index).
+  #odd: (string | undefined)[] | undefined;
   #keys = slots(0);
-  #texts = slots(0);
+  #texts: (string | undefined)[] | undefined;
   #len = 0;
   #head = 0;
   /**
@@ -100,13 +103,13 @@ export class MemoryRecordIndex implements RecordIndex {
   /** The record with this time and id, when kept. */
   entry(score: number, id: string): RecordEntry | undefined {
     const i = this.#find(score, id);
-    return i < 0 ? undefined : { score, id, key: this.#keys[i]!, json: this.#texts[i] };
+    return i < 0 ? undefined : { score, id, key: this.#keys[i]!, json: this.#texts?.[i] };
   }
 
   /** The text of a kept record that holds none (the file store's, when its writer stops). */
   keepText(score: number, id: string, json: string): void {
     const i = this.#find(score, id);
-    if (i >= 0 && this.#texts[i] === undefined) this.#texts[i] = json;
+    if (i >= 0 && this.#texts?.[i] === undefined) (this.#texts ??= slots(this.#scores.length))[i] = json;
   }
 
   /**
@@ -148,13 +151,13 @@ export class MemoryRecordIndex implements RecordIndex {
     });
   }
 
-  #idAt(i: number): string { return this.#odd[i] ?? unpackUuid(this.#words, 4 * i); }
+  #idAt(i: number): string { return this.#odd?.[i] ?? unpackUuid(this.#words, 4 * i); }
 
   /** Entry i against (score, id): negative before it, 0 the same, positive after; `uuid`: id is packed in `probe`. */
   #cmp(i: number, score: number, id: string, uuid: boolean): number {
     const s = this.#scores[i];
     if (s !== score) return s < score ? -1 : 1;
-    if (uuid && this.#odd[i] === undefined) {
+    if (uuid && this.#odd?.[i] === undefined) {
       const w = this.#words;
       for (let k = 0; k < 4; k++) {
         const a = w[4 * i + k] >>> 0, b = probe[k] >>> 0;
@@ -186,14 +189,16 @@ export class MemoryRecordIndex implements RecordIndex {
     }
     this.#scores[i] = e.score;
     if (uuid) this.#words.set(probe, 4 * i);
+    if (!uuid) this.#odd ??= slots(this.#scores.length);
+    if (e.json !== undefined) this.#texts ??= slots(this.#scores.length);
     if (i < len) {
-      this.#odd.copyWithin(i + 1, i, len);
+      this.#odd?.copyWithin(i + 1, i, len);
       this.#keys.copyWithin(i + 1, i, len);
-      this.#texts.copyWithin(i + 1, i, len);
+      this.#texts?.copyWithin(i + 1, i, len);
     }
-    this.#odd[i] = uuid ? undefined : e.id;
+    if (this.#odd) this.#odd[i] = uuid ? undefined : e.id;
     this.#keys[i] = e.key;
-    this.#texts[i] = e.json;
+    if (this.#texts) this.#texts[i] = e.json;
     if (this.#ids) {
       hashId(e.id);
       this.#ids.add(H[0], H[1], 0);
@@ -210,15 +215,15 @@ export class MemoryRecordIndex implements RecordIndex {
       this.#ids.remove(this.#ids.find(this.#h![2 * i], this.#h![2 * i + 1]));
       this.#ids.shrink();
     }
-    this.#odd[i] = undefined;
+    if (this.#odd) this.#odd[i] = undefined;
     this.#keys[i] = undefined;
-    this.#texts[i] = undefined;
+    if (this.#texts) this.#texts[i] = undefined;
   }
 
-  /** Room for one more entry: the live ones moved to the front, into columns twice as large when at least half are live. */
+  /** Room for one more entry: the live ones moved to the front, into columns twice as large when at least three quarters are live. */
   #reserve(): void {
     const live = this.#len - this.#head;
-    this.#move(live * 2 >= this.#scores.length ? Math.max(MIN_CAPACITY, this.#scores.length * 2) : this.#scores.length);
+    this.#move(live * 4 >= this.#scores.length * 3 ? Math.max(MIN_CAPACITY, this.#scores.length * 2) : this.#scores.length);
   }
 
   /** The live entries moved to the front of columns of `capacity` entries. */
@@ -227,9 +232,9 @@ export class MemoryRecordIndex implements RecordIndex {
     this.#scores = toFront(this.#scores, from, to, capacity);
     this.#words = toFront(this.#words, from, to, capacity, 4);
     if (this.#h) this.#h = toFront(this.#h, from, to, capacity, 2);
-    this.#odd = slotsToFront(this.#odd, from, to, capacity);
+    if (this.#odd) this.#odd = slotsToFront(this.#odd, from, to, capacity);
     this.#keys = slotsToFront(this.#keys, from, to, capacity);
-    this.#texts = slotsToFront(this.#texts, from, to, capacity);
+    if (this.#texts) this.#texts = slotsToFront(this.#texts, from, to, capacity);
     this.#len = to - from;
     this.#head = 0;
   }
