@@ -1,7 +1,7 @@
 // Answers for what Node's HTTP parser refuses before any route runs (a malformed request, headers too large, a client
 // too slow to send its request): a proper status with a JSON body in the format of the route the request line names,
 // when it can be read, instead of Node's bare status line.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from './node-http.ts';
 import type { Socket } from 'node:net';
 import { coreCodes, type GatewayError } from './errors.ts';
 

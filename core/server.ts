@@ -1,5 +1,6 @@
 // The HTTP server: health and metrics endpoints, route dispatch into pipelines, one error path, reload and drain.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from './node-http.ts';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';

@@ -1,5 +1,6 @@
 // The simulator's http server: records each request, checks the credential, applies faults, then dispatches via the route table.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from '../core/node-http.ts';
 import type { AddressInfo } from 'node:net';
 import { anthropicMessagesRoutes } from './anthropic-messages.ts';
 import { anthropicModelRoutes } from './anthropic-models.ts';

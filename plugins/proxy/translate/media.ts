@@ -4,7 +4,8 @@
 // reserved address, IPv4-mapped and NAT64 forms included); the connection made to the address that was checked (a DNS
 // answer that changes cannot move it); no redirect followed; a size cap, a time cap, a cap on fetches per request.
 import { lookup } from 'node:dns/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { request as httpRequest } from '../../../core/node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { CanonBlock, CanonRequest, FileBlock, ImageBlock } from '../../../core/canonical.ts';
