@@ -73,11 +73,11 @@ export class RecordBytes {
 }
 
 /**
- * A batch's bytes are done with (written): their memory goes back now. A batch carries ~1 s of records (4 MB at
- * 12 000 requests a second) and lives past two scavenges, so its buffer would otherwise wait for a full collection of
- * the thread that holds it, and the writer thread, which makes little garbage of its own, ran one only when V8's limit
- * of external memory (~64 MB) forced it: 64 MB of RSS in each thread, held by bytes already written. Detaching the
- * buffer (ArrayBuffer.prototype.transfer) releases it at once.
+ * A batch's bytes are done with (written): their memory goes back now. A batch's bytes (up to a second of records, or
+ * file.ts FLUSH_BYTES) live past two scavenges, so their buffer would otherwise wait for a full collection of the
+ * thread that holds it, and the writer thread, which makes little garbage of its own, ran one only when V8's limit of
+ * external memory (~64 MB) forced it: tens of MB of RSS, held by bytes already written. Detaching the buffer
+ * (ArrayBuffer.prototype.transfer) releases it at once. A view into a larger buffer is left alone.
  */
 export function freeBytes(bytes: Uint8Array): void {
   if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) bytes.buffer.transfer(0);
