@@ -11,8 +11,9 @@ export function sendJson(ctx: SimContext, status: number, value: unknown): void 
   ctx.res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
   if (ctx.fault.midstream === 'truncate') {
     // Promise the full length, deliver half: the client sees a body cut short, not a clean small one.
-    ctx.res.write(body.subarray(0, body.length >> 1));
-    ctx.res.socket?.destroySoon();
+    // Dropped once the half has reached the socket: node (24.22 on) hands a response's writes of one tick to its socket
+    // later, and a socket ended at once went without them (the client saw no response at all).
+    ctx.res.write(body.subarray(0, body.length >> 1), () => ctx.res.socket?.destroySoon());
     return;
   }
   ctx.res.end(body);
@@ -59,8 +60,10 @@ function cut(ctx: SimContext, errorFrame: string): void {
     ctx.res.end(errorFrame);
     return;
   }
-  // Flush what was written, then drop the connection without the chunked terminator.
-  ctx.res.socket?.destroySoon();
+  // Flush what was written, then drop the connection without the chunked terminator: on the next turn of the loop,
+  // once the response's writes of this tick have reached the socket (see sendJson).
+  const socket = ctx.res.socket;
+  setImmediate(() => socket?.destroySoon());
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
