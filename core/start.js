@@ -10,3 +10,6 @@ const cache = module.enableCompileCache?.();
 // Worker threads (the embedded store's writer) and cluster workers read it from the environment as they start.
 if (cache?.directory && !process.env.NODE_COMPILE_CACHE) process.env.NODE_COMPILE_CACHE = cache.directory;
 await import('./main.ts');
+// Started: what the cache holds for the modules loaded so far is written now, and node lets go of its copy (5.1 MB of
+// malloc in use at idle, freed for the load to reuse). Modules loaded later are still cached.
+module.flushCompileCache?.();
