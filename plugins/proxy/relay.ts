@@ -4,6 +4,7 @@ import { headerMatcher } from '../../adapters/shared/headers.ts';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { pickJson } from '../../core/json-pick.ts';
+import { readAll } from './attempt.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
@@ -94,24 +95,8 @@ export function wholeBody(ctx: Ctx, upstream: UpstreamResponse, done: (body: Buf
     done(body);
   }, limit);
   if (taken) return;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let ended = false;
-  const end = (body: Buffer | undefined) => {
-    if (ended) return;
-    ended = true;
-    done(body);
-  };
-  upstream.on('data', (c: Buffer) => { size += c.length; if (size <= limit) chunks.push(c); });
-  upstream.once('error', () => end(undefined));
-  upstream.once('aborted', () => end(undefined));
-  // Its 'close' (after 'end', or after it was cut): one listener hears either ending. (When the upstream was node's
-  // IncomingMessage, which listens on 'end' itself, a second 'end' listener made a listener array that V8 could
-  // allocate in the old generation, keeping the request alive past minor GCs.) Every relay here and in
-  // translate/relay.ts listens so (upstreamEnded below).
-  upstream.once('close', () => {
-    end(upstreamEnded(ctx, upstream) && upstream.complete ? (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) : undefined);
-  });
+  // Read as a stream already: its bytes through readAll's events, alongside that reader.
+  void readAll(upstream, limit).then((bytes) => done(upstreamEnded(ctx, upstream) && upstream.complete ? bytes : undefined));
 }
 
 /** Answer with a complete upstream body: usage read from it, the client's model name written back when aliased. */
@@ -227,7 +212,7 @@ function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, heade
 
 /**
  * On the upstream response's 'close': whether it ended whole (read to its end, not cut), timing that end if so. The
- * relays listen for 'close' rather than 'end' (see relayBody).
+ * relays listen for 'close' rather than 'end' (attempt.ts ENDINGS).
  */
 export function upstreamEnded(ctx: Ctx, upstream: UpstreamResponse): boolean {
   if (!upstream.readableEnded) return false;
