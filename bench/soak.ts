@@ -1,5 +1,5 @@
 // `npm run bench:soak`: the gateway (target c) at a fixed rate for minutes, its RSS, V8 heap and CPU sampled every
-// 10 s, so a leak shows as growth from the first minute to the last.
+// 2 s, so a leak shows as growth from the first minute to the last.
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,8 +16,10 @@ const usage = `usage: node bench/soak.ts [--minutes M] [--rate R] [--connections
   (autocannon's overallRate: each connection sends its share of a second's requests, then waits for the next second)
   for M minutes. Every ${SAMPLE_EVERY_S} s: its RSS (VmRSS from /proc), V8 heap used (nodejs_heap_size_used_bytes from its
   /metrics) and CPU time. One row a minute (requests answered, errors, non-2xx, short = 2xx answers not whole, mean
-  RSS and heap of the minute's samples, CPU µs per request), then the first minute against the last: the issue's target is
-  RSS and heap flat, within 10 %. The first minute includes the process's warming up. Missing samples are named.
+  RSS and heap of the minute's samples, the heap's floor: its lowest sample, CPU µs per request), then the first minute
+  against the last: the issue's target is RSS (mean) and heap (floor: the heap is a sawtooth between collections, and
+  its floor is what they leave live) flat, within 10 %. The first minute includes the process's warming up. Missing
+  samples are named.
   --store redis: the gateway keeps its state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the embedded store
   defaults: --minutes 10 (1 to 60) --rate 1000 --connections 20 --store file`;
 
@@ -44,8 +46,8 @@ function parse(): Parsed {
 
 const HEAP_METRIC = 'nodejs_heap_size_used_bytes';
 
-const widths = [7, 10, 7, 8, 6, 8, 8, 11];
-const cells = (r: MinuteRow) => [r.minute, r.requests, r.errors, r.non2xx, r.short, r.rssMb, r.heapMb, r.cpuUsPerRequest];
+const widths = [7, 10, 7, 8, 6, 8, 8, 14, 11];
+const cells = (r: MinuteRow) => [r.minute, r.requests, r.errors, r.non2xx, r.short, r.rssMb, r.heapMb, r.heapFloorMb, r.cpuUsPerRequest];
 
 async function main(): Promise<void> {
   const { minutes, rate, connections, redis } = withUsage(usage, parse);
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
       samples.push(await sample(i));
       if (i % perMinute === 0) {
         const r = minuteRow(i / perMinute - 1, samples, counts[i / perMinute - 1]);
-        process.stderr.write(`soak: minute ${r.minute} of ${minutes}: ${r.requests} requests, ${r.errors} errors, RSS ${r.rssMb ?? '-'} MB, heap ${r.heapMb ?? '-'} MB\n`);
+        process.stderr.write(`soak: minute ${r.minute} of ${minutes}: ${r.requests} requests, ${r.errors} errors, RSS ${r.rssMb ?? '-'} MB, heap ${r.heapMb ?? '-'} MB (floor ${r.heapFloorMb ?? '-'})\n`);
       }
     }
     await run;
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
     process.stdout.write([
       `soak: ${target.label} at ${rate} req/s (whole answers) over ${connections} connections for ${minutes} min, store ${storeLabel(setup)}, node ${process.version}, ${os.availableParallelism()} cpus; samples every ${SAMPLE_EVERY_S} s`,
       '',
-      row(['minute', 'requests', 'errors', 'non-2xx', 'short', 'RSS MB', 'heap MB', 'CPU µs/req'], widths),
+      row(['minute', 'requests', 'errors', 'non-2xx', 'short', 'RSS MB', 'heap MB', 'heap floor MB', 'CPU µs/req'], widths),
       ...rows.map((r) => row(cells(r), widths)),
       '',
       `first vs last minute: ${v.text}`,
@@ -103,7 +105,7 @@ async function main(): Promise<void> {
       minutes, rate, connections, store: storeKind(setup), sample_every_s: SAMPLE_EVERY_S,
       minutes_rows: rows.map((r) => ({
         minute: r.minute, requests: r.requests, errors: r.errors, non2xx: r.non2xx, short: r.short,
-        rss_mb: r.rssMb, heap_mb: r.heapMb, cpu_us_per_req: r.cpuUsPerRequest, rss_samples: r.rssSamples, heap_samples: r.heapSamples,
+        rss_mb: r.rssMb, heap_mb: r.heapMb, heap_floor_mb: r.heapFloorMb, cpu_us_per_req: r.cpuUsPerRequest, rss_samples: r.rssSamples, heap_samples: r.heapSamples,
       })),
       rss_change_pct: v.rssChangePct, heap_change_pct: v.heapChangePct, flat: v.flat, verdict: v.text, samples_missing: gaps, dropped: lost,
     }) + '\n');

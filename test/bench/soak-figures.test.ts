@@ -1,42 +1,51 @@
-// The soak's minute rows from its 10 s samples, the samples it lacks named, and the first minute against the last.
+// The soak's minute rows from its samples (every SAMPLE_EVERY_S), the samples it lacks named, and the first minute
+// against the last.
 import t from 'tap';
-import { minuteRow, missing, verdict, type Counts, type Sample } from '../../bench/soak-figures.ts';
+import { minuteRow, missing, SAMPLE_EVERY_S, verdict, type Counts, type Sample } from '../../bench/soak-figures.ts';
 
 const MB = 2 ** 20;
 const counts = (requests: number): Counts => ({ requests, errors: 0, non2xx: 0, short: 0 });
-/** Samples 0 … 6·minutes: RSS and heap from `mb(i)`, the gateway's CPU 1000 µs a sample (pid 7). */
+const PER = 60 / SAMPLE_EVERY_S;
+/** Samples 0 … PER·minutes: RSS and heap from `mb(i)`, the gateway's CPU 1000 µs a sample (pid 7). */
 const samples = (minutes: number, mb: (i: number) => [number, number]): Sample[] =>
-  Array.from({ length: minutes * 6 + 1 }, (_, i) => ({ i, rssBytes: mb(i)[0] * MB, heapBytes: mb(i)[1] * MB, cpu: new Map([[7, i * 1000]]) }));
+  Array.from({ length: minutes * PER + 1 }, (_, i) => ({ i, rssBytes: mb(i)[0] * MB, heapBytes: mb(i)[1] * MB, cpu: new Map([[7, i * 1000]]) }));
 
-t.test('a minute: the means of its own six samples (not the one at its start), CPU over it per request', async (t) => {
-  const s = samples(2, (i) => [100 + i, 40 + (i > 6 ? 10 : 0)]);
+t.test('a minute: the means and heap floor of its own samples (not the one at its start), CPU over it per request', async (t) => {
+  // The heap a sawtooth: 40 MB after each collection, 20 MB more just before the next (every fifth sample).
+  const s = samples(2, (i) => [100 + i, 40 + (i % 5 === 4 ? 20 : i % 5 * 2) + (i > PER ? 10 : 0)]);
+  t.equal(SAMPLE_EVERY_S, 2);
   t.strictSame(minuteRow(0, s, counts(600)), {
     minute: 1, requests: 600, errors: 0, non2xx: 0, short: 0,
-    rssMb: 103.5, heapMb: 40, rssSamples: 6, heapSamples: 6, cpuUsPerRequest: 10,
+    // RSS 101 … 130; heap per five samples 42, 44, 46, 60, 40: mean 46.4, floor 40 (sample 0, the minute's start, left out).
+    rssMb: 115.5, heapMb: 46.4, heapFloorMb: 40, rssSamples: PER, heapSamples: PER, cpuUsPerRequest: PER * 1000 / 600,
   });
-  t.equal(minuteRow(1, s, counts(600)).rssMb, 109.5);
-  t.equal(minuteRow(1, s, counts(600)).heapMb, 50);
+  t.equal(minuteRow(1, s, counts(600)).rssMb, 145.5);
+  t.equal(minuteRow(1, s, counts(600)).heapMb, 56.4);
+  t.equal(minuteRow(1, s, counts(600)).heapFloorMb, 50);
 });
 
 t.test('missing readings: means of those there, and each gap named', async (t) => {
   const s = samples(2, () => [100, 40]);
   s[3].heapBytes = null;
-  s[12].cpu = null;
+  s[PER * 2].cpu = null;
   const rows = [minuteRow(0, s, counts(60)), minuteRow(1, s, counts(60))];
-  t.equal(rows[0].heapSamples, 5);
+  t.equal(rows[0].heapSamples, PER - 1);
   t.equal(rows[0].heapMb, 40);
   t.equal(rows[1].cpuUsPerRequest, null);
-  t.strictSame(missing(rows, s), ['minute 1: heap 5 of 6 samples', 'minute 2: no CPU figure (a reading at its start or end failed)', '1 CPU readings failed']);
+  t.strictSame(missing(rows, s), [`minute 1: heap ${PER - 1} of ${PER} samples`, 'minute 2: no CPU figure (a reading at its start or end failed)', '1 CPU readings failed']);
   t.strictSame(missing([minuteRow(0, samples(1, () => [1, 1]), counts(1))], samples(1, () => [1, 1])), []);
 });
 
-t.test('verdict: flat within 10 %, not flat beyond, none for one minute or a minute without samples', async (t) => {
-  const rows = (rss: number[], heap: number[]) => rss.map((r, m) => ({ ...minuteRow(m, [], counts(1)), rssMb: r, heapMb: heap[m] }));
+t.test('verdict: RSS mean and heap floor flat within 10 %, not flat beyond, none for one minute or a minute without samples', async (t) => {
+  // The heap's mean is 10 MB above its floor here, and swings: only the floor counts.
+  const rows = (rss: number[], heap: number[], mean = (m: number) => heap[m] + (m === 0 ? 20 : 10)) =>
+    rss.map((r, m) => ({ ...minuteRow(m, [], counts(1)), rssMb: r, heapFloorMb: heap[m], heapMb: mean(m) }));
   const flat = verdict(rows([200, 205, 210], [50, 49, 54]));
   t.equal(flat.flat, true);
   t.equal(flat.rssChangePct, 5);
   t.equal(flat.heapChangePct, 8);
-  t.match(flat.text, /^flat: RSS 200 → 210 MB \(\+5 %\), heap 50 → 54 MB \(\+8 %\)/);
+  t.match(flat.text, /^flat: RSS 200 → 210 MB \(\+5 %\), heap floor 50 → 54 MB \(\+8 %\); target: both within 10 % \(heap mean 70 → 64 MB, -8\.6 %\)$/);
+  t.equal(verdict(rows([200, 200], [50, 60], () => 55)).flat, false, 'a floor that grows 20 % is not flat, whatever the mean');
   const grew = verdict(rows([200, 230], [50, 52]));
   t.equal(grew.flat, false);
   t.equal(grew.rssChangePct, 15);
