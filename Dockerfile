@@ -4,6 +4,8 @@ FROM node:24-slim
 
 WORKDIR /app
 ENV NODE_ENV=production
+# Two malloc arenas, as core/start.js sets them when the environment names none (README, "Memory").
+ENV MALLOC_ARENA_MAX=2
 
 # Dependencies first, so a code change does not reinstall them. None needs an install script.
 COPY package.json package-lock.json ./

@@ -4,7 +4,7 @@
 // `node core/main.ts`, without the cache, loads it in each thread: the control that shows the probe can tell.
 // Each start runs with TMPDIR set to a fresh folder, so the cache lands there (node's default: the system's temp folder).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,4 +73,35 @@ t.test('a cluster: the primary and every worker find the cache', async (t) => {
   t.equal(new Set(second.map((r) => r.pid)).size, 3, 'the primary and its two workers reported');
   t.strictSame(second.filter((r) => r.amaro), [], 'none loads the stripper');
   t.ok(second.every((r) => r.cache === join(temp, 'node-compile-cache')), 'each names the cache');
+});
+
+/** Starts core/start.js on `config` with `env`, waits until it answers; its pid's environment and command line, then stops it. */
+async function started(t: Test, config: string, temp: string, env: NodeJS.ProcessEnv = {}): Promise<{ environ: string[]; cmdline: string[] }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['core/start.js', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, TMPDIR: temp, LOG_LEVEL: 'warn', ...env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  t.teardown(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited; } });
+  const ready = await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 20_000);
+  t.equal(ready, 200, `core/start.js started: ${stderr}`);
+  const read = (what: string) => readFileSync(`/proc/${child.pid}/${what}`, 'utf8').split('\0').filter(Boolean);
+  const out = { environ: read('environ'), cmdline: read('cmdline') };
+  child.kill('SIGTERM');
+  await exited;
+  return out;
+}
+
+t.test('on Linux: two malloc arenas, set by the process started (the same pid), unless the environment names a value', { skip: process.platform !== 'linux' && 'MALLOC_ARENA_MAX is set only on Linux' }, async (t) => {
+  const temp = mkdtempSync(join(tmpdir(), 'gw-start-'));
+  t.teardown(() => rmSync(temp, { recursive: true, force: true }));
+  const config = writeConfig(demoConfig());
+  const shipped = await started(t, config, temp);
+  t.ok(shipped.environ.includes('MALLOC_ARENA_MAX=2'), 'the process spawned runs with MALLOC_ARENA_MAX=2 (execve: no child of its own)');
+  t.equal(shipped.cmdline[1], join(ROOT, 'core/start.js'), 'running core/start.js');
+  t.strictSame(shipped.cmdline.slice(2, 4), ['--config', config], 'with its own arguments');
+  const own = await started(t, config, temp, { MALLOC_ARENA_MAX: '4' });
+  t.ok(own.environ.includes('MALLOC_ARENA_MAX=4') && !own.environ.includes('MALLOC_ARENA_MAX=2'), 'an operator\'s value is kept');
 });
