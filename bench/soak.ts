@@ -3,7 +3,8 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stop } from './children.ts';
+import { freePort, stop } from './children.ts';
+import { LiveHeap } from './live-heap.ts';
 import { check, fire } from './load.ts';
 import { helpAndExit, number, redisFor, withUsage } from './options.ts';
 import { row } from './report.ts';
@@ -15,11 +16,11 @@ const usage = `usage: node bench/soak.ts [--minutes M] [--rate R] [--connections
   The gateway (full chain, one process) in front of the static upstream, whole answers at R requests a second
   (autocannon's overallRate: each connection sends its share of a second's requests, then waits for the next second)
   for M minutes. Every ${SAMPLE_EVERY_S} s: its RSS (VmRSS from /proc), V8 heap used (nodejs_heap_size_used_bytes from its
-  /metrics) and CPU time. One row a minute (requests answered, errors, non-2xx, short = 2xx answers not whole, mean
-  RSS and heap of the minute's samples, the heap's floor: its lowest sample, CPU µs per request), then the first minute
-  against the last: the issue's target is RSS (mean) and heap (floor: the heap is a sawtooth between collections, and
-  its floor is what they leave live) flat, within 10 %. The first minute includes the process's warming up. Missing
-  samples are named.
+  /metrics) and CPU time; at each minute's end its live heap, after a full collection (through its inspector, which
+  --inspect-port names and which opens only then). One row a minute (requests answered, errors, non-2xx, short = 2xx
+  answers not whole, mean RSS and heap of the minute's samples, live heap, CPU µs per request), then the first minute
+  against the last: the issue's target is RSS (mean) and heap (live: the samples' heap is a sawtooth between
+  collections) flat, within 10 %. The first minute includes the process's warming up. Missing samples are named.
   --store redis: the gateway keeps its state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the embedded store
   defaults: --minutes 10 (1 to 60) --rate 1000 --connections 20 --store file`;
 
@@ -46,12 +47,13 @@ function parse(): Parsed {
 
 const HEAP_METRIC = 'nodejs_heap_size_used_bytes';
 
-const widths = [7, 10, 7, 8, 6, 8, 8, 14, 11];
-const cells = (r: MinuteRow) => [r.minute, r.requests, r.errors, r.non2xx, r.short, r.rssMb, r.heapMb, r.heapFloorMb, r.cpuUsPerRequest];
+const widths = [7, 10, 7, 8, 6, 8, 8, 13, 11];
+const cells = (r: MinuteRow) => [r.minute, r.requests, r.errors, r.non2xx, r.short, r.rssMb, r.heapMb, r.liveHeapMb, r.cpuUsPerRequest];
 
 async function main(): Promise<void> {
   const { minutes, rate, connections, redis } = withUsage(usage, parse);
-  const setup = { redis, workers: 1 };
+  const inspectPort = await freePort();
+  const setup = { redis, workers: 1, nodeFlags: [`--inspect-port=127.0.0.1:${inspectPort}`] };
   setUpGateways(setup);
   const upstream = await startUpstream();
   const target = targets.find((t) => t.id === 'c')!;
@@ -66,6 +68,17 @@ async function main(): Promise<void> {
       i, rssBytes: treeMemory(running.pid, 'VmRSS').bytes, cpu: treeCpu(running.pid), heapBytes: await metricValue(running.url, HEAP_METRIC),
     });
     const samples = [await sample(0)];
+    // The live heap at each minute's end: the inspector is opened at the first (not before, so the minute runs as
+    // shipped); a failure leaves that minute without the figure (named under the table) and is tried again next minute.
+    let inspector: Promise<LiveHeap> | undefined;
+    const liveHeap = async (): Promise<number | null> => {
+      try {
+        return await (await (inspector ??= LiveHeap.open(running.pid!, inspectPort))).bytes();
+      } catch {
+        inspector = undefined;
+        return null;
+      }
+    };
     const { run, dropped } = fire(running.url, { connections, duration: minutes * 60, stream: false, overallRate: rate }, { key: running.key, check: answer },
       (status, whole) => { if (status >= 200 && status < 300 && !whole) now().short++; });
     run.on('response', (_client, status) => {
@@ -80,11 +93,13 @@ async function main(): Promise<void> {
       await sleep(Math.max(0, t0 + i * SAMPLE_EVERY_S * 1000 - performance.now()));
       samples.push(await sample(i));
       if (i % perMinute === 0) {
+        samples[samples.length - 1].liveHeapBytes = await liveHeap();
         const r = minuteRow(i / perMinute - 1, samples, counts[i / perMinute - 1]);
-        process.stderr.write(`soak: minute ${r.minute} of ${minutes}: ${r.requests} requests, ${r.errors} errors, RSS ${r.rssMb ?? '-'} MB, heap ${r.heapMb ?? '-'} MB (floor ${r.heapFloorMb ?? '-'})\n`);
+        process.stderr.write(`soak: minute ${r.minute} of ${minutes}: ${r.requests} requests, ${r.errors} errors, RSS ${r.rssMb ?? '-'} MB, heap ${r.heapMb ?? '-'} MB (live ${r.liveHeapMb ?? '-'})\n`);
       }
     }
     await run;
+    if (inspector) (await inspector.catch(() => undefined))?.close();
     const rows = counts.map((c, m) => minuteRow(m, samples, c));
     const gaps = missing(rows, samples);
     const v = verdict(rows);
@@ -92,7 +107,7 @@ async function main(): Promise<void> {
     process.stdout.write([
       `soak: ${target.label} at ${rate} req/s (whole answers) over ${connections} connections for ${minutes} min, store ${storeLabel(setup)}, node ${process.version}, ${os.availableParallelism()} cpus; samples every ${SAMPLE_EVERY_S} s`,
       '',
-      row(['minute', 'requests', 'errors', 'non-2xx', 'short', 'RSS MB', 'heap MB', 'heap floor MB', 'CPU µs/req'], widths),
+      row(['minute', 'requests', 'errors', 'non-2xx', 'short', 'RSS MB', 'heap MB', 'live heap MB', 'CPU µs/req'], widths),
       ...rows.map((r) => row(cells(r), widths)),
       '',
       `first vs last minute: ${v.text}`,
@@ -105,7 +120,7 @@ async function main(): Promise<void> {
       minutes, rate, connections, store: storeKind(setup), sample_every_s: SAMPLE_EVERY_S,
       minutes_rows: rows.map((r) => ({
         minute: r.minute, requests: r.requests, errors: r.errors, non2xx: r.non2xx, short: r.short,
-        rss_mb: r.rssMb, heap_mb: r.heapMb, heap_floor_mb: r.heapFloorMb, cpu_us_per_req: r.cpuUsPerRequest, rss_samples: r.rssSamples, heap_samples: r.heapSamples,
+        rss_mb: r.rssMb, heap_mb: r.heapMb, live_heap_mb: r.liveHeapMb, cpu_us_per_req: r.cpuUsPerRequest, rss_samples: r.rssSamples, heap_samples: r.heapSamples,
       })),
       rss_change_pct: v.rssChangePct, heap_change_pct: v.heapChangePct, flat: v.flat, verdict: v.text, samples_missing: gaps, dropped: lost,
     }) + '\n');

@@ -88,7 +88,12 @@ export async function metricValue(url: string, name: string): Promise<number | n
  * How the gateway targets run: `redis` (`--store redis`) keeps their state in that Redis, under a prefix per run and
  * target, instead of the embedded store; `workers` (`--workers N`) runs each as a cluster of N worker processes.
  */
-export interface GatewaySetup { redis?: string; workers: number }
+export interface GatewaySetup {
+  redis?: string;
+  workers: number;
+  /** node flags besides those of `npm start` (the soak's --inspect-port, which opens nothing until asked: live-heap.ts). */
+  nodeFlags?: string[];
+}
 let setup: GatewaySetup = { workers: 1 };
 export const setUpGateways = (s: GatewaySetup): void => { setup = s; };
 
@@ -126,7 +131,7 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     // With the V8 flags and the entry `npm start` and the Dockerfile give it (GATEWAY_START, package.json).
-    const child = startNode('gateway', [...GATEWAY_START, '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
+    const child = startNode('gateway', [...GATEWAY_START.slice(0, -1), ...(setup.nodeFlags ?? []), ...GATEWAY_START.slice(-1), '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
       cwd: root, quiet: true,
       env: {
         ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',
