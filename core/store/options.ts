@@ -18,7 +18,8 @@ const pos = (n: number | undefined, d: number): number => (typeof n === 'number'
 export function resolveOptions(o: StoreOptions): { retentionMs: number; recordsPerKey: number; recordsTotal: number } {
   return {
     retentionMs: Math.round(pos(o.retentionDays, DEFAULT_RETENTION_DAYS) * 86_400_000),
-    recordsPerKey: Math.floor(pos(o.recordsPerKey, DEFAULT_RECORDS_PER_KEY)),
-    recordsTotal: Math.floor(pos(o.recordsTotal, DEFAULT_RECORDS_TOTAL)),
+    // At least one, as the config requires (a fraction below one would make a cap of none).
+    recordsPerKey: Math.max(1, Math.floor(pos(o.recordsPerKey, DEFAULT_RECORDS_PER_KEY))),
+    recordsTotal: Math.max(1, Math.floor(pos(o.recordsTotal, DEFAULT_RECORDS_TOTAL))),
   };
 }
