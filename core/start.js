@@ -8,12 +8,13 @@ import module from 'node:module';
 
 // glibc's malloc gives each thread that allocates its own arena (up to eight per core) and keeps in it what that thread
 // frees: V8's compiler and collector threads, the libuv pool and the store's writer thread held 40 MB in five arenas
-// under the bench's load. Two arenas hold the same work in 10-15 MB less at its peak, at the same CPU within the bench's
-// noise (README, "Memory"). glibc reads MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself again with it, in the
-// same process (execve: same pid, same stdio), unless the environment names a value already (the image sets it; an
-// operator's own value is kept). On Linux with another libc (musl) the variable means nothing and costs one exec; other
-// systems skip this.
-if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined && typeof process.execve === 'function') {
+// under the bench's load. Two arenas hold the same work in 10-15 MB less at its peak, at the same CPU within the
+// bench's noise (README, "Memory"). glibc reads MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself
+// again with it, in the same process (execve: same pid, same stdio), unless the environment names a value already (the
+// image sets it; an operator's own value is kept). On Linux with another libc (musl) the variable means nothing and
+// costs one exec; other systems skip this.
+const linuxWithoutArenaMax = process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined;
+if (linuxWithoutArenaMax && typeof process.execve === 'function') {
   try {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_ARENA_MAX: '2' });
   } catch {
