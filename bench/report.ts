@@ -14,6 +14,8 @@ export interface TargetFigures extends LoadFigures {
   /** The same split by thread (summed over the tree's processes): JavaScript, V8's helpers (GC, compiler), the rest. */
   cpuByThread: { main: number; v8: number; other: number } | null;
   redis?: RedisPerRequest;
+  /** Each round's slice alone (with --rounds N): its req/s and CPU µs per request. */
+  perRound?: { rps: number; cpuUsPerRequest: number | null }[];
 }
 
 type Ratio = { rps: number | null; p50: number | null; p99: number | null; cpu: number | null };
@@ -28,6 +30,26 @@ function ratio(c: TargetFigures, base: TargetFigures | undefined): Ratio | null 
     rps: div(c.rps, base.rps), p50: div(c.p50Ms, base.p50Ms), p99: div(c.p99Ms, base.p99Ms),
     cpu: c.cpuUsPerRequest !== null && base.cpuUsPerRequest ? round(c.cpuUsPerRequest / base.cpuUsPerRequest, 3) : null,
   };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * c against base round by round: the targets take turns within a round, so a round's two slices ran seconds apart, and
+ * a change of the machine's speed between rounds moves both. The spread of these ratios is how far one run's pooled
+ * ratio can be trusted; null without rounds in both, or when a round lacks a figure.
+ */
+export function roundRatios(c: TargetFigures | undefined, base: TargetFigures | undefined): { rps: number[]; cpu: number[] | null; medianRps: number; medianCpu: number | null } | null {
+  const cr = c?.perRound;
+  const br = base?.perRound;
+  if (!cr || !br || cr.length < 2 || cr.length !== br.length || br.some((r) => r.rps <= 0)) return null;
+  const rps = cr.map((r, i) => round(r.rps / br[i].rps, 3));
+  const cpuKnown = cr.every((r, i) => r.cpuUsPerRequest !== null && br[i].cpuUsPerRequest);
+  const cpu = cpuKnown ? cr.map((r, i) => round(r.cpuUsPerRequest! / br[i].cpuUsPerRequest!, 3)) : null;
+  return { rps, cpu, medianRps: round(median(rps), 3), medianCpu: cpu && round(median(cpu), 3) };
 }
 
 /** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
@@ -94,6 +116,11 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
   for (const [name, r] of Object.entries(ratios)) {
     out.push(row([name, fixed(r?.rps, 3), fixed(r?.p50, 3), fixed(r?.p99, 3), fixed(r?.cpu, 3)], [...widths.slice(0, 4), 11]));
   }
+  const perRound = roundRatios(c, b);
+  if (perRound) {
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(' ');
+    out.push(`c/b round by round: req/s ${list(perRound.rps)} (median ${perRound.medianRps.toFixed(3)})${perRound.cpu ? `; CPU µs/req ${list(perRound.cpu)} (median ${perRound.medianCpu!.toFixed(3)})` : ''}`);
+  }
   if (opts.stream) {
     const against = (ms: number | null) => (ms === null ? '- (needs targets b and c, each with timed probes)'
       : `${ms.toFixed(2)} ms (target ≤ ${TTFB_OVERHEAD_P99_MS} ms: ${ms <= TTFB_OVERHEAD_P99_MS ? 'met' : 'not met'})`);
@@ -139,6 +166,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
       ...(f.redis ? { redis: f.redis } : {}),
     }])),
     ratios,
+    ...(perRound ? { c_b_per_round: perRound } : {}),
     ...(opts.stream ? { ttfb_p99_c_minus_b_ms: ttfbOverhead, first_content_p99_c_minus_b_ms: contentOverhead } : {}),
   };
   process.stdout.write(JSON.stringify(json) + '\n');

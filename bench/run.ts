@@ -86,6 +86,7 @@ interface Tally {
   ok: number; errors: number; non2xx: number; short: number; dropped: number; durationS: number; answered: number;
   cpuUs: number; cpuSeen: boolean; threads: { main: number; v8: number; other: number } | null;
   redis: RedisSample | null; last?: Awaited<ReturnType<typeof measure>>;
+  perRound: { rps: number; cpuUsPerRequest: number | null }[];
 }
 
 const zeroRedis = (): RedisSample => ({ calls: new Map(), cpuS: 0 });
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
     const answers = await Promise.all(running.map((r) => check(r.url, opts.stream, r.key)));
     const tallies: Tally[] = chosen.map(() => ({
       ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0, answered: 0, cpuUs: 0, cpuSeen: false, threads: null, redis: null,
+      perRound: [],
     }));
     const latencies = chosen.map(() => createHistogram());
     const slice = Math.max(1, Math.round(opts.duration / rounds));
@@ -136,8 +138,13 @@ async function main(): Promise<void> {
         tally.ok += load.ok; tally.errors += load.errors; tally.non2xx += load.non2xx; tally.short += load.short;
         tally.dropped += load.dropped; tally.durationS += load.durationS;
         // The ttfb probe's answers were served in the window too.
-        tally.answered += load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
+        const answered = load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
+        tally.answered += answered;
         if (cpu0 !== null && cpu1 !== null) { tally.cpuUs += cpuDelta(cpu0, cpu1); tally.cpuSeen = true; }
+        tally.perRound.push({
+          rps: load.durationS > 0 ? load.ok / load.durationS : 0,
+          cpuUsPerRequest: cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null,
+        });
         if (threads0 !== null && threads1 !== null) {
           const d = threadDelta(threads0, threads1);
           const t = (tally.threads ??= { main: 0, v8: 0, other: 0 });
@@ -160,6 +167,7 @@ async function main(): Promise<void> {
         cpuUsPerRequest: tally.cpuSeen && n > 0 ? tally.cpuUs / n : null,
         cpuByThread: tally.threads && n > 0 ? { main: tally.threads.main / n, v8: tally.threads.v8 / n, other: tally.threads.other / n } : null,
         redis: tally.redis && n > 0 ? perRequest(zeroRedis(), tally.redis, n) : undefined,
+        perRound: tally.perRound,
       });
     }
   } finally {
