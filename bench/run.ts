@@ -140,10 +140,11 @@ async function main(): Promise<void> {
         // The ttfb probe's answers were served in the window too.
         const answered = load.ok + load.non2xx + (load.ttfb?.answered ?? 0);
         tally.answered += answered;
-        if (cpu0 !== null && cpu1 !== null) { tally.cpuUs += cpuDelta(cpu0, cpu1); tally.cpuSeen = true; }
+        const cpuUs = cpu0 !== null && cpu1 !== null ? cpuDelta(cpu0, cpu1) : null;
+        if (cpuUs !== null) { tally.cpuUs += cpuUs; tally.cpuSeen = true; }
         tally.perRound.push({
           rps: load.durationS > 0 ? load.ok / load.durationS : 0,
-          cpuUsPerRequest: cpu0 !== null && cpu1 !== null && answered > 0 ? cpuDelta(cpu0, cpu1) / answered : null,
+          cpuUsPerRequest: cpuUs !== null && answered > 0 ? cpuUs / answered : null,
         });
         if (threads0 !== null && threads1 !== null) {
           const d = threadDelta(threads0, threads1);

@@ -70,12 +70,12 @@ async function main(): Promise<void> {
     const samples = [await sample(0)];
     // The live heap at each minute's end: the inspector is opened at the first (not before, so the minute runs as
     // shipped); a failure leaves that minute without the figure (named under the table) and is tried again next minute.
-    let inspector: Promise<LiveHeap> | undefined;
+    let inspector: LiveHeap | undefined;
     const liveHeap = async (): Promise<number | null> => {
       try {
-        return await (await (inspector ??= LiveHeap.open(running.pid!, inspectPort))).bytes();
+        inspector ??= await LiveHeap.open(running.pid!, inspectPort);
+        return await inspector.bytes();
       } catch {
-        inspector = undefined;
         return null;
       }
     };
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
       }
     }
     await run;
-    if (inspector) (await inspector.catch(() => undefined))?.close();
+    inspector?.close();
     const rows = counts.map((c, m) => minuteRow(m, samples, c));
     const gaps = missing(rows, samples);
     const v = verdict(rows);

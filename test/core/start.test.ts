@@ -19,26 +19,37 @@ const PROBE = fileURLToPath(new URL('../helpers/amaro-probe.js', import.meta.url
 interface ThreadReport { pid: number; thread: number; amaro: boolean; cache: string }
 
 /**
- * Starts `entry` on `config` with the probe preloaded, waits until it answers and `threads` threads have reported,
- * stops it; the reports.
+ * Spawns node with `nodeArgs`, then `entry` on `config` (a port of its own, TMPDIR `temp`, `env`), and waits until it
+ * answers /readyz (asserted). Its process, what it wrote to stderr so far, and a stop that waits for its exit.
  */
-async function run(t: Test, o: { entry: string; config: string; temp: string; threads: number; env?: NodeJS.ProcessEnv }): Promise<ThreadReport[]> {
+async function startEntry(t: Test, o: { entry: string; config: string; temp: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', PROBE, o.entry, '--config', o.config, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
-    env: { PATH: process.env.PATH, TMPDIR: o.temp, LOG_LEVEL: 'warn', AMARO_PROBE_MS: '500', ...o.env },
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), o.entry, '--config', o.config, '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, TMPDIR: o.temp, LOG_LEVEL: 'warn', ...o.env },
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   t.teardown(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited; } });
-  const reports = () => [...stderr.matchAll(/^amaro-probe pid=(\d+) thread=(\d+) amaro=(true|false) cache=(.*)$/gm)]
-    .map((m) => ({ pid: Number(m[1]), thread: Number(m[2]), amaro: m[3] === 'true', cache: m[4] }));
   const ready = await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 20_000);
   t.equal(ready, 200, `${o.entry} started: ${stderr}`);
-  const got = await eventually(async () => reports(), (r) => r.length >= o.threads || child.exitCode !== null, 10_000);
-  child.kill('SIGTERM');
-  await exited;
+  return {
+    child,
+    stderr: () => stderr,
+    stop: async () => { child.kill('SIGTERM'); await exited; },
+  };
+}
+
+/**
+ * Starts `entry` on `config` with the probe preloaded, waits until it answers and `threads` threads have reported,
+ * stops it; the reports.
+ */
+async function run(t: Test, o: { entry: string; config: string; temp: string; threads: number; env?: NodeJS.ProcessEnv }): Promise<ThreadReport[]> {
+  const started = await startEntry(t, { ...o, env: { AMARO_PROBE_MS: '500', ...o.env }, nodeArgs: ['--import', PROBE] });
+  const reports = () => [...started.stderr().matchAll(/^amaro-probe pid=(\d+) thread=(\d+) amaro=(true|false) cache=(.*)$/gm)]
+    .map((m) => ({ pid: Number(m[1]), thread: Number(m[2]), amaro: m[3] === 'true', cache: m[4] }));
+  const got = await eventually(async () => reports(), (r) => r.length >= o.threads || started.child.exitCode !== null, 10_000);
+  await started.stop();
   return got;
 }
 
@@ -77,20 +88,10 @@ t.test('a cluster: the primary and every worker find the cache', async (t) => {
 
 /** Starts core/start.js on `config` with `env`, waits until it answers; its pid's environment and command line, then stops it. */
 async function started(t: Test, config: string, temp: string, env: NodeJS.ProcessEnv = {}): Promise<{ environ: string[]; cmdline: string[] }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['core/start.js', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, TMPDIR: temp, LOG_LEVEL: 'warn', ...env },
-  });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.teardown(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited; } });
-  const ready = await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 20_000);
-  t.equal(ready, 200, `core/start.js started: ${stderr}`);
-  const read = (what: string) => readFileSync(`/proc/${child.pid}/${what}`, 'utf8').split('\0').filter(Boolean);
+  const gateway = await startEntry(t, { entry: 'core/start.js', config, temp, env });
+  const read = (what: string) => readFileSync(`/proc/${gateway.child.pid}/${what}`, 'utf8').split('\0').filter(Boolean);
   const out = { environ: read('environ'), cmdline: read('cmdline') };
-  child.kill('SIGTERM');
-  await exited;
+  await gateway.stop();
   return out;
 }
 
