@@ -137,6 +137,22 @@ t.test('an error fails its own call only; the calls before and after it ran', as
   t.strictSame(after, { status: 'fulfilled', value: ['z'] });
 });
 
+t.test('a large call of a script with no list form goes as its own script call; the rest of its turn still go as one', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  const many = Array.from({ length: 100 }, (_, i) => `v${i}`);
+  // A script Redis knows, run alone once, so the calls below count as EVALSHA only.
+  const last = new LuaScript('last', `-- ${salt}\nredis.call('SET', KEYS[1], ARGV[#ARGV]) return #ARGV`);
+  await last.run(c, ['last'], ['0']);
+  await Promise.all([incr.run(c, ['n'], [0]), append.run(c, ['log'], ['0'])]);
+  await c.config('RESETSTAT');
+  const answers = await Promise.all([incr.run(c, ['n'], [1]), last.run(c, ['last'], many), append.run(c, ['log'], ['a']), last.run(c, ['last'], ['small'])]);
+  t.strictSame(answers, [1, 100, ['0', 'a'], 1], 'each caller its own answer');
+  t.equal(await c.get('last'), 'small', 'the small call made after the large one ran after it');
+  t.equal((await commandCalls(c)).evalsha, 2, 'the 100-argument call alone; the three others fused');
+});
+
 t.test('a call of a later turn goes on its own', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url);

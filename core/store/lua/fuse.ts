@@ -24,6 +24,12 @@ const MAX_ARGS = 20_000;
  * holds nothing back, so a call's own time limit (store.timeout_ms, counted from its sending) is not spent waiting.
  */
 const HOLD_MS = 10;
+/**
+ * A call this large (keys + arguments) with no list form goes as its own script call (a batch of records: thousands of
+ * arguments). Fused, its one-call form would first copy its keys and arguments into tables of their own, which cost
+ * Redis more than the round trip it shares (callgrind: ~3 % of Redis's instructions a request under the bench's load).
+ */
+const ALONE_ARGS = 64;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
 const MAX_COMBOS = 64;
 
@@ -261,6 +267,10 @@ export class ScriptFuser {
     let size = 0;
     for (const c of queue) {
       const n = c.keys.length + c.args.length + 3;
+      if (n > ALONE_ARGS && !c.script.many) {
+        this.#send([c]);
+        continue;
+      }
       if (group.length && size + n > MAX_ARGS) { this.#send(group); group = []; size = 0; }
       group.push(c);
       size += n;
