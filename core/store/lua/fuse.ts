@@ -1,8 +1,9 @@
 // Script calls made in the same turn of the event loop go to one Redis as one script call (the way DataLoader batches
-// loads): a request's admission and its account decision, its account release and its settlement, a batch's per-key
-// and global writes. Redis then sets up one script, not two or three, and runs them with nothing in between (atomic
-// together, where each was atomic alone). Each call keeps its own result or error (pcall). While a fused call is in
-// flight, the calls made meanwhile wait for its answer and then go as one (ScriptFuser.#schedule).
+// loads): a request's admission and its account decision, its account release and its settlement, a small batch's
+// per-key and global writes (a large one goes alone: ALONE_ARGS). Redis then sets up one script, not two or three, and
+// runs them with nothing in between (atomic together, where each was atomic alone). Each call keeps its own result or
+// error (pcall). While a fused call is in flight, the calls made meanwhile wait for its answer and then go as one
+// (ScriptFuser.#schedule).
 // A script with a list form (LuaScript.many) that has several calls in the turn runs them all in one invocation of
 // that form, at the place of the first: it reads what the calls share once and writes their sums once (settle-many.lua:
 // one HINCRBY of a key's spend for all its settlements, not one each). Redis spends a few µs on every command a script
