@@ -14,8 +14,8 @@ export interface TargetFigures extends LoadFigures {
   /** The same split by thread (summed over the tree's processes): JavaScript, V8's helpers (GC, compiler), the rest. */
   cpuByThread: { main: number; v8: number; other: number } | null;
   redis?: RedisPerRequest;
-  /** Each round's slice alone (with --rounds N): its req/s and CPU µs per request. */
-  perRound?: { rps: number; cpuUsPerRequest: number | null }[];
+  /** Each round's slice alone (with --rounds N): its req/s and CPU µs per request (and Redis's, for a gateway on Redis). */
+  perRound?: { rps: number; cpuUsPerRequest: number | null; redisCpuUs?: number }[];
 }
 
 type Ratio = { rps: number | null; p50: number | null; p99: number | null; cpu: number | null };
@@ -50,6 +50,17 @@ export function roundRatios(c: TargetFigures | undefined, base: TargetFigures | 
   const cpuKnown = cr.every((r, i) => r.cpuUsPerRequest !== null && br[i].cpuUsPerRequest);
   const cpu = cpuKnown ? cr.map((r, i) => round(r.cpuUsPerRequest! / br[i].cpuUsPerRequest!, 3)) : null;
   return { rps, cpu, medianRps: round(median(rps), 3), medianCpu: cpu && round(median(cpu), 3) };
+}
+
+/**
+ * Redis's CPU µs per request in each round's slice and their median, for a target on Redis measured in several rounds;
+ * null otherwise. Redis serves the gateway alone in its slices, so their spread is the machine's, as for c/b's ratios.
+ */
+export function redisRounds(f: TargetFigures): { cpuUs: number[]; median: number } | null {
+  const rounds = f.perRound;
+  if (!f.redis || !rounds || rounds.length < 2 || rounds.some((r) => r.redisCpuUs === undefined)) return null;
+  const cpuUs = rounds.map((r) => round(r.redisCpuUs!, 1));
+  return { cpuUs, median: round(median(cpuUs), 1) };
 }
 
 /** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
@@ -109,7 +120,11 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     ...figures.filter((f) => f.ttfb).map((f) => `   ${f.id} ttfb: ${f.ttfb!.n} probes timed, ${f.ttfb!.failed} failed; to the first content p50 ${fixed(f.ttfb!.contentP50Ms, 2) ?? '-'} ms, p99 ${fixed(f.ttfb!.contentP99Ms, 2) ?? '-'} ms`),
     ...figures.filter((f) => f.rssSource !== 'VmHWM').map((f) => `   ${f.id} peak RSS: ${f.rssSource}`),
     ...figures.filter((f) => f.cpuByThread).map((f) => `   ${f.id} CPU by thread: JavaScript ${fixed(f.cpuByThread!.main, 1)}, V8 helpers (GC, compiler) ${fixed(f.cpuByThread!.v8, 1)}, other threads ${fixed(f.cpuByThread!.other, 1)} µs/req`),
-    ...figures.filter((f) => f.redis).map((f) => `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req`),
+    ...figures.filter((f) => f.redis).map((f) => {
+      const rounds = redisRounds(f);
+      const by = rounds ? ` (round by round ${rounds.cpuUs.map((x) => x.toFixed(1)).join(' ')}, median ${rounds.median.toFixed(1)})` : '';
+      return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${by}`;
+    }),
     '',
     row(['ratio', 'req/s', 'p50', 'p99', 'CPU µs/req'], [...widths.slice(0, 4), 11]),
   ];
@@ -163,7 +178,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
           n: f.ttfb.n, failed: f.ttfb.failed,
         },
       } : {}),
-      ...(f.redis ? { redis: f.redis } : {}),
+      ...(f.redis ? { redis: { ...f.redis, cpuUs_per_round: redisRounds(f)?.cpuUs } } : {}),
     }])),
     ratios,
     ...(perRound ? { c_b_per_round: perRound } : {}),

@@ -129,11 +129,13 @@ async function main(): Promise<void> {
           start: () => { cpu0 = treeCpu(r.pid); threads0 = treeThreadCpu(r.pid); if (onRedis) before = redisInfo.sample(); },
           end: () => { cpu1 = treeCpu(r.pid); threads1 = treeThreadCpu(r.pid); },
         }, latencies[i]);
+        let redisCpuS: number | undefined;
         if (onRedis && before) {
           const [b, a] = [await before, await redisInfo.sample()];
           const acc = (tally.redis ??= zeroRedis());
           for (const [cmd, n] of a.calls) acc.calls.set(cmd, (acc.calls.get(cmd) ?? 0) + n - (b.calls.get(cmd) ?? 0));
-          acc.cpuS += a.cpuS - b.cpuS;
+          redisCpuS = a.cpuS - b.cpuS;
+          acc.cpuS += redisCpuS;
         }
         tally.ok += load.ok; tally.errors += load.errors; tally.non2xx += load.non2xx; tally.short += load.short;
         tally.dropped += load.dropped; tally.durationS += load.durationS;
@@ -145,6 +147,7 @@ async function main(): Promise<void> {
         tally.perRound.push({
           rps: load.durationS > 0 ? load.ok / load.durationS : 0,
           cpuUsPerRequest: cpuUs !== null && answered > 0 ? cpuUs / answered : null,
+          ...(redisCpuS !== undefined && answered > 0 ? { redisCpuUs: (redisCpuS * 1e6) / answered } : {}),
         });
         if (threads0 !== null && threads1 !== null) {
           const d = threadDelta(threads0, threads1);

@@ -1,6 +1,7 @@
-// The bench's round-by-round ratios (report.ts roundRatios): c against b slice by slice, and their medians.
+// The bench's round-by-round figures (report.ts roundRatios, redisRounds): c against b slice by slice, Redis's CPU slice by
+// slice, and their medians.
 import t from 'tap';
-import { roundRatios, type TargetFigures } from '../../bench/report.ts';
+import { redisRounds, roundRatios, type TargetFigures } from '../../bench/report.ts';
 
 const target = (perRound: TargetFigures['perRound']): TargetFigures => ({
   id: 'c', label: 'x', rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0,
@@ -24,4 +25,15 @@ t.test('no CPU ratios when a round lacks a CPU figure; none at all without two r
   t.equal(roundRatios(c, target([{ rps: 1000, cpuUsPerRequest: 100 }])), null, 'rounds differ in number');
   t.equal(roundRatios(c, target([{ rps: 0, cpuUsPerRequest: 100 }, { rps: 1000, cpuUsPerRequest: 100 }])), null, 'a round with no answers');
   t.equal(roundRatios(c, undefined), null, 'no base');
+});
+
+t.test('Redis CPU round by round, for a target on Redis measured in several rounds', async (t) => {
+  const redis = { calls: 1.4, byCommand: {}, cpuUs: 46 };
+  const onRedis = (perRound: TargetFigures['perRound']) => ({ ...target(perRound), redis });
+  t.strictSame(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 50.04 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 44 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 46.26 }])),
+    { cpuUs: [50, 44, 46.3], median: 46.3 });
+  t.strictSame(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 45 }])), { cpuUs: [40, 45], median: 42.5 });
+  t.equal(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }])), null, 'one round');
+  t.equal(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }, { rps: 1, cpuUsPerRequest: 1 }])), null, 'a round without the figure');
+  t.equal(redisRounds(target([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 45 }])), null, 'not on Redis');
 });
