@@ -178,7 +178,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
           n: f.ttfb.n, failed: f.ttfb.failed,
         },
       } : {}),
-      ...(f.redis ? { redis: { ...f.redis, cpuUs_per_round: redisRounds(f)?.cpuUs } } : {}),
+      ...(f.redis ? { redis: { ...f.redis, cpuUsPerRound: redisRounds(f)?.cpuUs } } : {}),
     }])),
     ratios,
     ...(perRound ? { c_b_per_round: perRound } : {}),
