@@ -86,7 +86,7 @@ interface Tally {
   ok: number; errors: number; non2xx: number; short: number; dropped: number; durationS: number; answered: number;
   cpuUs: number; cpuSeen: boolean; threads: { main: number; v8: number; other: number } | null;
   redis: RedisSample | null; last?: Awaited<ReturnType<typeof measure>>;
-  perRound: { rps: number; cpuUsPerRequest: number | null }[];
+  perRound: NonNullable<TargetFigures['perRound']>;
 }
 
 const zeroRedis = (): RedisSample => ({ calls: new Map(), cpuS: 0 });
