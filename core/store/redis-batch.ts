@@ -1,8 +1,11 @@
 // The Redis store's write-behind for what no limit reads: settled records and their rollups (per key and gateway-wide)
-// wait here at most BATCH_MS and go in one script per key and minute (settle-batch.lua) and one per minute for the
-// global index (global-record.lua), instead of two scripts and ~40 commands per request. Both scripts skip records
-// they hold already, so a batch sent again after a failure counts nothing twice. A process that crashes loses at most
-// its unsent batch (records and rollups; never a limit: settle.lua counted spend, tokens and the lease at once).
+// wait here at most BATCH_MS and go as chunks: one per key, minute and admission minute (log-key.lua) and one per minute
+// for the global log (log-global.lua), the records as one text (lua/log.lua lays the logs out) and the rollups summed
+// here. A chunk has an id of its own and goes again as it is until Redis takes it, and Redis skips a chunk it holds, so
+// nothing is counted twice. A process that crashes loses at most its unsent batch (records and rollups; never a limit:
+// settle.lua counted spend, tokens and the lease at once).
+import { randomBytes } from 'node:crypto';
+import { Command } from 'ioredis';
 import type { UsageRecord } from './types.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
 import type { KeyLayout } from './redis-keys.ts';
@@ -12,61 +15,50 @@ import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, secondOf, utcDate, utc
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
-/** A batch this large is written at once. */
-const BATCH_RECORDS = 1000;
+/** A chunk holds at most this many records; a batch this large is written at once. */
+export const BATCH_RECORDS = 1000;
 /** Records kept for a Redis that does not answer; beyond this the oldest are dropped (and reported). */
 const MAX_WAITING = 100_000;
 /** After a failed write, the next try. */
 const RETRY_MS = 1000;
 
-interface Group {
-  script: 'settleBatch' | 'globalRecord';
-  minute: number;
-  keys: string[];
-  head: (string | number)[];
-  /** The script's arguments of each record, in order (a minute's global group holds its key groups' records again). */
-  args: Row[];
-}
-
-export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number }
-
 type Row = (string | number)[];
 
-/** A record's arguments to settle-batch.lua. */
-export function keyRow(record: UsageRecord, json: string): Row {
-  const time = Math.floor(record.time);
-  const c = recordCounters(record);
-  return [
-    record.request_id, time, json, record.model, utcHour(time), recordDuration(record), secondOf(time), recordTokens(record),
-    ...COUNTER_FIELDS.map((f) => c[f]),
-  ];
-}
+/** A record as the batch holds it: its line in a log chunk, `<time>\t<JSON>\n` (lua/log.lua). */
+interface Entry { id: string; time: number; line: string; record: UsageRecord }
 
-/** A record's arguments to global-record.lua. */
-export function globalRow(record: UsageRecord, json: string): Row {
-  const fields = summaryFields(record);
-  return [record.request_id, Math.floor(record.time), json, fields.length, ...fields.flat()];
-}
+/** Records of one key, minute and admission minute (or of one minute, for the global log) gathering into chunks. */
+interface Group { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; head: Row; entries: Entry[]; repeats: boolean }
 
 /**
- * What settle-batch.lua adds to each of its six rollup hashes (totals, day, day per model, hour, hour per model, rate)
- * for `rows` (its per-record arguments), all new: [field, increment] pairs, the same fields and sums the script makes.
+ * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
+ * before the script: a script would hash every byte of it), the rest as the script's arguments.
  */
-export function keySums(rows: Row[]): [string, number][][] {
+interface Chunk { script: Group['script']; minute: number; keys: string[]; args: Row; entries: Entry[]; id: string; text: string; log: string }
+
+export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number; markerMs: number }
+
+/**
+ * What log-key.lua adds to each of a key's six rollup hashes (totals, day, day per model, hour, hour per model, rate)
+ * for `records` of one key and minute: [field, increment] pairs.
+ */
+export function keySums(records: UsageRecord[]): [string, number][][] {
   const per = new Map<string, { model: string; hour: string; c: number[] }>();
-  const seconds = new Map<string, [number, number]>();
+  const seconds = new Map<number, [number, number]>();
   let duration = 0;
-  for (const r of rows) {
-    const model = String(r[3]);
-    const hour = String(r[4]);
-    let p = per.get(`${hour}:${model}`);
-    if (!p) per.set(`${hour}:${model}`, (p = { model, hour, c: COUNTER_FIELDS.map(() => 0) }));
-    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += Number(r[8 + j]);
-    duration += Number(r[5]);
-    const sec = seconds.get(String(r[6])) ?? [0, 0];
+  for (const r of records) {
+    const time = Math.floor(r.time);
+    const hour = utcHour(time);
+    let p = per.get(`${hour}:${r.model}`);
+    if (!p) per.set(`${hour}:${r.model}`, (p = { model: r.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    const c = recordCounters(r);
+    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
+    duration += recordDuration(r);
+    const second = secondOf(time);
+    let sec = seconds.get(second);
+    if (!sec) seconds.set(second, (sec = [0, 0]));
     sec[0]++;
-    sec[1] += Number(r[7]);
-    seconds.set(String(r[6]), sec);
+    sec[1] += recordTokens(r);
   }
   const sums = Array.from({ length: 6 }, () => new Map<string, number>());
   const add = (k: number, field: string, v: number) => sums[k].set(field, (sums[k].get(field) ?? 0) + v);
@@ -82,7 +74,7 @@ export function keySums(rows: Row[]): [string, number][][] {
     });
   }
   add(0, 'duration_ms', duration);
-  add(0, 'timed', rows.length);
+  add(0, 'timed', records.length);
   for (const [second, [n, tokens]] of seconds) {
     add(5, `${second}:r`, n);
     if (tokens !== 0) add(5, `${second}:t`, tokens);
@@ -90,31 +82,56 @@ export function keySums(rows: Row[]): [string, number][][] {
   return sums.map((m) => [...m]);
 }
 
-/** What global-record.lua adds to each rollup hash for `rows`, all new: [field, increment] pairs. */
-export function globalSums(rows: Row[]): [string, number][] {
+/** What log-global.lua adds to each gateway-wide rollup hash for `records`: [field, increment] pairs. */
+export function globalSums(records: UsageRecord[]): [string, number][] {
   const sums = new Map<string, number>();
-  for (const r of rows) {
-    for (let j = 4; j < 4 + 2 * Number(r[3]); j += 2) sums.set(String(r[j]), (sums.get(String(r[j])) ?? 0) + Number(r[j + 1]));
-  }
+  for (const r of records) for (const [f, v] of summaryFields(r)) sums.set(f, (sums.get(f) ?? 0) + v);
   return [...sums];
 }
 
-/**
- * The arguments of a batch script's sums form (settle-batch-sums.lua, global-record-sums.lua): three per record and
- * the rollups summed here, instead of every record's fields; undefined when the rows name a record twice (that batch
- * goes as the per-record script, which counts it once).
- */
-export function sumsArgs(script: 'settleBatch' | 'globalRecord', head: Row, rows: Row[]): Row | undefined {
-  if (new Set(rows.map((r) => r[0])).size !== rows.length) return undefined;
-  const records = rows.flatMap((r) => [r[0], r[1], r[2]]);
-  // Each rollup hash's pairs, after their count.
-  const counted = (pairs: [string, number][]): Row => [pairs.length, ...pairs.flat()];
-  const tail = script === 'settleBatch' ? keySums(rows).flatMap(counted) : counted(globalSums(rows));
-  return [...head, rows.length, ...records, ...tail];
+/** Chunk ids: this process's random tag and a count, so no two processes' chunks share one. */
+const TAG = `${randomBytes(6).toString('base64url')}.`;
+let chunkCount = 0;
+
+/** Oldest first, then by request id: the order lua/log.lua trims in. */
+const byTime = (a: Entry, b: Entry) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** A chunk of `entries` (at most BATCH_RECORDS) for group `g`: its arguments, after the group's head. */
+function makeChunk(g: Group, entries: Entry[]): Chunk {
+  for (let i = 1; i < entries.length; i++) {
+    if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }
+  }
+  let text = '';
+  for (const e of entries) text += e.line;
+  const id = `${TAG}${(++chunkCount).toString(36)}`;
+  const head = [...g.head, id, entries.length, entries[0].time, entries[entries.length - 1].time];
+  const records = entries.map((e) => e.record);
+  const global = g.script === 'logGlobal';
+  const args = global ? [...head, ...counted(globalSums(records))] : [...head, ...entries.map((e) => e.id), ...keySums(records).flatMap(counted)];
+  return { script: g.script, minute: g.minute, keys: g.keys, args, entries, id, text, log: g.keys[global ? 0 : 6] };
+}
+
+/** A rollup hash's pairs, after their count. */
+const counted = (pairs: [string, number][]): Row => [pairs.length, ...pairs.flat()];
+
+/** The chunks of a group's entries (a repeat named twice once). */
+function chunksOf(g: Group): Chunk[] {
+  let entries = g.entries;
+  if (g.repeats) {
+    const seen = new Set<string>();
+    entries = entries.filter((e) => !seen.has(e.id) && seen.add(e.id));
+  }
+  const out: Chunk[] = [];
+  for (let i = 0; i < entries.length; i += BATCH_RECORDS) out.push(makeChunk(g, entries.slice(i, i + BATCH_RECORDS)));
+  return out;
 }
 
 export class SettleBatch {
+  /** A key's records of a minute and admission minute, gathering until the batch is written. */
   private groups = new Map<string, Group>();
+  /** Chunks Redis did not take, in order: they go first, as they are (the key's before the global log's). */
+  private retry: Chunk[] = [];
+  /** Records added and not yet in both logs. */
   private waiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -135,95 +152,144 @@ export class SettleBatch {
   /** Records waiting to be written. */
   get size(): number { return this.waiting; }
 
-  add(record: UsageRecord, json: string): void {
+  /**
+   * A record settled for the first time (`repeat`: settle.lua answered 2, settled before but maybe never written: the
+   * first answer may have been lost before its record reached a batch). `markerMinute`: its admission minute, where
+   * settle.lua marked it; log-key.lua writes a record only while that marker does not say kept.
+   */
+  add(record: UsageRecord, json: string, markerMinute: number, repeat = false): void {
     const time = Math.floor(record.time);
     const minute = minuteOf(time);
-    this.group(`k:${record.key_id}:${minute}`, 'settleBatch', minute, () => {
+    const g = this.group(this.groups, `${record.key_id}:${minute}:${markerMinute}`, 'logKey', minute, () => {
       const k = this.layout.key(record.key_id);
       const date = utcDate(time);
       return {
-        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.records, k.index],
-        head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey],
+        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex, k.index,
+          k.records, k.markers(markerMinute)],
+        head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey, this.opts.markerMs],
       };
-    }).args.push(keyRow(record, json));
-    this.group(`g:${minute}`, 'globalRecord', minute, () => {
-      const g = this.layout.global;
-      return {
-        keys: [g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
-        head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
-      };
-    }).args.push(globalRow(record, json));
+    });
+    g.entries.push({ id: record.request_id, time, line: `${time}\t${json}\n`, record });
+    if (repeat) g.repeats = true;
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
     if (this.waiting >= BATCH_RECORDS) void this.flush().catch(() => {});
     else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
   }
 
-  private group(id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'head'>): Group {
-    let g = this.groups.get(id);
-    if (!g) this.groups.set(id, (g = { ...make(), args: [], script, minute }));
+  private group(into: Map<string, Group>, id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'head'>): Group {
+    let g = into.get(id);
+    if (!g) into.set(id, (g = { ...make(), entries: [], script, minute, repeats: false }));
     return g;
+  }
+
+  /** The global log's groups (one per minute) of records their keys' logs hold. */
+  private globalGroups(entries: Entry[]): Chunk[] {
+    const groups = new Map<string, Group>();
+    for (const e of entries) {
+      const minute = minuteOf(e.time);
+      this.group(groups, String(minute), 'logGlobal', minute, () => {
+        const g = this.layout.global;
+        return {
+          keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(e.time / UNIT_MS[u]) * UNIT_MS[u]))],
+          head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
+        };
+      }).entries.push(e);
+    }
+    return [...groups.values()].flatMap(chunksOf);
   }
 
   /** Writes everything waiting; rejects (keeping what failed for the next try) when Redis does not take it. */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.groups.size ? this.flush() : undefined));
-    if (!this.groups.size) return Promise.resolve();
+    if (this.flushing) return this.flushing.then(() => (this.waiting ? this.flush() : undefined));
+    if (!this.waiting) return Promise.resolve();
     clearTimeout(this.timer);
     this.timer = undefined;
-    const taken = this.groups;
-    this.groups = new Map();
-    this.waiting = 0;
-    this.flushing = this.write(taken).finally(() => { this.flushing = undefined; });
+    this.flushing = this.write().finally(() => { this.flushing = undefined; });
     return this.flushing;
   }
 
-  private async write(taken: Map<string, Group>): Promise<void> {
-    // A group that waited out an outage can hold many batches: it goes BATCH_RECORDS records per call, in order; what
-    // is left from a call that failed stays in `taken`.
-    const sent = [...taken].map(async ([id, g]) => {
-      try {
-        while (g.args.length) {
-          const chunk = g.args.slice(0, BATCH_RECORDS);
-          // The sums form first (a fraction of the arguments and of Redis's work); a batch it finds a kept record in
-          // (sent again after a failure) goes as the per-record script, which skips those.
-          const sums = sumsArgs(g.script, g.head, chunk);
-          const written = sums && Number(await scripts[`${g.script}Sums`].run(this.client, g.keys, sums)) !== -1;
-          if (!written) await scripts[g.script].run(this.client, g.keys, [...g.head, ...chunk.flat()]);
-          g.args = g.args.slice(chunk.length);
+  /**
+   * The keys' chunks first (those that failed before, then the groups waiting), then the global log's chunks of the
+   * records they hold: a record another copy of made its key's log already (log-key.lua answers with its id) goes
+   * from both. What fails stays in `retry`, in order.
+   */
+  private async write(): Promise<void> {
+    let send = this.retry.filter((c) => c.script === 'logKey');
+    const globals = this.retry.filter((c) => c.script === 'logGlobal');
+    this.retry = [];
+    for (const g of this.groups.values()) {
+      const chunks = chunksOf(g);
+      send.push(...chunks);
+      // A repeat named twice in a group goes once.
+      this.waiting -= g.entries.length - chunks.reduce((n, c) => n + c.entries.length, 0);
+    }
+    this.groups = new Map();
+    let failed: Error | undefined;
+    const held: Entry[] = [];
+    while (send.length) {
+      const results = await this.send(send);
+      const again: Chunk[] = [];
+      send.forEach((c, i) => {
+        const r = results[i];
+        if (r instanceof Error) {
+          failed ??= r;
+          this.retry.push(c);
+        } else if (Array.isArray(r)) {
+          // Written elsewhere already: those go; the rest of the chunk is sent again, as a new chunk (nothing of this
+          // one was counted, and its text goes).
+          void this.client.hdel(c.log, c.id).catch(() => {});
+          const kept = new Set(r.map(String));
+          const rest = c.entries.filter((e) => !kept.has(e.id));
+          this.waiting -= c.entries.length - rest.length;
+          if (rest.length) again.push(makeChunk({ ...c, head: c.args.slice(0, 5), entries: rest, repeats: false }, rest));
+        } else {
+          held.push(...c.entries);
         }
-        taken.delete(id);
-      } catch (err) {
-        return err as Error;
+      });
+      send = again;
+    }
+    const global = [...globals, ...this.globalGroups(held)];
+    const results = await this.send(global);
+    global.forEach((c, i) => {
+      if (results[i] instanceof Error) {
+        failed ??= results[i] as Error;
+        this.retry.push(c);
+      } else {
+        this.waiting -= c.entries.length;
       }
     });
-    const failed = (await Promise.all(sent)).find((e) => e);
     if (!failed) return;
-    // Put back what failed, ahead of what came in meanwhile, and try again later.
-    let back = 0;
-    for (const [id, g] of taken) {
-      if (g.script === 'settleBatch') back += g.args.length;
-      const newer = this.groups.get(id);
-      if (newer) newer.args = g.args.concat(newer.args);
-      else this.groups.set(id, g);
-    }
-    this.groups = new Map([...taken.keys(), ...this.groups.keys()].map((id) => [id, this.groups.get(id)!]));
-    this.waiting += back;
     this.onError(failed, this.waiting);
     this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, RETRY_MS).unref();
     throw failed;
   }
 
-  /** Too many records wait for a Redis that does not answer: the oldest minute's go, from the keys and the global index. */
+  /** Each chunk's text, then its script (in that order on the connection: both go at once, past ioredis's pipeline). */
+  private send(chunks: Chunk[]): Promise<unknown[]> {
+    return Promise.all(chunks.map((c) => Promise.all([
+      this.client.sendCommand(new Command('hset', [c.log, c.id, c.text])),
+      scripts[c.script].run(this.client, c.keys, c.args),
+    ]).then(([, r]) => r, (err: Error) => err)));
+  }
+
+  /** Too many records wait for a Redis that does not answer: the oldest minute's go, from the keys and the global log. */
   private dropOldest(): void {
     let oldest = Infinity;
     for (const g of this.groups.values()) oldest = Math.min(oldest, g.minute);
+    for (const c of this.retry) oldest = Math.min(oldest, c.minute);
     let dropped = 0;
     for (const [id, g] of this.groups) {
       if (g.minute !== oldest) continue;
       this.groups.delete(id);
-      if (g.script === 'settleBatch') dropped += g.args.length;
+      dropped += g.entries.length;
     }
+    this.retry = this.retry.filter((c) => {
+      if (c.minute !== oldest) return true;
+      dropped += c.entries.length;
+      return false;
+    });
+    if (!dropped) return;
     this.waiting -= dropped;
     this.onError(new Error(`${dropped} settled records dropped: more than ${MAX_WAITING} waited for Redis`), this.waiting);
   }

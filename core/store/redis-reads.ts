@@ -1,7 +1,8 @@
-// Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (index pages + HMGET).
+// Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (redis-log.ts).
 import type { KeyUsage, RecordFilter, RollupUnit, UsageBucket, UsageRecord } from './types.ts';
 import type { RedisClient } from './lua/index.ts';
-import { pageRecords, type IndexEntry, type RecordIndex } from './paging.ts';
+import { pageRecords } from './paging.ts';
+import { RedisLogIndex } from './redis-log.ts';
 import type { KeyLayout } from './redis-keys.ts';
 import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from './rollup.ts';
 import { rateFromHashes } from './rate.ts';
@@ -96,39 +97,9 @@ export async function readKeyUsage(client: RedisClient, layout: KeyLayout, keyId
   }, opts.now);
 }
 
-/** A record index stored as a sorted set (time -> request id) plus a hash (request id -> JSON). */
-class RedisRecordIndex implements RecordIndex {
-  private readonly client: RedisClient;
-  private readonly index: string;
-  private readonly records: string;
-  constructor(client: RedisClient, index: string, records: string) {
-    this.client = client;
-    this.index = index;
-    this.records = records;
-  }
-
-  async page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]> {
-    const hi = max === Infinity ? '+inf' : String(max);
-    const lo = min === -Infinity ? '-inf' : String(min);
-    const flat = await this.client.zrevrangebyscore(this.index, hi, lo, 'WITHSCORES', 'LIMIT', offset, count);
-    const out: IndexEntry[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ id: flat[i], score: Number(flat[i + 1]) });
-    return out;
-  }
-
-  async load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
-    if (entries.length === 0) return [];
-    const json = await this.client.hmget(this.records, ...entries.map((e) => e.id));
-    return json.map((j) => (j ? (JSON.parse(j) as UsageRecord) : undefined));
-  }
-}
-
-export function readRecords(client: RedisClient, layout: KeyLayout, filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
-  if (filter.key !== undefined) {
-    const k = layout.key(filter.key);
-    return pageRecords(new RedisRecordIndex(client, k.index, k.records), filter);
-  }
-  return pageRecords(new RedisRecordIndex(client, layout.global.index, layout.global.records), filter);
+/** A page of a key's records, or of every key's; those older than `retentionMs` before the list's newest are gone. */
+export function readRecords(client: RedisClient, layout: KeyLayout, filter: RecordFilter, retentionMs: number): Promise<{ records: UsageRecord[]; cursor?: string }> {
+  return pageRecords(new RedisLogIndex(client, filter.key !== undefined ? layout.key(filter.key) : layout.global, retentionMs), filter);
 }
 
 /** The gateway-wide rollup buckets: one pipeline of HGETALLs, all on the {global} slot. */

@@ -18,7 +18,7 @@ import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './redis-reads.ts';
 import { recordCounters, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import { DAY_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano } from './units.ts';
+import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -77,8 +77,8 @@ export class RedisStore implements Store {
     this.issued = new RedisIssuedKeys(this.client, this.layout);
     this.accounts = new RedisAccounts(this.client, this.layout);
     this.onBatchError = options.onBatchError ?? (() => {});
-    this.batch = new SettleBatch(this.client, this.layout, this.opts, this.onBatchError);
     this.markerMs = Math.max(RELEASED_TTL_MS, Math.min(this.opts.retentionMs, SETTLE_MARKER_MS));
+    this.batch = new SettleBatch(this.client, this.layout, { ...this.opts, markerMs: this.markerMs }, this.onBatchError);
   }
 
   putKey(key: IssuedKey): Promise<void> { return this.issued.put(key); }
@@ -125,18 +125,22 @@ export class RedisStore implements Store {
     const k = this.layout.key(record.key_id);
     const time = Math.floor(record.time);
     const minute = admission?.minute ?? minuteOf(time);
-    const recorded = await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.records], [
+    const json = JSON.stringify(record);
+    const args: (string | number)[] = [
       record.request_id, admission?.lease ? admission.requestId : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
       time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost),
       this.markerMs, ROLLUP_DAYS * DAY_MS,
-    ]);
-    // 2: settled before, but its record is not kept: the first call's answer may have been lost after Redis ran it
-    // (a timeout, a dropped connection), so its record never reached the batch. The batch skips a record it holds
-    // already, so sending it again counts nothing twice.
-    if (Number(recorded) === 0) return { recorded: false };
-    this.batch.add(record, JSON.stringify(record));
-    return { recorded: Number(recorded) === 1 };
+    ];
+    // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
+    if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
+    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.records], args));
+    // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
+    // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
+    // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
+    if (recorded === 1) this.batch.add(record, json, minute);
+    else if (recorded === 2) this.batch.add(record, json, minute, true);
+    return { recorded: recorded === 1 };
   }
 
   /** Writes the settled records and rollups still waiting in this process (redis-batch.ts); reads do it first. */
@@ -151,7 +155,7 @@ export class RedisStore implements Store {
 
   async records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
     await this.batch.flush();
-    return readRecords(this.client, this.layout, filter);
+    return readRecords(this.client, this.layout, filter, this.opts.retentionMs);
   }
 
   async usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {

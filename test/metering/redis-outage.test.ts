@@ -11,6 +11,7 @@ import { RedisStore } from '../../core/store/redis.ts';
 import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { metricsText, metricValue } from '../helpers/http.ts';
 import { freePort } from '../helpers/process.ts';
+import { keptInRedis } from '../helpers/redis-records.ts';
 
 const KEY = 'sk-outage-0001';
 
@@ -50,7 +51,7 @@ t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when
     c.on('error', () => {});
     try {
       await c.connect();
-      return (await c.hexists(`${prefix}{k:outage}:rec`, id)) === 1;
+      return await keptInRedis(c, prefix, 'outage', id);
     } catch {
       return false;
     } finally {

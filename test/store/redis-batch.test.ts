@@ -107,7 +107,7 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
   const batch = (s as unknown as { batch: SettleBatch }).batch;
   server.pause();
   // As settle.lua would have let through before Redis stopped answering: 2500 records of one key and minute.
-  for (let i = 0; i < 2500; i++) batch.add(record({ key_id: 'out', request_id: `o-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `o-${i}`, time: T0 }));
+  for (let i = 0; i < 2500; i++) batch.add(record({ key_id: 'out', request_id: `o-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `o-${i}`, time: T0 }), T0 / MINUTE);
   await batch.flush().catch(() => {});
   await batch.flush().catch(() => {});
   t.ok(errors.length >= 1 && batch.size === 2500, `all 2500 still waiting after the failed writes (${batch.size})`);
@@ -121,28 +121,38 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
   // key's write and the index's that are small enough together share a call (lua/fuse.ts).
   t.ok(calls.evalsha >= 3 && calls.evalsha <= 12, `${calls.evalsha} calls for 2 groups of 2500 records`);
   t.equal((await s.keyUsage('out', { days: 1, now: T0 })).total.requests, 2500, 'each counted once');
-  t.equal(await server.query((r) => r.hlen('o:{k:out}:rec')), 2500, 'every record kept');
+  t.equal(await server.query((r) => r.hget('o:{k:out}:lg', '#')), '2500', 'every record kept');
+  t.equal(await server.query((r) => r.zcard('o:{k:out}:lgi')), 3, 'in chunks of at most 1000');
 });
 
-t.test('a record twice in one batch (and again in the next) is kept and counted once, per key and in the global index', async (t) => {
+t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
   const server = await redisProcess(t);
   const s = new RedisStore({ url: server.url, prefix: 'd:' });
   t.teardown(() => s.close());
   const batch = (s as unknown as { batch: SettleBatch }).batch;
   const twice = record({ key_id: 'dup', request_id: 'd-1', time: T0, input_tokens: 4, cost: 0.25 });
-  batch.add(twice, JSON.stringify(twice));
-  batch.add(twice, JSON.stringify(twice));
+  const minute = T0 / MINUTE;
+  // Marked settled ('d') as settle.lua would have; the batch marks a record kept ('k') when it writes it.
+  await server.query((r) => r.hset(`d:{k:dup}:mk:${minute}`, 'd-1', 'd', 'd-2', 'd', 'd-3', 'd'));
+  batch.add(twice, JSON.stringify(twice), minute);
+  batch.add({ ...twice, input_tokens: 99 }, JSON.stringify(twice), minute, true);
   const other = record({ key_id: 'dup', request_id: 'd-2', time: T0 + 1, input_tokens: 1 });
-  batch.add(other, JSON.stringify(other));
+  batch.add(other, JSON.stringify(other), minute);
+  // A repeat of a settlement whose first answer was lost: its record never reached the batch, so it is written.
+  const lost = record({ key_id: 'dup', request_id: 'd-3', time: T0 + 2, input_tokens: 10 });
+  batch.add(lost, JSON.stringify(lost), minute, true);
   await batch.flush();
-  batch.add(twice, JSON.stringify(twice));
+  batch.add(twice, JSON.stringify(twice), minute, true);
+  batch.add(lost, JSON.stringify(lost), minute, true);
   await batch.flush();
+  t.equal(batch.size, 0);
   const u = await s.keyUsage('dup', { days: 1, now: T0 });
-  t.equal(u.total.requests, 2);
-  t.equal(u.total.input_tokens, 5);
-  t.equal((await s.records({ key: 'dup', limit: 10 })).records.length, 2);
-  t.equal((await s.records({ limit: 10 })).records.length, 2, 'the global index');
-  t.equal((await s.usageBuckets('minute', T0, T0))[0].usage[0].requests, 2, 'the global rollup');
+  t.equal(u.total.requests, 3);
+  t.equal(u.total.input_tokens, 15);
+  t.strictSame((await s.records({ key: 'dup', limit: 10 })).records.map((r) => r.request_id), ['d-3', 'd-2', 'd-1']);
+  t.equal((await s.records({ limit: 10 })).records.length, 3, 'the global log');
+  t.equal((await s.usageBuckets('minute', T0, T0))[0].usage[0].requests, 3, 'the global rollup');
+  t.strictSame(await server.query((r) => r.hmget(`d:{k:dup}:mk:${minute}`, 'd-1', 'd-2', 'd-3')), ['k', 'k', 'k'], 'each marked kept');
 });
 
 t.test('a settlement whose answer was lost (Redis ran it after the call timed out) sent again: its record is kept, counted once', async (t) => {

@@ -5,8 +5,7 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { globalRow, keyRow, sumsArgs } from '../../core/store/redis-batch.ts';
-import { record, type Tap } from './fixtures.ts';
+import type { Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 import { seeded } from '../helpers/random.ts';
 
@@ -58,21 +57,24 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     // What both copies start from: windows that end inside the turn (5h), buckets that exist or not, leases held,
-    // records kept already, releases that happened already.
+    // records kept already (marked 'k', in a legacy records hash, in a log chunk), releases that happened already.
     const seed = async (p: string) => {
       for (const key of ['a', 'b']) {
         const k = new KeyLayout(p).key(key);
         await c.hset(k.acct, 'spend', '5000', 's5h', String(BASE - 18_000_000 + 40), 'u5h', '700', 's1d', String(BASE - 1000), 'u1d', '900');
         await c.set(k.tpm(Math.floor(BASE / MINUTE) * MINUTE), '1000', 'PX', 180_000);
         await c.zadd(k.lease, BASE + 30_000, 'r1', BASE + 30_000, 'r2', BASE + 30_000, 'r5', BASE + 30_000, 'other');
-        await c.hset(k.records, 'r3', '{}');
-        await c.hset(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 'r4', 'r', 'r5', 'r');
+        await c.hset(k.records, 'r6', '{}');
+        await c.hset(k.log, 'c1', `${BASE}\t{"request_id":"r7"}\n`);
+        await c.zadd(k.logIndex, BASE, `c1 ${BASE} 1`);
+        await c.hset(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 'r3', 'k', 'r4', 'r', 'r5', 'r');
         await c.pexpire(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 300_000);
       }
     };
     const calls = Array.from({ length: 30 }, () => {
       const id = pick(ids);
-      const time = BASE + Math.floor(rand() * 100);
+      // r7's record is in the log at BASE: a repeat carries its record's time.
+      const time = id === 'r7' ? BASE : BASE + Math.floor(rand() * 100);
       const minute = (Math.floor(BASE / MINUTE) + (rand() < 0.2 ? 1 : 0)) * MINUTE; // the next minute's bucket does not exist
       const admitted = rand() < 0.8;
       return {
@@ -80,12 +82,14 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
         args: [
           id, admitted && rand() < 0.7 ? id : '', admitted ? String(Math.floor(rand() * 200) - 60) : '', time,
           Math.floor(rand() * 50), pick(['0', String(1 + Math.floor(rand() * 2_000_000)), '123456789']), 600_000, 86_400_000,
+          // A record older than a marker's life: a repeat is looked for in the log (and the legacy records hash).
+          ...(rand() < 0.4 ? [JSON.stringify(id)] : []),
         ],
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {
       const k = new KeyLayout(p).key(x.key);
-      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.records], x.args);
+      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.log, k.logIndex, k.records], x.args);
     };
     if (!(await bothWays(t, c, prefix, round, seed, calls, run)).same) differing++;
   }
@@ -199,59 +203,4 @@ t.test('account acquire and release: the calls of a turn together, as one by one
   }
   t.strictSame([...answers].sort(), ['busy', 'cooling', 'none', 'released', 'take'], 'every answer occurs');
   t.equal(differing, 0, '40 rounds of 28 acquisitions and releases: the same answers and the same keys');
-});
-
-t.test('record batches: the sums form writes what the per-record scripts write, and refuses a batch with a kept record', async (t) => {
-  const { url, prefix } = await redisForTest(t, 'many-batch');
-  const c = new Redis(url);
-  t.teardown(() => c.quit());
-  let differing = 0;
-  for (let round = 1; round <= 20; round++) {
-    const rand = seeded(3000 + round);
-    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
-    const n = 1 + Math.floor(rand() * 60);
-    const quiet = round % 4 === 0; // no tokens at all: seconds with a request count and no token field
-    // Records of one key and minute (a batch's group), across two UTC hours and several seconds and models; zeros,
-    // errors, failed attempts (the global rollup's failover fields).
-    const rows = Array.from({ length: n }, (_, i) => {
-      const r = record({
-        key_id: 'kb', request_id: `b${round}-${i}`, time: Date.UTC(2025, 0, 15, 10, 59, 57) + Math.floor(rand() * 2500), model: pick(['m-1', 'm:2', 'm-3']),
-        input_tokens: quiet ? 0 : pick([0, 5, 1000]), output_tokens: quiet ? 0 : pick([0, 7]), cache_read_tokens: quiet ? 0 : pick([0, 300]),
-        cache_write_tokens: quiet ? 0 : pick([0, 11]),
-        reasoning_tokens: pick([0, 3]), cost: pick([0, 0.000123, 1.5]), duration_ms: pick([0, 12, 3000]), status: pick([200, 200, 500]),
-        ...(rand() < 0.2 ? { attempts: [{ account: 'acct-1', reason: 'rate_limited', status: 429 }, { account: 'acct-2', reason: 'ok', status: 200 }] } : {}),
-      } as never);
-      return { k: keyRow(r, JSON.stringify(r)), g: globalRow(r, JSON.stringify(r)) };
-    });
-    const kHead = [30 * 86_400_000, 90 * 86_400_000, 8 * 86_400_000, 10_000];
-    const gHead = [30 * 86_400_000, 100_000, 3_600_000, 8 * 86_400_000, 32 * 86_400_000];
-    const keysOf = (p: string) => {
-      const k = new KeyLayout(p).key('kb');
-      const g = new KeyLayout(p).global;
-      return {
-        key: [k.total, k.day('2025-01-15'), k.dayModels('2025-01-15'), k.hours('2025-01-15'), k.hourModels('2025-01-15'), k.rate(1736938740000), k.records, k.index],
-        global: [g.index, g.records, g.summary('minute', 1), g.summary('hour', 2), g.summary('day', 3)],
-      };
-    };
-    const sums = `${prefix}u${round}:`;
-    const each = `${prefix}e${round}:`;
-    const a = [
-      await scripts.settleBatchSums.run(c, keysOf(sums).key, sumsArgs('settleBatch', kHead, rows.map((r) => r.k))!),
-      await scripts.globalRecordSums.run(c, keysOf(sums).global, sumsArgs('globalRecord', gHead, rows.map((r) => r.g))!),
-    ];
-    await scripts.settleBatch.run(c, keysOf(each).key, [...kHead, ...rows.flatMap((r) => r.k)]);
-    await scripts.globalRecord.run(c, keysOf(each).global, [...gHead, ...rows.flatMap((r) => r.g)]);
-    if (JSON.stringify(await dump(c, sums)) !== JSON.stringify(await dump(c, each)) || a[0] !== n || a[1] !== 1) {
-      differing++;
-      t.strictSame(await dump(c, sums), await dump(c, each), `round ${round}`);
-    }
-    // Sent again with one new record: the sums form writes nothing (-1), the per-record scripts count only the new one.
-    const again = [...rows.slice(0, 2), rows[0]].map((r) => r.k);
-    t.equal(sumsArgs('settleBatch', kHead, again), undefined, 'a batch naming a record twice has no sums form');
-    const extra = record({ key_id: 'kb', request_id: `b${round}-new`, time: Date.UTC(2025, 0, 15, 10, 59, 58), input_tokens: 1 });
-    const mixed = [rows[0].k, keyRow(extra, JSON.stringify(extra))];
-    t.equal(await scripts.settleBatchSums.run(c, keysOf(sums).key, sumsArgs('settleBatch', kHead, mixed)!), -1);
-    t.equal(await scripts.globalRecordSums.run(c, keysOf(sums).global, sumsArgs('globalRecord', gHead, [rows[0].g, globalRow(extra, JSON.stringify(extra))])!), -1);
-  }
-  t.equal(differing, 0, '20 batches of 1 to 60 records: the same keys either way');
 });

@@ -55,7 +55,7 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   const keys = (await c.keys(`${prefix}*`)).sort();
   const rest = keys.map((k) => k.slice(prefix.length));
   t.ok(rest.every((k) => /^\{(k:lay|global)\}:/.test(k)), `hash-tagged: ${rest.join(' ')}`);
-  for (const name of ['lease', 'rpm', 'acct', 'total', 'day:2025-01-15', 'dm:2025-01-15', 'hr:2025-01-15', 'hm:2025-01-15', 'rec', 'idx']) {
+  for (const name of ['lease', 'rpm', 'acct', 'total', 'day:2025-01-15', 'dm:2025-01-15', 'hr:2025-01-15', 'hm:2025-01-15', 'lg', 'lgi']) {
     t.ok(rest.includes(`{k:lay}:${name}`), `per-key ${name}`);
   }
   for (const k of keys) {

@@ -1,47 +1,25 @@
 -- The list form of settle.lua (fuse.ts): settle_many takes several settlements of one turn, with the answers and the
 -- writes of running settle.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here). What they share (a key's records, markers, tpm bucket, lease zset, spend) is read once and written
+-- change here). What they share (a key's markers, tpm bucket, lease zset, spend) is read once and written
 -- once, as sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d'
 -- (a Lua number written by tostring would have 14 significant digits and lose exactness).
--- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1].
+-- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1]. A repeat is known by
+-- its marker as there (and for a record older than a marker's life, by the log: log.lua logged).
 local function settle_many(calls)
   local function int(x) return string.format('%d', x) end
   local out = {}
 
-  -- Records kept already: one HMGET per records hash.
-  local kept, byHash = {}, {}
-  for i, c in ipairs(calls) do
-    local records = KEYS[c[1] + 5]
-    local h = byHash[records]
-    if not h then
-      h = {ids = {}, at = {}}
-      byHash[records] = h
-    end
-    h.ids[#h.ids + 1] = ARGV[c[2] + 1]
-    h.at[#h.at + 1] = i
-  end
-  for hash, h in pairs(byHash) do
-    for j = 1, #h.ids, 1000 do
-      local v = redis.call('HMGET', hash, unpack(h.ids, j, math.min(j + 999, #h.ids)))
-      for m = 1, #v do
-        if v[m] then kept[h.at[j + m - 1]] = true end
-      end
-    end
-  end
-
   -- Markers: one HMGET per marker hash, before the turn; each call then sees the marks of the calls before it.
   local byMarkers, markerOrder = {}, {}
-  for i, c in ipairs(calls) do
-    if not kept[i] then
-      local key = KEYS[c[1] + 1]
-      local m = byMarkers[key]
-      if not m then
-        m = {ids = {}, mark = {}, set = {}}
-        byMarkers[key] = m
-        markerOrder[#markerOrder + 1] = key
-      end
-      m.ids[#m.ids + 1] = ARGV[c[2] + 1]
+  for _, c in ipairs(calls) do
+    local key = KEYS[c[1] + 1]
+    local m = byMarkers[key]
+    if not m then
+      m = {ids = {}, mark = {}, set = {}}
+      byMarkers[key] = m
+      markerOrder[#markerOrder + 1] = key
     end
+    m.ids[#m.ids + 1] = ARGV[c[2] + 1]
   end
   for _, key in ipairs(markerOrder) do
     local m = byMarkers[key]
@@ -55,11 +33,12 @@ local function settle_many(calls)
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
   for i, c in ipairs(calls) do
     local k, a = c[1], c[2]
-    local m = not kept[i] and byMarkers[KEYS[k + 1]]
+    local m = byMarkers[KEYS[k + 1]]
     local id = ARGV[a + 1]
-    if kept[i] then
+    local mark = m.mark[id]
+    if mark == 'k' or (not mark and c[4] >= 9 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 9], ARGV[a + 4])) then
       out[i] = 0
-    elseif m.mark[id] == 'd' then
+    elseif mark == 'd' then
       out[i] = 2
     else
       out[i] = 1

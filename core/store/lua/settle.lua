@@ -1,18 +1,21 @@
 -- Settles one request for its API key, once per request id: what limits read, at once. Releases the lease, reconciles
--- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (settle-batch.lua).
--- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'r' released: release.lua), 2 lease zset,
---       3 tpm bucket of the admission minute, 4 acct hash, 5 records hash (id -> JSON)
+-- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (log-key.lua).
+-- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
+--       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
+--       6 log index, 7 legacy records hash
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
---       5 estimated tokens of the admission, 6 cost nano, 7 marker ttl ms, 8 acct ttl ms
+--       5 estimated tokens of the admission, 6 cost nano, 7 marker ttl ms, 8 acct ttl ms, 9 (only for a record older
+--       than its marker's life) the request id as JSON text
 -- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
 -- and its expiry table, and an expiry of its own). Money is added straight from ARGV strings with HINCRBY: a Lua number
 -- would be formatted with 14 significant digits and lose exactness. Returns 1 when recorded; for a repeat, 0 when its
 -- record is kept, 2 when only the marker says it was settled (the record may never have reached a batch: a settlement
--- whose answer was lost is sent again).
+-- whose answer was lost is sent again). A record older than a marker's life is looked for in the log, by its minute.
 -- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
-if redis.call('HEXISTS', KEYS[5], ARGV[1]) == 1 then return 0 end
 local mark = redis.call('HGET', KEYS[1], ARGV[1])
+if mark == 'k' then return 0 end
 if mark == 'd' then return 2 end
+if not mark and ARGV[9] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[9], ARGV[4]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 

@@ -1,0 +1,111 @@
+-- Shared by the scripts that keep records (prepended by lua/index.ts). A record list (one per API key, one global) is a
+-- log of chunks, one chunk per batch written (redis-batch.ts): the log hash holds chunk id -> the chunk's records, one
+-- line "<time>\t<JSON>\n" each, oldest first, and '#' -> how many records its chunks count; the index zset holds
+-- "<chunk id> <oldest time> <records counted>" -> the chunk's newest time. A chunk's records lie in one minute; a chunk
+-- counting fewer records than its text holds has lost its oldest lines to the cap; '@<chunk id>' -> 1 says the chunk is
+-- counted. Writing a record thus costs Redis a share of one string, not an entry in a hash and a sorted set each (their
+-- inserts were most of a batch's cost), and no script sees the text (Lua hashes every byte of a string it is given):
+-- the process writes it with a plain HSET just before the script.
+-- A list written by an older gateway (the legacy index zset of request ids and records hash of JSON) is trimmed along
+-- with the log until it is empty; reads merge both (redis-log.ts).
+
+local function chunk_parts(member)
+  local id, oldest, n = string.match(member, '^(%S+) (%d+) (%d+)$')
+  return id, tonumber(oldest), tonumber(n)
+end
+
+-- Takes `k` records (fewer than it holds) off the chunk `member` (scored `score`): its text stays, and readers skip its
+-- first lines beyond the count its member now gives (redis-log.ts), so no chunk's text is read or written here (a long
+-- string through Lua costs Redis a hash of every byte).
+local function skip(index, member, score, k)
+  local id, oldest, n = chunk_parts(member)
+  redis.call('ZREM', index, member)
+  redis.call('ZADD', index, score, id .. ' ' .. oldest .. ' ' .. (n - k))
+end
+
+-- Drops request ids from a legacy index and its records hash, in chunks of 500.
+local function drop_legacy(index, records, ids)
+  for i = 1, #ids, 500 do
+    local part = {unpack(ids, i, math.min(i + 499, #ids))}
+    redis.call('ZREM', index, unpack(part))
+    redis.call('HDEL', records, unpack(part))
+  end
+end
+
+-- Adds a chunk (its id, record count, oldest and newest time: strings from ARGV) to a list, then trims the list: chunks
+-- all older than `retention` ms before this chunk's newest go (readers hide the older records of a chunk straddling
+-- that line: redis-log.ts), then the oldest records beyond `cap` (the legacy list's first: they are older), whole
+-- chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis-batch.ts); the field
+-- '@<id>' says the chunk is counted. Returns false when it is already (a batch sent again), having written nothing.
+local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest, newest, retention, cap)
+  if redis.call('HSETNX', log, '@' .. id, 1) == 0 then return false end
+  redis.call('ZADD', index, newest, id .. ' ' .. oldest .. ' ' .. n)
+  local total = redis.call('HINCRBY', log, '#', n)
+  local cutoff = tonumber(newest) - tonumber(retention)
+  local bound = '(' .. string.format('%d', cutoff)
+  local gone = 0
+  local old = redis.call('ZRANGEBYSCORE', index, '-inf', bound)
+  if #old > 0 then
+    for _, member in ipairs(old) do
+      local cid, _, count = chunk_parts(member)
+      redis.call('HDEL', log, cid, '@' .. cid)
+      gone = gone + count
+    end
+    redis.call('ZREMRANGEBYSCORE', index, '-inf', bound)
+  end
+  local legacy = 0
+  if redis.call('EXISTS', legacy_index) == 1 then
+    drop_legacy(legacy_index, legacy_records, redis.call('ZRANGEBYSCORE', legacy_index, '-inf', bound))
+    legacy = redis.call('ZCARD', legacy_index)
+  end
+  local excess = total - gone + legacy - cap
+  if excess > 0 and legacy > 0 then
+    local k = math.min(excess, legacy)
+    drop_legacy(legacy_index, legacy_records, redis.call('ZRANGE', legacy_index, 0, k - 1))
+    excess = excess - k
+  end
+  while excess > 0 do
+    local first = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')
+    local cid, _, count = chunk_parts(first[1])
+    -- The new chunk is never dropped whole: at most the cap's worth of it stays.
+    if count <= excess and cid ~= id then
+      redis.call('ZREM', index, first[1])
+      redis.call('HDEL', log, cid, '@' .. cid)
+      excess = excess - count
+      gone = gone + count
+    else
+      skip(index, first[1], first[2], excess)
+      gone = gone + excess
+      excess = 0
+    end
+  end
+  if gone > 0 then redis.call('HINCRBY', log, '#', -gone) end
+  redis.call('PEXPIRE', log, retention)
+  redis.call('PEXPIRE', index, retention)
+  return true
+end
+
+-- Whether a list keeps request `id` (its JSON text `needle`) with a record of time `time`: asked only of a settlement
+-- whose marker may have expired (settle.lua), so it may read the chunks of that minute.
+local function logged(log, index, legacy_records, id, needle, time)
+  if redis.call('HEXISTS', legacy_records, id) == 1 then return true end
+  needle = '"request_id":' .. needle
+  local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + 60000))
+  for _, member in ipairs(near) do
+    local cid, first = chunk_parts(member)
+    if first <= tonumber(time) then
+      local text = redis.call('HGET', log, cid)
+      if text and string.find(text, needle, 1, true) then return true end
+    end
+  end
+  return false
+end
+
+-- A key's rollup hashes (log-key.lua: KEYS 1..6) kept past this write: totals, day and day per model `days` ms, hour
+-- and hour per model `hours` ms, the per-second rate three minutes (read back for the last one).
+local function keep_key_rollups(keys, days, hours)
+  for k = 1, 3 do redis.call('PEXPIRE', keys[k], days) end
+  redis.call('PEXPIRE', keys[4], hours)
+  redis.call('PEXPIRE', keys[5], hours)
+  redis.call('PEXPIRE', keys[6], 180000)
+end

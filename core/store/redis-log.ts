@@ -1,0 +1,182 @@
+// A record list in Redis as a chunked log (`log`: chunk id -> lines "<time>\t<json>\n"; `logIndex`: "<chunk id> <min>
+// <count>" scored by the chunk's max time; lua/log.lua writes them), merged with the legacy layout older gateways wrote
+// (`index`: request id scored by time; `records`: request id -> JSON) until that expires. Read newest first, loading only
+// the chunks a page needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records
+// older than the retention before the list's newest are gone, though a chunk straddling that line still holds some.
+import type { RedisClient } from './lua/index.ts';
+import type { IndexEntry, RecordIndex } from './paging.ts';
+import type { UsageRecord } from './types.ts';
+
+/** A chunk spans less than this (max - min): one whose max is past t + SPAN holds nothing at or before t. */
+const SPAN = 60_000;
+/** logIndex members per read, doubling from read to read: the chunks newer than a page's max cost few round trips. */
+const SCAN_FIRST = 64;
+const SCAN_MOST = 1024;
+/** Chunk texts per HMGET. */
+const GROUP = 16;
+
+export interface LogKeys { log: string; logIndex: string; index: string; records: string }
+
+interface Chunk { id: string; min: number; max: number; count: number }
+
+/** One line of a chunk: its record's time and id, and its JSON, parsed only when the record is loaded. */
+interface Line extends IndexEntry { json: string }
+
+const newestFirst = (a: IndexEntry, b: IndexEntry): number => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+const ID_FIELD = '"request_id":"';
+
+/**
+ * The record's id without parsing its JSON: a quote inside a JSON string is escaped, so `"request_id":"` only matches
+ * the key itself. An id with escapes in it (or a line without the key where expected) takes the slow path.
+ */
+function requestId(json: string): string {
+  const at = json.indexOf(ID_FIELD);
+  if (at >= 0) {
+    const id = json.slice(at + ID_FIELD.length, json.indexOf('"', at + ID_FIELD.length));
+    if (!id.includes('\\')) return id;
+  }
+  return (JSON.parse(json) as UsageRecord).request_id;
+}
+
+/** A chunk's lines, in its order (time, then id, ascending). */
+function parseChunk(text: string): Line[] {
+  const out: Line[] = [];
+  for (let at = 0; at < text.length;) {
+    const tab = text.indexOf('\t', at);
+    if (tab < 0) break;
+    let end = text.indexOf('\n', tab);
+    if (end < 0) end = text.length;
+    const json = text.slice(tab + 1, end);
+    out.push({ score: Number(text.slice(at, tab)), id: requestId(json), json });
+    at = end + 1;
+  }
+  return out;
+}
+
+/** The chunks of logIndex that can hold records in [min, max], highest max first, read a page at a time. */
+class ChunkScan {
+  private readonly client: RedisClient;
+  private readonly key: string;
+  private readonly hi: string;
+  private readonly lo: string;
+  private readonly max: number;
+  private readonly ahead: Chunk[] = [];
+  private next = 0;
+  private read = 0;
+  private size = SCAN_FIRST;
+  private done = false;
+  constructor(client: RedisClient, key: string, max: number, lo: string) {
+    this.client = client;
+    this.key = key;
+    this.hi = max === Infinity ? '+inf' : String(max + SPAN);
+    this.lo = lo;
+    this.max = max;
+  }
+
+  /** The next chunk, not taken yet; undefined past the last. */
+  async peek(): Promise<Chunk | undefined> {
+    while (this.next === this.ahead.length && !this.done) await this.more();
+    return this.ahead[this.next];
+  }
+
+  async take(): Promise<Chunk | undefined> {
+    const c = await this.peek();
+    if (c) this.next++;
+    return c;
+  }
+
+  private async more(): Promise<void> {
+    const flat = await this.client.zrevrangebyscore(this.key, this.hi, this.lo, 'WITHSCORES', 'LIMIT', this.read, this.size);
+    this.read += flat.length / 2;
+    this.done = flat.length < 2 * this.size;
+    this.size = Math.min(SCAN_MOST, this.size * 2);
+    for (let i = 0; i < flat.length; i += 2) {
+      const [id, min, count] = flat[i].split(' ');
+      // Its lowest time is past `max`: the chunk holds none of the range.
+      if (Number(min) > this.max) continue;
+      this.ahead.push({ id, min: Number(min), max: Number(flat[i + 1]), count: Number(count) });
+    }
+  }
+}
+
+export class RedisLogIndex implements RecordIndex {
+  private readonly client: RedisClient;
+  private readonly keys: LogKeys;
+  /** Parsed chunks by id (empty: its text is gone), kept for the next pages of one listing, which read the same chunks. */
+  private readonly chunks = new Map<string, Line[]>();
+  /** The JSON of every record of those chunks, by id (load's source; the rest are legacy records). */
+  private readonly texts = new Map<string, string>();
+  private readonly retentionMs: number;
+  /** The oldest time kept (the list's newest less the retention), read once. */
+  private floor: Promise<number> | undefined;
+  constructor(client: RedisClient, keys: LogKeys, retentionMs = Infinity) {
+    this.client = client;
+    this.keys = keys;
+    this.retentionMs = retentionMs;
+  }
+
+  async page(max: number, asked: number, offset: number, count: number): Promise<IndexEntry[]> {
+    this.floor ??= this.client.zrevrange(this.keys.logIndex, 0, 0, 'WITHSCORES').then((f) => (f.length ? Number(f[1]) - this.retentionMs : -Infinity));
+    const min = Math.max(asked, await this.floor);
+    if (count <= 0 || max < min) return [];
+    const need = offset + count;
+    const lo = min === -Infinity ? '-inf' : String(min);
+    const scan = new ChunkScan(this.client, this.keys.logIndex, max, lo);
+    const [found] = await Promise.all([this.legacy(max, lo, need), scan.peek()]);
+    for (;;) {
+      // The chunks not taken yet hold nothing past the next one's max, and may hold a record at it with a larger id
+      // (which comes first): only what is past that max is final.
+      const next = await scan.peek();
+      if (!next) break;
+      const final = found.reduce((n, e) => (e.score > next.max ? n + 1 : n), 0);
+      if (final >= need) break;
+      // Take chunks until their counts cover what is missing (a guess: some of their records may lie outside the range).
+      const fetch: Chunk[] = [];
+      for (let want = need - final; want > 0 && fetch.length < GROUP;) {
+        const c = await scan.take();
+        if (!c) break;
+        want -= c.count;
+        const lines = this.chunks.get(c.id);
+        if (lines) addLines(found, lines, min, max);
+        else fetch.push(c);
+      }
+      if (fetch.length === 0) continue;
+      const texts = await this.client.hmget(this.keys.log, ...fetch.map((c) => c.id));
+      fetch.forEach((c, i) => addLines(found, this.parsed(c, texts[i]), min, max));
+    }
+    found.sort(newestFirst);
+    return found.slice(offset, need).map(({ score, id }) => ({ score, id }));
+  }
+
+  async load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
+    const legacy = [...new Set(entries.filter((e) => !this.texts.has(e.id)).map((e) => e.id))];
+    const json = legacy.length ? await this.client.hmget(this.keys.records, ...legacy) : [];
+    const old = new Map(legacy.map((id, i) => [id, json[i]]));
+    return entries.map((e) => {
+      const j = this.texts.get(e.id) ?? old.get(e.id);
+      return j ? (JSON.parse(j) as UsageRecord) : undefined;
+    });
+  }
+
+  /** The newest `need` legacy entries in range: no others can be among the page's first `need`. */
+  private async legacy(max: number, lo: string, need: number): Promise<IndexEntry[]> {
+    const flat = await this.client.zrevrangebyscore(this.keys.index, max === Infinity ? '+inf' : String(max), lo, 'WITHSCORES', 'LIMIT', 0, need);
+    const out: IndexEntry[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ id: flat[i], score: Number(flat[i + 1]) });
+    return out;
+  }
+
+  /** A chunk's lines, but for the oldest ones beyond its count (trimmed by the cap). */
+  private parsed(c: Chunk, text: string | null): Line[] {
+    let lines = text ? parseChunk(text) : [];
+    if (lines.length > c.count) lines = lines.slice(lines.length - c.count);
+    for (const l of lines) this.texts.set(l.id, l.json);
+    this.chunks.set(c.id, lines);
+    return lines;
+  }
+}
+
+function addLines(into: IndexEntry[], lines: Line[], min: number, max: number): void {
+  for (const l of lines) if (l.score >= min && l.score <= max) into.push(l);
+}
