@@ -58,7 +58,9 @@ function fusedSource(scripts: LuaScript[], lists: boolean): string {
     const m = many[i];
     return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(calls)\n${m.source}\nreturn ${m.fn}(calls)\nend`] : [])];
   });
-  return `local N = setmetatable({}, {__index = function(parsed, s)
+  return `local KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall =
+  KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall
+local N = setmetatable({}, {__index = function(parsed, s)
   local v = tonumber(s)
   if v ~= nil then parsed[s] = v end
   return v
