@@ -9,6 +9,20 @@ import type { KeyLayout } from './redis-keys.ts';
 
 const ms = (n: number): number => Math.max(1, Math.round(n) || 1);
 
+/**
+ * account-acquire.lua's arguments: `prefer` 1-based (0: none), `pins` per binding key whether it is a pin. What all of a
+ * group's requests share (its preference flags, lease and state times, candidates' numbers) is one text, which the list
+ * form parses once a turn: every argument costs Redis a string of its own.
+ */
+export function acquireArgs(a: {
+  now: number; id: string; prefer: number; only: boolean; roll: number; pins: boolean[]; leaseMs: number; stateTtlMs: number;
+  cands: { id: string; priority: number; weight: number; concurrency: number }[];
+}): (string | number)[] {
+  const pinMask = a.pins.reduce((m, pin, j) => (pin ? m + 2 ** j : m), 0);
+  const terms = [a.prefer, a.only ? 1 : 0, a.pins.length, pinMask, a.leaseMs, a.stateTtlMs, ...a.cands.flatMap((c) => [c.priority, c.weight, c.concurrency])];
+  return [Math.floor(a.now), a.id, a.roll, terms.join(' '), ...a.cands.map((c) => c.id)];
+}
+
 export class RedisAccounts {
   private readonly client: RedisClient;
   private readonly layout: KeyLayout;
@@ -27,13 +41,11 @@ export class RedisAccounts {
     // The binding lookup rides in the same script (same slot): no round trip of its own.
     const bound = req.prefer === undefined && req.bound ? req.bound : [];
     const bindingKeys = bound.map((b) => g.bound(b.kind, b.name));
-    const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], [
+    const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], acquireArgs({
       // The roll matters only among several candidates (one alone sends the same short text each time).
-      Math.floor(req.now), req.requestId, prefer + 1, req.only ? '1' : '0', cands.length > 1 ? Math.random() : 0,
-      bindingKeys.length, bound.map((b) => (b.kind === 'pin' ? '1' : '0')).join(''),
-      [ms(req.leaseMs), ACCOUNT_IDLE_MS, ...cands.flatMap((c) => [c.priority, c.weight, c.concurrency])].join(' '),
-      ...cands.map((c) => c.id),
-    ])) as number | [number, number | string, number, number, string];
+      now: req.now, id: req.requestId, prefer: prefer + 1, only: !!req.only, roll: cands.length > 1 ? Math.random() : 0,
+      pins: bound.map((b) => b.kind === 'pin'), leaseMs: ms(req.leaseMs), stateTtlMs: ACCOUNT_IDLE_MS, cands,
+    }))) as number | [number, number | string, number, number, string];
     // account-acquire.lua: 2 * candidate + preferred when no binding was found, else a list.
     if (typeof r === 'number') {
       const account = cands[(r >> 1) - 1].id;

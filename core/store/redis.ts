@@ -61,6 +61,8 @@ export class RedisStore implements Store {
    * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
    */
   private readonly markerMs: number;
+  /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
+  private readonly settleTtls: string;
 
   constructor(options: RedisStoreOptions) {
     this.opts = resolveOptions(options);
@@ -78,6 +80,7 @@ export class RedisStore implements Store {
     this.accounts = new RedisAccounts(this.client, this.layout);
     this.onBatchError = options.onBatchError ?? (() => {});
     this.markerMs = Math.max(RELEASED_TTL_MS, Math.min(this.opts.retentionMs, SETTLE_MARKER_MS));
+    this.settleTtls = `${this.markerMs} ${ROLLUP_DAYS * DAY_MS}`;
     this.batch = new SettleBatch(this.client, this.layout, { ...this.opts, markerMs: this.markerMs }, this.onBatchError);
   }
 
@@ -127,10 +130,8 @@ export class RedisStore implements Store {
     const minute = admission?.minute ?? minuteOf(time);
     const json = JSON.stringify(record);
     const args: (string | number)[] = [
-      record.request_id, admission?.lease ? admission.requestId : '',
-      admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
-      time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost),
-      this.markerMs, ROLLUP_DAYS * DAY_MS,
+      record.request_id, admission?.lease ? '1' : '', admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
+      time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost), this.settleTtls,
     ];
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { pickAccount, type CandidateView } from '../../core/store/accounts.ts';
 import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis-keys.ts';
+import { acquireArgs } from '../../core/store/redis-accounts.ts';
 import { T0 } from './fixtures.ts';
 import { deletePrefix, testRedis } from './redis-server.ts';
 
@@ -73,10 +74,9 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
     const roll = Math.random();
     const want = only && prefer < 0 && bindings.length > 1 ? { refuse: 'none' } : pickAccount(views, prefer, only, now, roll);
     const argPrefer = bindings.length ? 0 : prefer + 1;
-    const got = (await scripts.accountAcquire.run(c, [...cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...bindings.map((b) => b.key)], [
-      now, rid, argPrefer, only && !bindings.length ? '1' : '0', roll, bindings.length, bindings.map((b) => (b.pin ? '1' : '0')).join(''),
-      [1000, 60_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency])].join(' '), ...cands.map((a) => a.id),
-    ])) as number | [number, number | string, number];
+    const got = (await scripts.accountAcquire.run(c, [...cands.flatMap((a) => [g.lease(a.id), g.state(a.id)]), ...bindings.map((b) => b.key)], acquireArgs({
+      now, id: rid, prefer: argPrefer, only: only && !bindings.length, roll, pins: bindings.map((b) => b.pin), leaseMs: 1000, stateTtlMs: 60_000, cands,
+    }))) as number | [number, number | string, number];
     const gotShape = typeof got === 'number' ? { take: (got >> 1) - 1, preferred: (got & 1) === 1 } : got[0] === 1
       ? { take: (got[1] as number) - 1, preferred: got[2] === 1 }
       : { refuse: got[1], ...(got[2] >= 0 ? { retryAfterMs: got[2] } : {}) };

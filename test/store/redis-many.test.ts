@@ -5,6 +5,7 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis-keys.ts';
+import { acquireArgs } from '../../core/store/redis-accounts.ts';
 import type { Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 import { seeded } from '../helpers/random.ts';
@@ -80,8 +81,8 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
       return {
         key: pick(['a', 'b']), id, minute,
         args: [
-          id, admitted && rand() < 0.7 ? id : '', admitted ? String(Math.floor(rand() * 200) - 60) : '', time,
-          Math.floor(rand() * 50), pick(['0', String(1 + Math.floor(rand() * 2_000_000)), '123456789']), 600_000, 86_400_000,
+          id, admitted && rand() < 0.7 ? '1' : '', admitted ? String(Math.floor(rand() * 200) - 60) : '', time,
+          Math.floor(rand() * 50), pick(['0', String(1 + Math.floor(rand() * 2_000_000)), '123456789']), '600000 86400000',
           // A record older than a marker's life: a repeat is looked for in the log (and the legacy records hash).
           ...(rand() < 0.4 ? [JSON.stringify(id)] : []),
         ],
@@ -182,8 +183,10 @@ t.test('account acquire and release: the calls of a turn together, as one by one
       const prefer = bound.length || !cands.length || rand() < 0.6 ? 0 : 1 + Math.floor(rand() * cands.length);
       return {
         kind: 'acquire' as const, cands, bound, id,
-        args: [now, id, prefer, prefer && rand() < 0.3 ? '1' : '0', rand(), bound.length, bound.map((b) => (b[0] === 'pin' ? '1' : '0')).join(''),
-          [pick([1000, 30_000, 5]), 86_400_000, ...cands.flatMap((a) => [a.priority, a.weight, a.concurrency])].join(' '), ...cands.map((a) => a.id)],
+        args: acquireArgs({
+          now, id, prefer, only: prefer > 0 && rand() < 0.3, roll: rand(), pins: bound.map((b) => b[0] === 'pin'), leaseMs: pick([1000, 30_000, 5]),
+          stateTtlMs: 86_400_000, cands,
+        }),
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {

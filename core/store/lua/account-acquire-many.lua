@@ -9,7 +9,7 @@ local function acquire_many(calls)
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
   for _, c in ipairs(calls) do
-    for i = 1, (c[3] - N[ARGV[c[2] + 6]]) / 2 do
+    for i = 1, (c[3] - T[ARGV[c[2] + 4]][3]) / 2 do
       local key = KEYS[c[1] + 2 * i - 1]
       ids[key] = ids[key] or {}
       ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
@@ -46,14 +46,12 @@ local function acquire_many(calls)
   local function one(ko, ao, nk)
     local now = N[ARGV[ao + 1]]
     local id = ARGV[ao + 2]
-    local prefer = N[ARGV[ao + 3]]
-    local only = ARGV[ao + 4] == '1'
-    local nb = N[ARGV[ao + 6]]
+    -- The terms, parsed once a turn (T, fuse.ts): preferred candidate, only, binding keys, pins, lease ms, state ttl ms,
+    -- then per candidate its priority, weight and concurrency.
+    local terms = T[ARGV[ao + 4]]
+    local prefer, only, nb, pins = terms[1], terms[2] == 1, terms[3], terms[4]
     local n = (nk - nb) / 2
-    -- The group's terms, parsed once a turn (T, fuse.ts): lease ms, state ttl ms, then per candidate its priority,
-    -- weight and concurrency.
-    local terms = T[ARGV[ao + 8]]
-    -- Candidate i's id is ARGV[ao + 8 + i]; its priority, weight and concurrency are terms[3i], terms[3i + 1], terms[3i + 2].
+    -- Candidate i's id is ARGV[ao + 4 + i]; its priority, weight and concurrency are terms[3i + 4], terms[3i + 5], terms[3i + 6].
 
     -- The preference from a binding (a session's account, a response's pin), in the same decision.
     local found, found_account = 0, ''
@@ -61,9 +59,9 @@ local function acquire_many(calls)
       local bound = binding(KEYS[ko + 2 * n + j])
       if bound then
         found, found_account = j, bound
-        prefer, only = 0, string.sub(ARGV[ao + 7], j, j) == '1'
+        prefer, only = 0, math.floor(pins / 2 ^ (j - 1)) % 2 == 1
         for i = 1, n do
-          if ARGV[ao + 8 + i] == bound then prefer = i end
+          if ARGV[ao + 4 + i] == bound then prefer = i end
         end
         -- Pinned to an account that cannot serve this request.
         if only and prefer == 0 then return {0, 'none', -1, found, found_account} end
@@ -79,12 +77,12 @@ local function acquire_many(calls)
       l.expire(now)
       local s = state(KEYS[ko + 2 * i]).v
       local cool = s[1] and N[s[1]] or nil
-      local conc = terms[3 * i + 2]
+      local conc = terms[3 * i + 6]
       -- Probing (cooled down, not yet proven healthy): one request at a time.
       if s[2] == '1' then conc = 1 end
       c[i] = {
-        priority = terms[3 * i],
-        weight = terms[3 * i + 1],
+        priority = terms[3 * i + 4],
+        weight = terms[3 * i + 5],
         conc = conc,
         busy = l.n,
         cooling = cool ~= nil and cool > now,
@@ -96,9 +94,9 @@ local function acquire_many(calls)
     end
 
     -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-    local i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 5], now)
+    local i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 3], now)
     if not i then return {0, second, wait, found, found_account} end
-    local lease_ms = terms[1]
+    local lease_ms = terms[5]
     local l = leases[KEYS[ko + 2 * i - 1]]
     l.add(now + lease_ms, id)
     if (l.keep or 0) < lease_ms + 60000 then l.keep = lease_ms + 60000 end
@@ -106,7 +104,7 @@ local function acquire_many(calls)
       local s = states[KEYS[ko + 2 * i]]
       s.v[4] = now
       s.v[3] = c[i].eff + stride(c[i].weight)
-      local ttl = terms[2]
+      local ttl = terms[6]
       if (s.ttl or 0) < ttl then s.ttl = ttl end
     end
     local p = i == prefer and 1 or 0

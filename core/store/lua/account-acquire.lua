@@ -2,31 +2,29 @@
 -- Which candidate: pick.lua (the same rules as accounts.ts pickAccount).
 -- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
--- ARGV: 1 now, 2 request id, 3 preferred candidate (1-based, 0 = none), 4 only ('1'), 5 roll in [0, 1) for the
---       weighted choice, 6 binding keys, 7 per binding key one '1' (a pin: only) or '0', 8 the group's terms: numbers
---       apart by spaces (the same for all of its requests, so the list form reads them once a turn): lease ms, state
---       ttl ms, then per candidate its priority, weight and concurrency; then per candidate i: 8 + i its id
---       (cleaned by accounts.ts)
+-- ARGV: 1 now, 2 request id, 3 roll in [0, 1) for the weighted choice, 4 the terms: numbers apart by spaces (mostly the
+--       same for all of a group's requests, so the list form reads them once a turn: redis-accounts.ts acquireArgs):
+--       preferred candidate (1-based, 0 = none), only (1), binding keys, which are pins (bit j - 1 for binding key j),
+--       lease ms, state ttl ms, then per candidate its priority, weight and concurrency; then per candidate i: 4 + i
+--       its id (cleaned by accounts.ts)
 -- Returns 2 * candidate + preferred (1/0) when no binding was found (a number is the cheapest answer for the fused
 -- script to pass on), {1, candidate, preferred (1/0), binding found (1-based), its account} when one was,
 -- or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found (0 = none), its account}.
 -- Several calls of one turn run its list form instead, account-acquire-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
-local prefer = tonumber(ARGV[3])
-local only = ARGV[4] == '1'
-local roll = ARGV[5]
-local nb = tonumber(ARGV[6])
+local roll = ARGV[3]
 local terms = {}
-for v in string.gmatch(ARGV[8], '%S+') do terms[#terms + 1] = tonumber(v) end
-local lease_ms = terms[1]
-local state_ttl = terms[2]
+for v in string.gmatch(ARGV[4], '%S+') do terms[#terms + 1] = tonumber(v) end
+local prefer, only, nb, pins = terms[1], terms[2] == 1, terms[3], terms[4]
+local lease_ms = terms[5]
+local state_ttl = terms[6]
 local n = (#KEYS - nb) / 2
 local function int(x) return string.format('%d', x) end
 -- Candidate i's id (k = 1), priority (2), weight (3) and concurrency (4).
 local function arg(i, k)
-  if k == 1 then return ARGV[8 + i] end
-  return terms[3 * i + k - 2]
+  if k == 1 then return ARGV[4 + i] end
+  return terms[3 * i + k + 2]
 end
 
 -- The preference from a binding (a session's account, a response's pin), in the same decision.
@@ -35,7 +33,7 @@ for j = 1, nb do
   local bound = redis.call('GET', KEYS[2 * n + j])
   if bound then
     found, found_account = j, bound
-    prefer, only = 0, string.sub(ARGV[7], j, j) == '1'
+    prefer, only = 0, math.floor(pins / 2 ^ (j - 1)) % 2 == 1
     for i = 1, n do
       if arg(i, 1) == bound then prefer = i end
     end

@@ -36,7 +36,7 @@ local function settle_many(calls)
     local m = byMarkers[KEYS[k + 1]]
     local id = ARGV[a + 1]
     local mark = m.mark[id]
-    if mark == 'k' or (not mark and c[4] >= 9 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 9], ARGV[a + 4])) then
+    if mark == 'k' or (not mark and c[4] >= 8 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 8], ARGV[a + 4])) then
       out[i] = 0
     elseif mark == 'd' then
       out[i] = 2
@@ -47,9 +47,8 @@ local function settle_many(calls)
       m.mark[id] = 'd'
       m.set[#m.set + 1] = id
       m.set[#m.set + 1] = 'd'
-      m.ttl = ARGV[a + 7]
-      local member = ARGV[a + 2]
-      if member ~= '' then
+      m.ttl = T[ARGV[a + 7]][1]
+      if ARGV[a + 2] ~= '' then
         local key = KEYS[k + 2]
         local l = leases[key]
         if not l then
@@ -57,7 +56,7 @@ local function settle_many(calls)
           leases[key] = l
           leaseOrder[#leaseOrder + 1] = key
         end
-        l[#l + 1] = member
+        l[#l + 1] = id
       end
       -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
       if ARGV[a + 3] ~= '' then
@@ -78,7 +77,7 @@ local function settle_many(calls)
           accts[key] = t
           acctOrder[#acctOrder + 1] = key
         end
-        t.ttl = ARGV[a + 8]
+        t.ttl = T[ARGV[a + 7]][2]
         t.calls[#t.calls + 1] = i
       end
     end

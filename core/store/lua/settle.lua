@@ -3,9 +3,10 @@
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
 --       6 log index, 7 legacy records hash
--- ARGV: 1 request id, 2 lease member ('' = none), 3 tpm delta ('' = no admission), 4 record time,
---       5 estimated tokens of the admission, 6 cost nano, 7 marker ttl ms, 8 acct ttl ms, 9 (only for a record older
---       than its marker's life) the request id as JSON text
+-- ARGV: 1 request id, 2 '1' when it holds a lease (its member: the request id), 3 tpm delta ('' = no admission),
+--       4 record time, 5 estimated tokens of the admission, 6 cost nano, 7 "<marker ttl ms> <acct ttl ms>" (the same
+--       for every call: the list form parses it once a turn), 8 (only for a record older than its marker's life) the
+--       request id as JSON text
 -- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
 -- and its expiry table, and an expiry of its own). Money is added straight from ARGV strings with HINCRBY: a Lua number
 -- would be formatted with 14 significant digits and lose exactness. Returns 1 when recorded; for a repeat, 0 when its
@@ -15,11 +16,12 @@
 local mark = redis.call('HGET', KEYS[1], ARGV[1])
 if mark == 'k' then return 0 end
 if mark == 'd' then return 2 end
-if not mark and ARGV[9] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[9], ARGV[4]) then return 0 end
+if not mark and ARGV[8] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[8], ARGV[4]) then return 0 end
+local marker_ttl, acct_ttl = string.match(ARGV[7], '^(%d+) (%d+)$')
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
-redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('PEXPIRE', KEYS[1], marker_ttl)
 
-if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[2]) end
+if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[1]) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
 if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
   local delta = tonumber(ARGV[3])
@@ -43,6 +45,6 @@ if cost ~= '0' then
       redis.call('HINCRBY', KEYS[4], 'u' .. names[i], cost)
     end
   end
-  redis.call('PEXPIRE', KEYS[4], ARGV[8])
+  redis.call('PEXPIRE', KEYS[4], acct_ttl)
 end
 return 1
