@@ -39,7 +39,7 @@ local function settle_many(calls)
     if mark == 'k' or (not mark and c[4] >= 8 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 8], ARGV[a + 4])) then
       out[i] = 0
     elseif mark == 'd' then
-      out[i] = 2
+      out[i] = redis.call('HEXISTS', KEYS[k + 7], id) == 1 and 0 or 2
     else
       out[i] = 1
       -- After a release (release.lua) the estimate has left the tpm bucket already.

@@ -15,7 +15,8 @@
 -- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
 local mark = redis.call('HGET', KEYS[1], ARGV[1])
 if mark == 'k' then return 0 end
-if mark == 'd' then return 2 end
+-- Settled before: 2 unless an older gateway kept its record (in the legacy records hash).
+if mark == 'd' then return redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 and 0 or 2 end
 if not mark and ARGV[8] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[8], ARGV[4]) then return 0 end
 local marker_ttl, acct_ttl = string.match(ARGV[7], '^(%d+) (%d+)$')
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
