@@ -7,6 +7,7 @@ import { RedisLogIndex, type LogKeys } from '../../core/store/redis-log.ts';
 import type { RecordFilter, UsageRecord } from '../../core/store/types.ts';
 import { record, T0, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
+import { seeded } from '../helpers/random.ts';
 
 async function setup(t: Tap, label: string): Promise<{ c: Redis; keys: LogKeys }> {
   const { url, prefix } = await redisForTest(t, label);
@@ -69,14 +70,8 @@ function spy(c: Redis, keys: LogKeys): { client: Redis; loaded: string[][] } {
 
 t.test('a random log of overlapping chunks, ties on one millisecond and legacy records lists as one sorted list', async (t) => {
   const { c, keys } = await setup(t, 'log-random');
-  let seed = 7;
-  // mulberry32
-  const rand = (n: number) => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) % n;
-  };
+  const next = seeded(7);
+  const rand = (n: number) => Math.floor(next() * n);
   const hex = (n: number) => Array.from({ length: n }, () => '0123456789abcdef'[rand(16)]).join('');
   const used = new Set<string>();
   const newId = (): string => {
