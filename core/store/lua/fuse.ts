@@ -45,8 +45,9 @@ const MAX_COMBOS = 64;
  * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
  * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
  * The answer is one flat array (Redis converts each table of a reply with a dozen lookups, so a table per call cost it
- * more than the call's own work): per call its status (1 answered, 0 failed), then either -1 and the value (a number,
- * a string, false for nil, or a table that is not a plain list) or the length of the list it answered and its elements.
+ * more than the call's own work): per call a number it answered (most calls: one entry each), or 'E' and the error,
+ * 'L', the length of the list it answered and its elements, or 'V' and its value (a string, false for nil, or a table
+ * that is not a plain list). A number is never a tag, so the tags need no escaping.
  * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
  * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
  * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
@@ -132,22 +133,26 @@ for i = 1, n do
 end
 local out, o = {}, 0
 for i = 1, n do
-  local r = res[i]
-  if failed[i] then
-    out[o + 1], out[o + 2], out[o + 3] = 0, -1, failed[i]
-    o = o + 3
-  elseif type(r) == 'table' and r[1] ~= nil then
+  local r, e = res[i], failed[i]
+  local tr = type(r)
+  if e then
+    out[o + 1], out[o + 2] = 'E', e
+    o = o + 2
+  elseif tr == 'number' then
+    out[o + 1] = r
+    o = o + 1
+  elseif tr == 'table' and r[1] ~= nil then
     local len = 0
     while r[len + 1] ~= nil do
       len = len + 1
       out[o + 2 + len] = r[len]
     end
-    out[o + 1], out[o + 2] = 1, len
+    out[o + 1], out[o + 2] = 'L', len
     o = o + 2 + len
   else
     if r == nil then r = false end
-    out[o + 1], out[o + 2], out[o + 3] = 1, -1, r
-    o = o + 3
+    out[o + 1], out[o + 2] = 'V', r
+    o = o + 2
   end
 end
 return out`;
@@ -178,13 +183,21 @@ const sameKeys = (a: string[], b: string[]): boolean => a.length === b.length &&
 function answer(calls: Call[], out: unknown[]): void {
   let p = 0;
   for (const c of calls) {
-    const ok = out[p];
-    const len = out[p + 1] as number | undefined;
-    if (len === undefined) { c.reject(new Error('fused script returned no result')); continue; }
-    const value = len === -1 ? out[p + 2] : out.slice(p + 2, p + 2 + len);
-    p += len === -1 ? 3 : 2 + len;
-    if (ok === 1) c.resolve(value ?? null);
-    else c.reject(new Error(String(value)));
+    const tag = out[p];
+    if (typeof tag === 'number') {
+      c.resolve(tag);
+      p += 1;
+    } else if (tag === 'L') {
+      const len = out[p + 1] as number;
+      c.resolve(out.slice(p + 2, p + 2 + len));
+      p += 2 + len;
+    } else if (tag === 'V' || tag === 'E') {
+      if (tag === 'V') c.resolve(out[p + 1] ?? null);
+      else c.reject(new Error(String(out[p + 1])));
+      p += 2;
+    } else {
+      c.reject(new Error('fused script returned no result'));
+    }
   }
 }
 
