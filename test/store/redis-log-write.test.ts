@@ -79,4 +79,17 @@ t.test('log chunks: written once, trimmed to the cap and the retention, legacy r
   }, 'c3 (all older than the cutoff) dropped, c4 (straddling it) kept');
   t.strictSame(await listed(DAY), ['j', 'i', 'h'], 'g (at the cutoff - 1) hidden, h (at the cutoff) listed');
   t.ok((await c.pttl(g.log)) > 0 && (await c.pttl(g.logIndex)) > 0, 'the log expires after the retention');
+
+  // A chunk older than others (a batch held through an outage) past the cap: the oldest chunk goes whole, then the new
+  // one counts fewer (down to none: never dropped, so a batch sent again still finds it counted).
+  await write('c6', [['k', T + DAY + 1]], 2);
+  t.strictSame((await log()).members, [`c6 ${T + DAY + 1} 0`, `c5 ${T + DAY + 30} 2`], 'c4 dropped, c6 counts none');
+  t.strictSame(await listed(), ['j', 'i']);
+  t.equal(await write('c6', [['k', T + DAY + 1]], 2), 0, 'sent again: found counted');
+  // A cap lowered below what the list holds: past the new chunk, the next ones give what is left.
+  await write('c7', [['m', T]], 1);
+  t.strictSame(await log(), {
+    members: [`c7 ${T} 0`, `c5 ${T + DAY + 30} 1`], ids: [['m'], ['i', 'j']], total: 1,
+  }, 'c6 (counting none) dropped, one record off c5; no count below 0');
+  t.strictSame(await listed(), ['j']);
 });

@@ -14,9 +14,9 @@ local function chunk_parts(member)
   return id, tonumber(oldest), tonumber(n)
 end
 
--- Takes `k` records (fewer than it holds) off the chunk `member` (scored `score`): its text stays, and readers skip its
--- first lines beyond the count its member now gives (redis-log.ts), so no chunk's text is read or written here (a long
--- string through Lua costs Redis a hash of every byte).
+-- Takes `k` records (at most as many as it counts) off the chunk `member` (scored `score`): its text stays, and readers
+-- skip its first lines beyond the count its member now gives (redis-log.ts), so no chunk's text is read or written here
+-- (a long string through Lua costs Redis a hash of every byte).
 local function skip(index, member, score, k)
   local id, oldest, n = chunk_parts(member)
   redis.call('ZREM', index, member)
@@ -64,19 +64,24 @@ local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest
     drop_legacy(legacy_index, legacy_records, redis.call('ZRANGE', legacy_index, 0, k - 1))
     excess = excess - k
   end
+  -- The oldest chunks first; `at` passes over the chunk just added, which is never dropped (its '@' must stay, for a
+  -- batch sent again to find it counted) but may count none of its records.
+  local at = 0
   while excess > 0 do
-    local first = redis.call('ZRANGE', index, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', index, at, at, 'WITHSCORES')
+    if not first[1] then break end
     local cid, _, count = chunk_parts(first[1])
-    -- The new chunk is never dropped whole: at most the cap's worth of it stays.
-    if count <= excess and cid ~= id then
+    if cid == id then
+      local k = math.min(excess, count)
+      if k > 0 then skip(index, first[1], first[2], k) end
+      excess, gone, at = excess - k, gone + k, at + 1
+    elseif count <= excess then
       redis.call('ZREM', index, first[1])
       redis.call('HDEL', log, cid, '@' .. cid)
-      excess = excess - count
-      gone = gone + count
+      excess, gone = excess - count, gone + count
     else
       skip(index, first[1], first[2], excess)
-      gone = gone + excess
-      excess = 0
+      excess, gone = 0, gone + excess
     end
   end
   if gone > 0 then redis.call('HINCRBY', log, '#', -gone) end
