@@ -130,7 +130,8 @@ export class RedisStore implements Store {
     const minute = admission?.minute ?? minuteOf(time);
     const json = JSON.stringify(record);
     const args: (string | number)[] = [
-      record.request_id, admission?.lease ? '1' : '', admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
+      record.request_id, admission?.lease ? (admission.requestId === record.request_id ? '1' : `=${admission.requestId}`) : '',
+      admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
       time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost), this.settleTtls,
     ];
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.

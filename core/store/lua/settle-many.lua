@@ -48,7 +48,8 @@ local function settle_many(calls)
       m.set[#m.set + 1] = id
       m.set[#m.set + 1] = 'd'
       m.ttl = T[ARGV[a + 7]][1]
-      if ARGV[a + 2] ~= '' then
+      local lease = ARGV[a + 2]
+      if lease ~= '' then
         local key = KEYS[k + 2]
         local l = leases[key]
         if not l then
@@ -56,7 +57,7 @@ local function settle_many(calls)
           leases[key] = l
           leaseOrder[#leaseOrder + 1] = key
         end
-        l[#l + 1] = id
+        l[#l + 1] = lease == '1' and id or string.sub(lease, 2)
       end
       -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
       if ARGV[a + 3] ~= '' then

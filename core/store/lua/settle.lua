@@ -3,7 +3,7 @@
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
 --       6 log index, 7 legacy records hash
--- ARGV: 1 request id, 2 '1' when it holds a lease (its member: the request id), 3 tpm delta ('' = no admission),
+-- ARGV: 1 request id, 2 its lease member: '' none, '1' the request id (a lease the gateway took), else '=' and it,
 --       4 record time, 5 estimated tokens of the admission, 6 cost nano, 7 "<marker ttl ms> <acct ttl ms>" (the same
 --       for every call: the list form parses it once a turn), 8 (only for a record older than its marker's life) the
 --       request id as JSON text
@@ -22,7 +22,8 @@ local marker_ttl, acct_ttl = string.match(ARGV[7], '^(%d+) (%d+)$')
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
 redis.call('PEXPIRE', KEYS[1], marker_ttl)
 
-if ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if ARGV[2] == '1' then redis.call('ZREM', KEYS[2], ARGV[1])
+elseif ARGV[2] ~= '' then redis.call('ZREM', KEYS[2], string.sub(ARGV[2], 2)) end
 -- Only a bucket that still exists can be read by a tpm check; a gone one needs no correction.
 if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
   local delta = tonumber(ARGV[3])
