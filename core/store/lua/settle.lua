@@ -4,9 +4,9 @@
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
 --       6 log index, 7 legacy records hash
 -- ARGV: 1 request id, 2 its lease member: '' none, '1' the request id (a lease the gateway took), else '=' and it,
---       4 record time, 5 estimated tokens of the admission, 6 cost nano, 7 "<marker ttl ms> <acct ttl ms>" (the same
---       for every call: the list form parses it once a turn), 8 (only for a record older than its marker's life) the
---       request id as JSON text
+--       3 tpm delta ('' = no admission), 4 record time, 5 estimated tokens of the admission, 6 cost nano,
+--       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: the list form parses it once a turn), 8 (only for a
+--       record older than its marker's life) the request id as JSON text
 -- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
 -- and its expiry table, and an expiry of its own). Money is added straight from ARGV strings with HINCRBY: a Lua number
 -- would be formatted with 14 significant digits and lose exactness. Returns 1 when recorded; for a repeat, 0 when its
