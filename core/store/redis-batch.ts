@@ -34,7 +34,7 @@ interface Group { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]
  * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
  * before the script: a script would hash every byte of it), the rest as the script's arguments.
  */
-interface Chunk { script: Group['script']; minute: number; keys: string[]; args: Row; entries: Entry[]; id: string; text: string; log: string }
+interface Chunk { script: Group['script']; minute: number; keys: string[]; head: Row; args: Row; entries: Entry[]; id: string; text: string; log: string }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number; markerMs: number }
 
@@ -108,7 +108,7 @@ function makeChunk(g: Group, entries: Entry[]): Chunk {
   const records = entries.map((e) => e.record);
   const global = g.script === 'logGlobal';
   const args = global ? [...head, ...counted(globalSums(records))] : [...head, ...entries.map((e) => e.id), ...keySums(records).flatMap(counted)];
-  return { script: g.script, minute: g.minute, keys: g.keys, args, entries, id, text, log: g.keys[global ? 0 : 6] };
+  return { script: g.script, minute: g.minute, keys: g.keys, head: g.head, args, entries, id, text, log: g.keys[global ? 0 : 6] };
 }
 
 /** A rollup hash's pairs, after their count. */
@@ -242,7 +242,7 @@ export class SettleBatch {
           const kept = new Set(r.map(String));
           const rest = c.entries.filter((e) => !kept.has(e.id));
           this.waiting -= c.entries.length - rest.length;
-          if (rest.length) again.push(makeChunk({ ...c, head: c.args.slice(0, 5), entries: rest, repeats: false }, rest));
+          if (rest.length) again.push(makeChunk({ ...c, entries: rest, repeats: false }, rest));
         } else {
           held.push(...c.entries);
         }

@@ -128,7 +128,6 @@ export class RedisStore implements Store {
     const k = this.layout.key(record.key_id);
     const time = Math.floor(record.time);
     const minute = admission?.minute ?? minuteOf(time);
-    const json = JSON.stringify(record);
     const args: (string | number)[] = [
       record.request_id, admission?.lease ? (admission.requestId === record.request_id ? '1' : `=${admission.requestId}`) : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
@@ -140,8 +139,7 @@ export class RedisStore implements Store {
     // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
     // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
     // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
-    if (recorded === 1) this.batch.add(record, json, minute);
-    else if (recorded === 2) this.batch.add(record, json, minute, true);
+    if (recorded !== 0) this.batch.add(record, JSON.stringify(record), minute, recorded === 2);
     return { recorded: recorded === 1 };
   }
 

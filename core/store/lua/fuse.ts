@@ -26,8 +26,8 @@ const MAX_ARGS = 20_000;
  */
 const HOLD_MS = 10;
 /**
- * A call this large (keys + arguments) with no list form goes as its own script call (a batch of records: thousands of
- * arguments). Fused, its one-call form would first copy its keys and arguments into tables of their own, which cost
+ * A call this large (keys + arguments) with no list form goes as its own script call (a key's chunk of records: an
+ * argument per record). Fused, its one-call form would first copy its keys and arguments into tables of their own, which cost
  * Redis more than the round trip it shares (callgrind: ~3 % of Redis's instructions a request under the bench's load).
  */
 const ALONE_ARGS = 64;
@@ -191,9 +191,11 @@ function answer(calls: Call[], out: unknown[]): void {
       const len = out[p + 1] as number;
       c.resolve(out.slice(p + 2, p + 2 + len));
       p += 2 + len;
-    } else if (tag === 'V' || tag === 'E') {
-      if (tag === 'V') c.resolve(out[p + 1] ?? null);
-      else c.reject(new Error(String(out[p + 1])));
+    } else if (tag === 'V') {
+      c.resolve(out[p + 1] ?? null);
+      p += 2;
+    } else if (tag === 'E') {
+      c.reject(new Error(String(out[p + 1])));
       p += 2;
     } else {
       c.reject(new Error('fused script returned no result'));

@@ -23,6 +23,11 @@ local function skip(index, member, score, k)
   redis.call('ZADD', index, score, id .. ' ' .. oldest .. ' ' .. (n - k))
 end
 
+-- Drops chunk `id` (its text and its counted mark; the caller removes its index member).
+local function drop_chunk(log, id)
+  redis.call('HDEL', log, id, '@' .. id)
+end
+
 -- Drops request ids from a legacy index and its records hash, in chunks of 500.
 local function drop_legacy(index, records, ids)
   for i = 1, #ids, 500 do
@@ -48,7 +53,7 @@ local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest
   if #old > 0 then
     for _, member in ipairs(old) do
       local cid, _, count = chunk_parts(member)
-      redis.call('HDEL', log, cid, '@' .. cid)
+      drop_chunk(log, cid)
       gone = gone + count
     end
     redis.call('ZREMRANGEBYSCORE', index, '-inf', bound)
@@ -77,7 +82,7 @@ local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest
       excess, gone, at = excess - k, gone + k, at + 1
     elseif count <= excess then
       redis.call('ZREM', index, first[1])
-      redis.call('HDEL', log, cid, '@' .. cid)
+      drop_chunk(log, cid)
       excess, gone = excess - count, gone + count
     else
       skip(index, first[1], first[2], excess)
