@@ -55,8 +55,10 @@ local function size(key, limit, stale)
 end
 
 -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
+local leases, recent = 0, 0
 if conc > 0 then
-  if size(KEYS[1], conc, now) >= conc and not redis.call('ZSCORE', KEYS[1], id) then
+  leases = size(KEYS[1], conc, now)
+  if leases >= conc and not redis.call('ZSCORE', KEYS[1], id) then
     local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     local w = tonumber(first[2]) - now
     if w > 1000 then w = 1000 end
@@ -67,7 +69,8 @@ end
 
 -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
 if rpm > 0 then
-  if size(KEYS[2], rpm, now - 60000) >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
+  recent = size(KEYS[2], rpm, now - 60000)
+  if recent >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
     local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     local w = tonumber(oldest[2]) + 60000 - now
     if w < 1 then w = 1 end
@@ -83,13 +86,14 @@ end
 
 local answer = 2
 if conc > 0 then
-  redis.call('ZADD', KEYS[1], int(now + lease_ms), id)
+  -- None held: the set is new (zadd.lua).
+  if leases == 0 then zadd_new(KEYS[1], {int(now + lease_ms), id}) else redis.call('ZADD', KEYS[1], int(now + lease_ms), id) end
   local keep = lease_ms + 60000
   if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], int(keep)) end
   answer = 1
 end
 if rpm > 0 then
-  redis.call('ZADD', KEYS[2], int(now), id)
+  if recent == 0 then zadd_new(KEYS[2], {int(now), id}) else redis.call('ZADD', KEYS[2], int(now), id) end
   redis.call('PEXPIRE', KEYS[2], 120000)
 end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.

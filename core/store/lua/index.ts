@@ -47,7 +47,7 @@ export class LuaScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit.lua', undefined, [], { file: 'admit-many.lua', uses: ['zset.lua'], fn: 'admit_many' }),
+  admit: new LuaScript('admit.lua', undefined, ['zadd.lua'], { file: 'admit-many.lua', uses: ['zadd.lua', 'zset.lua'], fn: 'admit_many' }),
   heartbeat: new LuaScript('heartbeat.lua'),
   settle: new LuaScript('settle.lua', undefined, ['log.lua'], { file: 'settle-many.lua', uses: ['log.lua'], fn: 'settle_many' }),
   release: new LuaScript('release.lua'),
@@ -56,8 +56,8 @@ export const scripts = {
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['pick.lua'], {
-    file: 'account-acquire-many.lua', uses: ['zset.lua', 'pick.lua'], fn: 'acquire_many',
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zadd.lua', 'pick.lua'], {
+    file: 'account-acquire-many.lua', uses: ['zadd.lua', 'zset.lua', 'pick.lua'], fn: 'acquire_many',
   }),
   accountCooldown: new LuaScript('account-cooldown.lua'),
   accountRelease: new LuaScript('account-release.lua', undefined, [], { file: 'account-release-many.lua', fn: 'release_many' }),

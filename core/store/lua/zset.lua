@@ -20,6 +20,8 @@ local function zset(key, members)
     for j = 1, #v do z.has[members[i + j - 1]] = v[j] end
   end
   z.n = redis.call('ZCARD', key)
+  -- Whether Redis holds none of it (no key): the next write creates it.
+  z.none = z.n == 0
   function z.add(score, m)
     if not z.has[m] then z.n = z.n + 1 end
     z.has[m] = score
@@ -33,7 +35,12 @@ local function zset(key, members)
       args[#args + 1] = string.format('%d', z.adds[m])
       args[#args + 1] = m
     end
-    for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+    if z.none and #args > 0 then
+      zadd_new(key, args)
+      z.none = false
+    else
+      for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+    end
     if z.low and z.minAdd < z.low then z.low = z.minAdd end
     z.adds, z.order, z.minAdd = {}, {}, math.huge
     return #args > 0
@@ -43,6 +50,7 @@ local function zset(key, members)
     z.write()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', upto))
     z.n = redis.call('ZCARD', key)
+    z.none = z.n == 0
     z.low = nil
     for m, v in pairs(z.has) do
       if v and N[v] <= upto then z.has[m] = false end
