@@ -24,7 +24,7 @@ t.test('lease and rpm sets are skiplists from their first member, alone or in a 
     store.acquireAccount({ group, requestId, now, leaseMs: 60_000, candidates });
   const sets = (keyId: string, group: string) => [layout.key(keyId).lease, layout.key(keyId).rpm, layout.group(group).lease('a1')];
   const state = async (keys: string[]) => Promise.all(keys.map(async (k) => ({
-    encoding: await c.object('ENCODING', k), members: (await c.zrange(k, 0, -1)).sort(),
+    encoding: await c.object('ENCODING', k), members: (await c.zrange(k, '0', '-1')).sort(),
   })));
 
   // One call in its turn: the one-call scripts.

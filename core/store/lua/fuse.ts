@@ -4,12 +4,13 @@
 // runs them with nothing in between (atomic together, where each was atomic alone). Each call keeps its own result or
 // error (pcall). While a fused call is in flight, the calls made meanwhile wait for its answer and then go as one
 // (ScriptFuser.#schedule).
-// A script with a list form (LuaScript.many) that has several calls in the turn runs them all in one invocation of
-// that form, at the place of the first: it reads what the calls share once and writes their sums once (settle-many.lua:
-// one HINCRBY of a key's spend for all its settlements, not one each). Redis spends a few µs on every command a script
-// runs, so commands per request are what its CPU per request follows. That order is sound: the calls of one turn were
-// all sent before any was answered, so any order of them is one their callers could have seen. A call alone runs the
-// one-call form, which costs Redis less than a list of one (the list form's reading ahead does not pay for one call).
+// The calls go grouped by script, the scripts in the order of their first call. A script with a list form
+// (LuaScript.many) that has several calls in the turn runs them all in one invocation of that form: it reads what the
+// calls share once and writes their sums once (settle-many.lua: one HINCRBY of a key's spend for all its settlements,
+// not one each). Redis spends a few µs on every command a script runs, so commands per request are what its CPU per
+// request follows. That order is sound: the calls of one turn were all sent before any was answered, so any order of
+// them is one their callers could have seen. A call alone runs the one-call form, which costs Redis less than a list of
+// one (the list form's reading ahead does not pay for one call).
 // The list forms need Redis 6.2 (ZMSCORE): the server's version is asked once, and an older one runs only one-call forms.
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
@@ -35,19 +36,21 @@ const ALONE_ARGS = 64;
 const MAX_COMBOS = 64;
 
 /**
- * One script running `scripts` as local functions: ARGV[1] is the header, per call three 16-bit numbers (function,
- * #keys + 32768, #args), big-endian, read with string.byte; the calls' arguments follow. (Every argument costs Redis
- * ~1 000 instructions to take in: a string object, a Lua string, a table slot, then freeing both. The header as three
- * arguments a call cost ~3 000 instructions a call more: callgrind.) A call whose keys are those of an earlier call
- * of the turn sends none: its #keys is -j, j being that call's number.
+ * One script running `scripts` as local functions. ARGV[1] is the header, 16-bit numbers, big-endian, read with
+ * string.byte: per group of calls of one script its function and its number of calls, then per call #keys + 32768 and
+ * #args; the calls' arguments follow. (Every argument costs Redis ~1 000 instructions to take in: a string object, a Lua
+ * string, a table slot, then freeing both. The header as arguments of their own cost ~3 000 instructions a call more:
+ * callgrind.) A call whose keys are those of an earlier call of its group sends none: its #keys is -m, m being that
+ * call's place in the group.
  * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
  * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
  * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
  * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
- * The answer is one flat array (Redis converts each table of a reply with a dozen lookups, so a table per call cost it
- * more than the call's own work): per call a number it answered (most calls: one entry each), or 'E' and the error,
- * 'L', the length of the list it answered and its elements, or 'V' and its value (a string, false for nil, or a table
- * that is not a plain list). A number is never a tag, so the tags need no escaping.
+ * The answer holds per group the list of its calls' answers, as Redis converts them: the list form's own answer as it
+ * is, or the one-call forms' answers (false for nil, {err = message} for a call that failed). Nothing is copied or
+ * tagged per call in Lua: per-call bookkeeping there was a third of the lines a request ran (a line-count profile), and
+ * Redis converts a list of numbers cheaply; a table inside it (a refusal, an error) costs it a dozen lookups, but those
+ * are rare.
  * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
  * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
  * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
@@ -75,84 +78,45 @@ end})
 ${fns.join('\n')}
 local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
 local lists = {${many.map((m, i) => (m ? `g${i + 1}` : 'false')).join(', ')}}
-local head = ARGV[1]
-local n = #head / 6
--- calls[i]: {k, a, nk, na}; fof[i]: its script; of[f]: the calls of script f, at[f]: their places.
-local calls, fof, of, at, k, a = {}, {}, {}, {}, 0, 1
-for i = 1, n do
-  local f1, f2, k1, k2, a1, a2 = string.byte(head, 6 * i - 5, 6 * i)
-  local f, nk, na = f1 * 256 + f2, k1 * 256 + k2 - 32768, a1 * 256 + a2
-  local c
-  if nk < 0 then
-    local same = calls[-nk]
-    c = {same[1], a, same[3], na}
-  else
-    c = {k, a, nk, na}
-    k = k + nk
-  end
-  calls[i], fof[i] = c, f
-  local l = of[f]
-  if l then
-    l[#l + 1] = c
-    local p = at[f]
-    p[#p + 1] = i
-  else
-    of[f], at[f] = {c}, {i}
-  end
-  a = a + na
-end
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
-local res, failed = {}, {}
-for i = 1, n do
-  local f = fof[i]
-  local list = of[f]
-  if lists[f] and list[2] then
-    local places = at[f]
-    if places[1] == i then
-      local ok, r = pcall(lists[f], list)
-      if not ok then
-        r = err(r)
-        for _, j in ipairs(places) do failed[j] = r end
-      else
-        for m, j in ipairs(places) do
-          local v = r[m]
-          if type(v) == 'table' and v.err then failed[j] = v.err else res[j] = v end
-        end
-      end
+-- p: where the next group's header starts; k, a: where its calls' keys and arguments start in KEYS and ARGV.
+local head, p, k, a, g, out = ARGV[1], 1, 0, 1, 0, {}
+while p < #head do
+  g = g + 1
+  local f1, f2, n1, n2 = string.byte(head, p, p + 3)
+  local f, n = f1 * 256 + f2, n1 * 256 + n2
+  p = p + 4
+  -- calls[m]: {k, a, nk, na}
+  local calls = {}
+  for m = 1, n do
+    local k1, k2, a1, a2 = string.byte(head, p, p + 3)
+    local nk, na = k1 * 256 + k2 - 32768, a1 * 256 + a2
+    p = p + 4
+    if nk < 0 then
+      local same = calls[-nk]
+      calls[m] = {same[1], a, same[3], na}
+    else
+      calls[m] = {k, a, nk, na}
+      k = k + nk
     end
-  else
-    local c = calls[i]
-    local keys, argv = {}, {}
-    for j = 1, c[3] do keys[j] = KEYS[c[1] + j] end
-    for j = 1, c[4] do argv[j] = ARGV[c[2] + j] end
-    local ok, r = pcall(fns[f], keys, argv)
-    if not ok then failed[i] = err(r)
-    elseif type(r) == 'table' and r.err then failed[i] = r.err
-    else res[i] = r end
+    a = a + na
   end
-end
-local out, o = {}, 0
-for i = 1, n do
-  local r, e = res[i], failed[i]
-  local tr = type(r)
-  if e then
-    out[o + 1], out[o + 2] = 'E', e
-    o = o + 2
-  elseif tr == 'number' then
-    out[o + 1] = r
-    o = o + 1
-  elseif tr == 'table' and r[1] ~= nil then
-    local len = 0
-    while r[len + 1] ~= nil do
-      len = len + 1
-      out[o + 2 + len] = r[len]
-    end
-    out[o + 1], out[o + 2] = 'L', len
-    o = o + 2 + len
+  local list = lists[f]
+  if list and n > 1 then
+    local ok, r = pcall(list, calls)
+    if ok then out[g] = r else out[g] = {err = err(r)} end
   else
-    if r == nil then r = false end
-    out[o + 1], out[o + 2] = 'V', r
-    o = o + 2
+    local fn, r = fns[f], {}
+    for m = 1, n do
+      local c = calls[m]
+      local keys, argv = {}, {}
+      for j = 1, c[3] do keys[j] = KEYS[c[1] + j] end
+      for j = 1, c[4] do argv[j] = ARGV[c[2] + j] end
+      local ok, v = pcall(fn, keys, argv)
+      if not ok then v = {err = err(v)} elseif v == nil then v = false end
+      r[m] = v
+    end
+    out[g] = r
   end
 end
 return out`;
@@ -179,29 +143,19 @@ export function listsSupported(info: string): boolean {
 
 const sameKeys = (a: string[], b: string[]): boolean => a.length === b.length && a.every((k, i) => k === b[i]);
 
-/** Each call's answer from the fused script's flat array (fusedSource). */
-function answer(calls: Call[], out: unknown[]): void {
-  let p = 0;
-  for (const c of calls) {
-    const tag = out[p];
-    if (typeof tag === 'number') {
-      c.resolve(tag);
-      p += 1;
-    } else if (tag === 'L') {
-      const len = out[p + 1] as number;
-      c.resolve(out.slice(p + 2, p + 2 + len));
-      p += 2 + len;
-    } else if (tag === 'V') {
-      c.resolve(out[p + 1] ?? null);
-      p += 2;
-    } else if (tag === 'E') {
-      c.reject(new Error(String(out[p + 1])));
-      p += 2;
-    } else {
-      c.reject(new Error('fused script returned no result'));
-    }
-  }
+/** Each call's answer from the fused script's answer: per group of calls (fusedSource), per call its value. */
+function answer(groups: Call[][], out: unknown[]): void {
+  groups.forEach((calls, g) => {
+    const r = out[g];
+    calls.forEach((c, m) => {
+      const v = r instanceof Error ? r : Array.isArray(r) && m < r.length ? r[m] : NO_RESULT;
+      if (v instanceof Error) c.reject(new Error(v.message));
+      else c.resolve(v ?? null);
+    });
+  });
 }
+
+const NO_RESULT = new Error('fused script returned no result');
 
 export class ScriptFuser {
   readonly #client: Redis;
@@ -306,25 +260,38 @@ export class ScriptFuser {
       );
       return;
     }
+    // The calls of each script together, the scripts in the order of their first call.
+    const byScript = new Map<LuaScript, Call[]>();
+    for (const c of calls) {
+      const group = byScript.get(c.script);
+      if (group) group.push(c);
+      else byScript.set(c.script, [c]);
+    }
+    const groups = [...byScript.values()];
     const combo = this.#combo(calls);
-    const head = Buffer.allocUnsafe(6 * calls.length);
+    const head = Buffer.allocUnsafe(4 * (groups.length + calls.length));
     const keys: string[] = [];
-    // The last call of each script that sent its keys: a call with the same keys refers to it instead.
-    const sent = new Map<LuaScript, { at: number; keys: string[] }>();
-    calls.forEach((c, i) => {
-      const last = sent.get(c.script);
-      const same = last !== undefined && sameKeys(last.keys, c.keys);
-      head.writeUInt16BE(combo.index.get(c.script)!, 6 * i);
-      head.writeUInt16BE((same ? -last.at : c.keys.length) + 32768, 6 * i + 2);
-      head.writeUInt16BE(c.args.length, 6 * i + 4);
-      if (same) return;
-      sent.set(c.script, { at: i + 1, keys: c.keys });
-      for (const k of c.keys) keys.push(k);
-    });
     const args: (string | number | Buffer)[] = [head];
-    for (const c of calls) for (const v of c.args) args.push(v);
+    let p = 0;
+    for (const group of groups) {
+      head.writeUInt16BE(combo.index.get(group[0].script)!, p);
+      head.writeUInt16BE(group.length, p + 2);
+      p += 4;
+      // The last call of the group that sent its keys: a call with the same keys refers to it instead.
+      let last: { at: number; keys: string[] } | undefined;
+      group.forEach((c, m) => {
+        const same = last !== undefined && sameKeys(last.keys, c.keys);
+        head.writeUInt16BE((same ? -last!.at : c.keys.length) + 32768, p);
+        head.writeUInt16BE(c.args.length, p + 2);
+        p += 4;
+        for (const v of c.args) args.push(v);
+        if (same) return;
+        last = { at: m + 1, keys: c.keys };
+        for (const k of c.keys) keys.push(k);
+      });
+    }
     evalsha(this.#client, combo, keys, args).then(
-      (out) => { answer(calls, out as unknown[]); this.#sent(); },
+      (out) => { answer(groups, out as unknown[]); this.#sent(); },
       (err: Error) => { for (const c of calls) c.reject(err); this.#sent(); },
     );
   }
