@@ -19,7 +19,7 @@ local function acquire_many(calls)
   local function lease(key)
     local l = leases[key]
     if not l then
-      l = zset(key, ids[key])
+      l = zset(key, ids[key], true)
       leases[key] = l
       lorder[#lorder + 1] = key
     end

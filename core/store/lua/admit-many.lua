@@ -17,8 +17,8 @@ local function admit_many(calls)
     end
   end
   local zsets, zorder = {}, {}
-  local function z(key)
-    local s = zset(key, ids[key])
+  local function z(key, skiplist)
+    local s = zset(key, ids[key], skiplist)
     zsets[key] = s
     zorder[#zorder + 1] = key
     return s
@@ -81,7 +81,7 @@ local function admit_many(calls)
 
     -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
     if conc > 0 then
-      local s = zsets[KEYS[ko + 1]] or z(KEYS[ko + 1])
+      local s = zsets[KEYS[ko + 1]] or z(KEYS[ko + 1], true)
       if size(s, conc, now) >= conc and not s.has[id] then
         local w = s.first() - now
         if w > 1000 then w = 1000 end

@@ -55,7 +55,7 @@ local function size(key, limit, stale)
 end
 
 -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
-local leases, recent = 0, 0
+local leases = 0
 if conc > 0 then
   leases = size(KEYS[1], conc, now)
   if leases >= conc and not redis.call('ZSCORE', KEYS[1], id) then
@@ -69,8 +69,7 @@ end
 
 -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
 if rpm > 0 then
-  recent = size(KEYS[2], rpm, now - 60000)
-  if recent >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
+  if size(KEYS[2], rpm, now - 60000) >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
     local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
     local w = tonumber(oldest[2]) + 60000 - now
     if w < 1 then w = 1 end
@@ -93,7 +92,7 @@ if conc > 0 then
   answer = 1
 end
 if rpm > 0 then
-  if recent == 0 then zadd_new(KEYS[2], {int(now), id}) else redis.call('ZADD', KEYS[2], int(now), id) end
+  redis.call('ZADD', KEYS[2], int(now), id)
   redis.call('PEXPIRE', KEYS[2], 120000)
 end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.

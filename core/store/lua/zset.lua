@@ -2,10 +2,11 @@
 -- it, one by one in order. Its size and which of the turn's members it holds are read once (ZCARD, ZMSCORE); the
 -- calls' additions are kept and written with one ZADD at the end (write). Whatever needs Redis's own view (pruning,
 -- the first entry) writes the additions first, so every call sees what it would have seen alone.
--- zset(key, members): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE each.
+-- zset(key, members, skiplist): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE
+-- each. `skiplist`: a set this creates starts as a skiplist (zadd.lua).
 -- Its fields are read in place (a method call per question cost Redis more than the question): n, its size; has[m],
 -- m's score when it holds m, else false (asked of Redis the first time for a member the turn did not name).
-local function zset(key, members)
+local function zset(key, members, skiplist)
   -- adds/order: the additions not written yet, their lowest score minAdd; low: the lowest score Redis holds (read when
   -- first needed).
   local z = {key = key, adds = {}, order = {}, minAdd = math.huge, low = nil}
@@ -20,8 +21,8 @@ local function zset(key, members)
     for j = 1, #v do z.has[members[i + j - 1]] = v[j] end
   end
   z.n = redis.call('ZCARD', key)
-  -- Whether Redis holds none of it (no key): the next write creates it.
-  z.none = z.n == 0
+  -- A skiplist whose key Redis does not hold: the next write creates it.
+  z.none = skiplist and z.n == 0
   function z.add(score, m)
     if not z.has[m] then z.n = z.n + 1 end
     z.has[m] = score
@@ -50,7 +51,7 @@ local function zset(key, members)
     z.write()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', upto))
     z.n = redis.call('ZCARD', key)
-    z.none = z.n == 0
+    z.none = skiplist and z.n == 0
     z.low = nil
     for m, v in pairs(z.has) do
       if v and N[v] <= upto then z.has[m] = false end
