@@ -10,11 +10,10 @@ local function admit_many(calls)
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
   for _, c in ipairs(calls) do
-    for k = 1, 2 do
-      local key = KEYS[c[1] + k]
-      ids[key] = ids[key] or {}
-      ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
-    end
+    local id, lease, rpm = ARGV[c[2] + 2], KEYS[c[1] + 1], KEYS[c[1] + 2]
+    local l, r = ids[lease], ids[rpm]
+    if l then l[#l + 1] = id else ids[lease] = {id} end
+    if r then r[#r + 1] = id else ids[rpm] = {id} end
   end
   local zsets, zorder = {}, {}
   local function z(key, skiplist)

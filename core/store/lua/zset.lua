@@ -7,9 +7,10 @@
 -- Its fields are read in place (a method call per question cost Redis more than the question): n, its size; has[m],
 -- m's score when it holds m, else false (asked of Redis the first time for a member the turn did not name).
 local function zset(key, members, skiplist)
-  -- adds/order: the additions not written yet, their lowest score minAdd; low: the lowest score Redis holds (read when
-  -- first needed).
-  local z = {key = key, adds = {}, order = {}, minAdd = math.huge, low = nil}
+  -- args: the additions not written yet (score and member, as ZADD takes them; a member added twice goes twice, the
+  -- last score winning as in Redis), their lowest score minAdd; low: the lowest score Redis holds (read when first
+  -- needed).
+  local z = {key = key, args = {}, minAdd = math.huge, low = nil}
   local asked = {__index = function(has, m)
     local v = redis.call('ZSCORE', key, m)
     has[m] = v
@@ -26,25 +27,23 @@ local function zset(key, members, skiplist)
   function z.add(score, m)
     if not z.has[m] then z.n = z.n + 1 end
     z.has[m] = score
-    if not z.adds[m] then z.order[#z.order + 1] = m end
-    z.adds[m] = score
+    local args = z.args
+    local n = #args
+    args[n + 1], args[n + 2] = string.format('%d', score), m
     if score < z.minAdd then z.minAdd = score end
   end
   function z.write()
-    local args = {}
-    for _, m in ipairs(z.order) do
-      args[#args + 1] = string.format('%d', z.adds[m])
-      args[#args + 1] = m
-    end
-    if z.none and #args > 0 then
+    local args = z.args
+    if #args == 0 then return false end
+    if z.none then
       zadd_new(key, args)
       z.none = false
     else
       for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
     end
     if z.low and z.minAdd < z.low then z.low = z.minAdd end
-    z.adds, z.order, z.minAdd = {}, {}, math.huge
-    return #args > 0
+    z.args, z.minAdd = {}, math.huge
+    return true
   end
   -- Drops the entries scored up to `upto`; the members the turn knows keep their scores, those pruned are gone.
   function z.prune(upto)
