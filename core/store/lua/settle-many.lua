@@ -29,7 +29,7 @@ local function settle_many(calls)
     end
   end
 
-  local released, leases, buckets, accts = {}, {}, {}, {}
+  local leases, buckets, accts = {}, {}, {}
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
   for i, c in ipairs(calls) do
     local k, a = c[1], c[2]
@@ -42,8 +42,6 @@ local function settle_many(calls)
       out[i] = redis.call('HEXISTS', KEYS[k + 7], id) == 1 and 0 or 2
     else
       out[i] = 1
-      -- After a release (release.lua) the estimate has left the tpm bucket already.
-      released[i] = m.mark[id] == 'r'
       m.mark[id] = 'd'
       m.set[#m.set + 1] = id
       m.set[#m.set + 1] = 'd'
@@ -64,22 +62,27 @@ local function settle_many(calls)
         local key = KEYS[k + 3]
         local b = buckets[key]
         if not b then
-          b = {live = redis.call('EXISTS', key) == 1, calls = {}}
+          b = {live = redis.call('EXISTS', key) == 1, delta = 0}
           buckets[key] = b
           bucketOrder[#bucketOrder + 1] = key
         end
-        if b.live then b.calls[#b.calls + 1] = i end
+        -- After a release (release.lua) the estimate has left the bucket already: add every actual token.
+        if b.live then b.delta = b.delta + N[ARGV[a + 3]] + (mark == 'r' and N[ARGV[a + 5]] or 0) end
       end
       if ARGV[a + 6] ~= '0' then
         local key = KEYS[k + 4]
         local t = accts[key]
         if not t then
-          t = {calls = {}}
+          -- calls: for a window that restarts within the turn (call by call, below); spend and latest: the turn's sums.
+          t = {calls = {}, spend = 0, latest = -math.huge}
           accts[key] = t
           acctOrder[#acctOrder + 1] = key
         end
         t.ttl = T[ARGV[a + 7]][2]
         t.calls[#t.calls + 1] = i
+        t.spend = t.spend + N[ARGV[a + 6]]
+        local clock = N[ARGV[a + 4]]
+        if clock > t.latest then t.latest = clock end
       end
     end
   end
@@ -97,18 +100,9 @@ local function settle_many(calls)
     for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
   end
 
-  -- After a release the estimate has left the bucket already: add every actual token.
   for _, key in ipairs(bucketOrder) do
-    local b = buckets[key]
-    if #b.calls > 0 then
-      local delta = 0
-      for _, i in ipairs(b.calls) do
-        local a = calls[i][2]
-        delta = delta + N[ARGV[a + 3]]
-        if released[i] then delta = delta + N[ARGV[a + 5]] end
-      end
-      if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
-    end
+    local delta = buckets[key].delta
+    if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
   end
 
   -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
@@ -117,16 +111,9 @@ local function settle_many(calls)
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
     local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
-    local spend = 0
+    local spend, latest = t.spend, t.latest
     local win = {}
     for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
-    local latest = -math.huge
-    for _, i in ipairs(t.calls) do
-      local a = calls[i][2]
-      spend = spend + N[ARGV[a + 6]]
-      local clock = N[ARGV[a + 4]]
-      if clock > latest then latest = clock end
-    end
     for w = 1, 3 do
       local x = win[w]
       -- A window that no settlement of the turn outlives takes their sum; else call by call, in order.
