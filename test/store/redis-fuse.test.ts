@@ -54,13 +54,13 @@ const tally = new LuaScript('tally', `-- ${salt}
 if ARGV[1] == 'bad' then return redis.error_reply('bad call') end
 redis.call('RPUSH', 'sizes', 'one')
 return redis.call('INCRBY', KEYS[1], ARGV[1])`, [], { file: 'tally-many', fn: 'tally', source: `-- ${salt}
-local function tally(calls)
+local function tally(n, K, A)
   local out = {}
-  for i, c in ipairs(calls) do
-    local key, by = KEYS[c[1] + 1], ARGV[c[2] + 1]
+  for i = 1, n do
+    local key, by = KEYS[K[i] + 1], ARGV[A[i] + 1]
     if by == 'bad' then out[i] = {err = 'bad call'} else out[i] = redis.call('INCRBY', key, by) end
   end
-  redis.call('RPUSH', 'sizes', #calls)
+  redis.call('RPUSH', 'sizes', n)
   return out
 end` });
 

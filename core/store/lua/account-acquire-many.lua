@@ -2,17 +2,17 @@
 -- answers and the writes of running account-acquire.lua on each in order (test/store/redis-many.test.ts holds them to
 -- it; a change there is a change here; the choice itself is pick.lua). Each account's leases (zset.lua) and state,
 -- and each binding, are read once; the slots taken and the accounts' new state are written once.
--- A call: {ko, ao, nk, na}; its keys and arguments are account-acquire.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
-local function acquire_many(calls)
+-- Call i's keys and arguments are account-acquire.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1] (fuse.ts).
+local function acquire_many(n, K, A, NK)
   local function int(x) return string.format('%d', x) end
 
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
-  for _, c in ipairs(calls) do
-    for i = 1, (c[3] - T[ARGV[c[2] + 4]][3]) / 2 do
-      local key = KEYS[c[1] + 2 * i - 1]
+  for c = 1, n do
+    for i = 1, (NK[c] - T[ARGV[A[c] + 4]][3]) / 2 do
+      local key = KEYS[K[c] + 2 * i - 1]
       ids[key] = ids[key] or {}
-      ids[key][#ids[key] + 1] = ARGV[c[2] + 2]
+      ids[key][#ids[key] + 1] = ARGV[A[c] + 2]
     end
   end
   local leases, lorder = {}, {}
@@ -129,9 +129,8 @@ local function acquire_many(calls)
   end
 
   local out = {}
-  for i = 1, #calls do
-    local c = calls[i]
-    out[i] = one(c[1], c[2], c[3])
+  for i = 1, n do
+    out[i] = one(K[i], A[i], NK[i])
   end
 
   for _, key in ipairs(lorder) do

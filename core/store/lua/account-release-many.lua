@@ -1,12 +1,12 @@
 -- The list form of account-release.lua (fuse.ts): release_many takes several releases of one turn, with the writes
 -- of running account-release.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
 -- change here): one ZREM per account for all its slots, its state read and its probing ended once.
--- A call: {ko, ao, nk, na}; its keys and arguments are account-release.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
-local function release_many(calls)
+-- Call i's keys and arguments are account-release.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1] (fuse.ts).
+local function release_many(n, K, A, NK)
   local slots, sorder = {}, {}
   local states, torder = {}, {}
-  for _, c in ipairs(calls) do
-    local ko, ao, nk = c[1], c[2], c[3]
+  for i = 1, n do
+    local ko, ao, nk = K[i], A[i], NK[i]
     local lease, key, id, at = KEYS[ko + 1], KEYS[ko + 2], ARGV[ao + 1], ARGV[ao + 2]
     if not slots[lease] then
       slots[lease] = {}
@@ -36,6 +36,6 @@ local function release_many(calls)
     if states[key].ended then redis.call('HDEL', key, 'probe') end
   end
   local out = {}
-  for i = 1, #calls do out[i] = 1 end
+  for i = 1, n do out[i] = 1 end
   return out
 end

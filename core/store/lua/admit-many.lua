@@ -2,15 +2,15 @@
 -- writes of running admit.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
 -- change here). Each key's spend and windows, lease and rpm zsets (zset.lua) and tpm bucket are read once; what the
 -- admitted add is written once.
--- A call: {ko, ao, nk, na}; its keys and arguments are admit.lua's, from KEYS[ko + 1] and ARGV[ao + 1].
-local function admit_many(calls)
+-- Call i's keys and arguments are admit.lua's, from KEYS[K[i] + 1] and ARGV[A[i] + 1] (fuse.ts).
+local function admit_many(n, K, A)
   local names = {'5h', '1d', '7d'}
   local lens = {18000000, 86400000, 604800000}
 
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
-  for _, c in ipairs(calls) do
-    local id, lease, rpm = ARGV[c[2] + 2], KEYS[c[1] + 1], KEYS[c[1] + 2]
+  for i = 1, n do
+    local id, lease, rpm = ARGV[A[i] + 2], KEYS[K[i] + 1], KEYS[K[i] + 2]
     local l, r = ids[lease], ids[rpm]
     if l then l[#l + 1] = id else ids[lease] = {id} end
     if r then r[#r + 1] = id else ids[rpm] = {id} end
@@ -131,9 +131,8 @@ local function admit_many(calls)
   end
 
   local out = {}
-  for i = 1, #calls do
-    local c = calls[i]
-    out[i] = one(c[1], c[2])
+  for i = 1, n do
+    out[i] = one(K[i], A[i])
   end
 
   for _, key in ipairs(zorder) do

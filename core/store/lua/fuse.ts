@@ -42,10 +42,12 @@ const MAX_COMBOS = 64;
  * string, a table slot, then freeing both. The header as arguments of their own cost ~3 000 instructions a call more:
  * callgrind.) A call whose keys are those of an earlier call of its group sends none: its #keys is -m, m being that
  * call's place in the group.
- * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(calls): calls are {k, a, nk, na}, the call's
- * keys being KEYS[k + 1] .. KEYS[k + nk] and its arguments ARGV[a + 1] .. ARGV[a + na] (read in place: copying them
- * into tables of their own costs Redis more than most of what the scripts do); it returns their results (an entry
- * {err = message} fails that call alone). Without `lists` (an older server) every call runs its one-call form.
+ * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
+ * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place:
+ * copying them into tables of their own costs Redis more than most of what the scripts do; four lists for the group,
+ * not a table per call, which cost Redis ~900 instructions a call, most of it in the GC: callgrind). It returns their
+ * results (an entry {err = message} fails that call alone). Without `lists` (an older server) every call runs its
+ * one-call form.
  * The answer holds per group the list of its calls' answers, as Redis converts them: the list form's own answer as it
  * is, or the one-call forms' answers (false for nil, {err = message} for a call that failed). Nothing is copied or
  * tagged per call in Lua: per-call bookkeeping there was a third of the lines a request ran (a line-count profile), and
@@ -60,7 +62,7 @@ function fusedSource(scripts: LuaScript[], lists: boolean): string {
   const many = scripts.map((s) => (lists ? s.many : undefined));
   const fns = scripts.flatMap((s, i) => {
     const m = many[i];
-    return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(calls)\n${m.source}\nreturn ${m.fn}(calls)\nend`] : [])];
+    return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(n, K, A, NK, NA)\n${m.source}\nreturn ${m.fn}(n, K, A, NK, NA)\nend`] : [])];
   });
   return `local KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall =
   KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall
@@ -86,32 +88,31 @@ while p < #head do
   local f1, f2, n1, n2 = string.byte(head, p, p + 3)
   local f, n = f1 * 256 + f2, n1 * 256 + n2
   p = p + 4
-  -- calls[m]: {k, a, nk, na}
-  local calls = {}
+  -- Call m's keys: NK[m] from KEYS[K[m] + 1]; its arguments: NA[m] from ARGV[A[m] + 1].
+  local K, A, NK, NA = {}, {}, {}, {}
   for m = 1, n do
     local k1, k2, a1, a2 = string.byte(head, p, p + 3)
     local nk, na = k1 * 256 + k2 - 32768, a1 * 256 + a2
     p = p + 4
     if nk < 0 then
-      local same = calls[-nk]
-      calls[m] = {same[1], a, same[3], na}
+      K[m], NK[m] = K[-nk], NK[-nk]
     else
-      calls[m] = {k, a, nk, na}
+      K[m], NK[m] = k, nk
       k = k + nk
     end
+    A[m], NA[m] = a, na
     a = a + na
   end
   local list = lists[f]
   if list and n > 1 then
-    local ok, r = pcall(list, calls)
+    local ok, r = pcall(list, n, K, A, NK, NA)
     if ok then out[g] = r else out[g] = {err = err(r)} end
   else
     local fn, r = fns[f], {}
     for m = 1, n do
-      local c = calls[m]
-      local keys, argv = {}, {}
-      for j = 1, c[3] do keys[j] = KEYS[c[1] + j] end
-      for j = 1, c[4] do argv[j] = ARGV[c[2] + j] end
+      local keys, argv, ko, ao = {}, {}, K[m], A[m]
+      for j = 1, NK[m] do keys[j] = KEYS[ko + j] end
+      for j = 1, NA[m] do argv[j] = ARGV[ao + j] end
       local ok, v = pcall(fn, keys, argv)
       if not ok then v = {err = err(v)} elseif v == nil then v = false end
       r[m] = v

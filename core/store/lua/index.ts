@@ -22,9 +22,9 @@ export class LuaScript {
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
    * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). `many`: the list
-   * form's file (with its own `uses`) and the function it defines: a function of the calls of one turn ({k, a, nk, na}
-   * each: where its keys and arguments start in KEYS and ARGV, and how many) returning their results, with the result
-   * of running them one by one in order. A call alone always runs the one-call form, which costs Redis least.
+   * form's file (with its own `uses`) and the function it defines: a function of the n calls of one turn, (n, K, A, NK,
+   * NA): where call i's keys and arguments start in KEYS and ARGV (K[i], A[i]) and how many (NK[i], NA[i]), returning
+   * their results, with the result of running them one by one in order. A call alone always runs the one-call form, which costs Redis least.
    */
   constructor(file: string, source = read(file), uses: string[] = [], many?: { file: string; fn: string; uses?: string[]; source?: string }) {
     this.source = [...uses.map(read), source].join('\n');

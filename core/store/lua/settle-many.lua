@@ -3,23 +3,23 @@
 -- change here). What they share (a key's markers, tpm bucket, lease zset, spend) is read once and written
 -- once, as sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d'
 -- (a Lua number written by tostring would have 14 significant digits and lose exactness).
--- A call: {k, a, nk, na}; its keys and arguments are settle.lua's, from KEYS[k + 1] and ARGV[a + 1]. A repeat is known by
--- its marker as there (and for a record older than a marker's life, by the log: log.lua logged).
-local function settle_many(calls)
+-- Call i's keys and arguments are settle.lua's, from KEYS[K[i] + 1] and NA[i] of them from ARGV[A[i] + 1] (fuse.ts). A
+-- repeat is known by its marker as there (and for a record older than a marker's life, by the log: log.lua logged).
+local function settle_many(n, K, A, NK, NA)
   local function int(x) return string.format('%d', x) end
   local out = {}
 
   -- Markers: one HMGET per marker hash, before the turn; each call then sees the marks of the calls before it.
   local byMarkers, markerOrder = {}, {}
-  for _, c in ipairs(calls) do
-    local key = KEYS[c[1] + 1]
+  for i = 1, n do
+    local key = KEYS[K[i] + 1]
     local m = byMarkers[key]
     if not m then
       m = {ids = {}, mark = {}, set = {}}
       byMarkers[key] = m
       markerOrder[#markerOrder + 1] = key
     end
-    m.ids[#m.ids + 1] = ARGV[c[2] + 1]
+    m.ids[#m.ids + 1] = ARGV[A[i] + 1]
   end
   for _, key in ipairs(markerOrder) do
     local m = byMarkers[key]
@@ -31,12 +31,12 @@ local function settle_many(calls)
 
   local leases, buckets, accts = {}, {}, {}
   local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
-  for i, c in ipairs(calls) do
-    local k, a = c[1], c[2]
+  for i = 1, n do
+    local k, a = K[i], A[i]
     local m = byMarkers[KEYS[k + 1]]
     local id = ARGV[a + 1]
     local mark = m.mark[id]
-    if mark == 'k' or (not mark and c[4] >= 8 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 8], ARGV[a + 4])) then
+    if mark == 'k' or (not mark and NA[i] >= 8 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 8], ARGV[a + 4])) then
       out[i] = 0
     elseif mark == 'd' then
       out[i] = redis.call('HEXISTS', KEYS[k + 7], id) == 1 and 0 or 2
@@ -121,7 +121,7 @@ local function settle_many(calls)
         x.add = spend
       else
         for _, i in ipairs(t.calls) do
-          local a = calls[i][2]
+          local a = A[i]
           local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
           if not x.start or clock >= x.start + lens[w] then
             x.start, x.reset, x.add = clock, true, cost
