@@ -2,13 +2,14 @@
 -- answers and the writes of running account-acquire.lua on each in order (test/store/redis-many.test.ts holds them to
 -- it; a change there is a change here; the choice itself is pick.lua). Each account's leases (zset.lua) and state,
 -- and each binding, are read once; the slots taken and the accounts' new state are written once.
--- Call i's keys and arguments are account-acquire.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1] (fuse.ts).
-local function acquire_many(n, K, A, NK)
+-- Call i's keys and arguments are account-acquire.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1]
+-- (fuse.ts).
+local function acquire_many(count, K, A, NK)
   local function int(x) return string.format('%d', x) end
 
   -- The request ids each lease zset may be asked about (one ZMSCORE each).
   local ids = {}
-  for c = 1, n do
+  for c = 1, count do
     for i = 1, (NK[c] - T[ARGV[A[c] + 4]][3]) / 2 do
       local key = KEYS[K[c] + 2 * i - 1]
       ids[key] = ids[key] or {}
@@ -129,7 +130,7 @@ local function acquire_many(n, K, A, NK)
   end
 
   local out = {}
-  for i = 1, n do
+  for i = 1, count do
     out[i] = one(K[i], A[i], NK[i])
   end
 

@@ -70,7 +70,8 @@ end
 local function take(i, reuse)
   local lease = KEYS[2 * i - 1]
   -- None held: the set is new (zadd.lua).
-  if c[i].busy == 0 then zadd_new(lease, {int(now + lease_ms), id}) else redis.call('ZADD', lease, int(now + lease_ms), id) end
+  if c[i].busy == 0 then zadd_new(lease, {int(now + lease_ms), id})
+  else redis.call('ZADD', lease, int(now + lease_ms), id) end
   local keep = lease_ms + 60000
   if redis.call('PTTL', lease) < keep then redis.call('PEXPIRE', lease, int(keep)) end
   if not reuse then

@@ -1,7 +1,8 @@
 -- The list form of account-release.lua (fuse.ts): release_many takes several releases of one turn, with the writes
 -- of running account-release.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
 -- change here): one ZREM per account for all its slots, its state read and its probing ended once.
--- Call i's keys and arguments are account-release.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1] (fuse.ts).
+-- Call i's keys and arguments are account-release.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1]
+-- (fuse.ts).
 local function release_many(n, K, A, NK)
   local slots, sorder = {}, {}
   local states, torder = {}, {}

@@ -86,7 +86,8 @@ end
 local answer = 2
 if conc > 0 then
   -- None held: the set is new (zadd.lua).
-  if leases == 0 then zadd_new(KEYS[1], {int(now + lease_ms), id}) else redis.call('ZADD', KEYS[1], int(now + lease_ms), id) end
+  if leases == 0 then zadd_new(KEYS[1], {int(now + lease_ms), id})
+  else redis.call('ZADD', KEYS[1], int(now + lease_ms), id) end
   local keep = lease_ms + 60000
   if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], int(keep)) end
   answer = 1

@@ -24,7 +24,8 @@ export class LuaScript {
    * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). `many`: the list
    * form's file (with its own `uses`) and the function it defines: a function of the n calls of one turn, (n, K, A, NK,
    * NA): where call i's keys and arguments start in KEYS and ARGV (K[i], A[i]) and how many (NK[i], NA[i]), returning
-   * their results, with the result of running them one by one in order. A call alone always runs the one-call form, which costs Redis least.
+   * their results, with the result of running them one by one in order. A call alone always runs the one-call form,
+   * which costs Redis least.
    */
   constructor(file: string, source = read(file), uses: string[] = [], many?: { file: string; fn: string; uses?: string[]; source?: string }) {
     this.source = [...uses.map(read), source].join('\n');
