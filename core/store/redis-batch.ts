@@ -28,13 +28,13 @@ type Row = (string | number)[];
 interface Entry { id: string; time: number; line: string; record: UsageRecord }
 
 /** Records of one key, minute and admission minute (or of one minute, for the global log) gathering into chunks. */
-interface Group { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; head: Row; entries: Entry[]; repeats: boolean }
+interface Group { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; log: string; head: Row; entries: Entry[]; repeats: boolean }
 
 /**
  * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
  * before the script: a script would hash every byte of it), the rest as the script's arguments.
  */
-interface Chunk { script: Group['script']; minute: number; keys: string[]; head: Row; args: Row; entries: Entry[]; id: string; text: string; log: string }
+interface Chunk { script: Group['script']; minute: number; keys: string[]; log: string; head: Row; args: Row; entries: Entry[]; id: string; text: string }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number; markerMs: number }
 
@@ -108,7 +108,7 @@ function makeChunk(g: Group, entries: Entry[]): Chunk {
   const records = entries.map((e) => e.record);
   const global = g.script === 'logGlobal';
   const args = global ? [...head, ...counted(globalSums(records))] : [...head, ...entries.map((e) => e.id), ...keySums(records).flatMap(counted)];
-  return { script: g.script, minute: g.minute, keys: g.keys, head: g.head, args, entries, id, text, log: g.keys[global ? 0 : 6] };
+  return { script: g.script, minute: g.minute, keys: g.keys, log: g.log, head: g.head, args, entries, id, text };
 }
 
 /** A rollup hash's pairs, after their count. */
@@ -166,6 +166,7 @@ export class SettleBatch {
       return {
         keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex, k.index,
           k.records, k.markers(markerMinute)],
+        log: k.log,
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey, this.opts.markerMs],
       };
     });
@@ -177,7 +178,7 @@ export class SettleBatch {
     else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
   }
 
-  private group(into: Map<string, Group>, id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'head'>): Group {
+  private group(into: Map<string, Group>, id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'log' | 'head'>): Group {
     let g = into.get(id);
     if (!g) into.set(id, (g = { ...make(), entries: [], script, minute, repeats: false }));
     return g;
@@ -192,6 +193,7 @@ export class SettleBatch {
         const g = this.layout.global;
         return {
           keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(e.time / UNIT_MS[u]) * UNIT_MS[u]))],
+          log: g.log,
           head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
         };
       }).entries.push(e);

@@ -10,7 +10,7 @@ local function zset(key, members, skiplist)
   -- args: the additions not written yet (score and member, as ZADD takes them; a member added twice goes twice, the
   -- last score winning as in Redis), their lowest score minAdd; low: the lowest score Redis holds (read when first
   -- needed).
-  local z = {key = key, args = {}, minAdd = math.huge, low = nil}
+  local z = {args = {}, minAdd = math.huge, low = nil}
   local asked = {__index = function(has, m)
     local v = redis.call('ZSCORE', key, m)
     has[m] = v
