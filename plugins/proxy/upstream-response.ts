@@ -7,7 +7,10 @@
 // whole body (a JSON answer) takes it with whole(), past the stream's machinery (its events and ticks per request).
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+// undici's Agent alone: its index also loads fetch, WebSocket, caches, mocks and the rest (95 modules against 24), which
+// stay resident in the heap of every process. The credential check's GET goes through dispatch too (attempt.ts).
+import UndiciAgent from 'undici/lib/dispatcher/agent.js';
 
 /** An upstream response: what the relays, the failover and the stream probe read. */
 export class UpstreamResponse extends Readable {
@@ -192,7 +195,7 @@ export interface UpstreamClientOptions { connectTimeoutMs: number; maxSockets: n
  * make a request after a short lull pay a new connection, TLS included).
  */
 export function upstreamAgent(o: UpstreamClientOptions): Agent {
-  return new Agent({
+  return new (UndiciAgent as typeof Agent)({
     connections: o.maxSockets > 0 ? o.maxSockets : null,
     keepAliveTimeout: 30_000,
     // The attempt bounds the wait for headers itself; a body is as long as the model takes.

@@ -1,0 +1,5 @@
+// undici's Agent by its own module (upstream-response.ts): the class the package's index exports as Agent.
+declare module 'undici/lib/dispatcher/agent.js' {
+  const Agent: unknown;
+  export default Agent;
+}
