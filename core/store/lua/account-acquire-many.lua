@@ -129,7 +129,7 @@ local function acquire_many(count, K, A, NK)
     return {1, i, p, found, found_account}
   end
 
-  local out = {}
+  local out = presized(count)
   for i = 1, count do
     out[i] = one(K[i], A[i], NK[i])
   end

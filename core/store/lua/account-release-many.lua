@@ -36,7 +36,7 @@ local function release_many(n, K, A, NK)
   for _, key in ipairs(torder) do
     if states[key].ended then redis.call('HDEL', key, 'probe') end
   end
-  local out = {}
+  local out = presized(n)
   for i = 1, n do out[i] = 1 end
   return out
 end

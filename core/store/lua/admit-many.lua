@@ -130,7 +130,7 @@ local function admit_many(n, K, A)
     return answer
   end
 
-  local out = {}
+  local out = presized(n)
   for i = 1, n do
     out[i] = one(K[i], A[i])
   end

@@ -71,6 +71,14 @@ local N = setmetatable({}, {__index = function(parsed, s)
   if v ~= nil then parsed[s] = v end
   return v
 end})
+-- presized(n): a table whose array part holds n slots from the start (zeros, each overwritten by index), for lists of a
+-- known length (a group's calls, a list form's answers): filled from {} one by one, Lua reallocates and moves a list at
+-- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
+local ZEROS = string.rep('\\0', 200)
+local function presized(n)
+  if n <= 200 then return {string.byte(ZEROS, 1, n)} end
+  return {}
+end
 local T = setmetatable({}, {__index = function(parsed, s)
   local t = {}
   for v in string.gmatch(s, '%S+') do t[#t + 1] = tonumber(v) end
@@ -89,7 +97,7 @@ while p < #head do
   local f, n = f1 * 256 + f2, n1 * 256 + n2
   p = p + 4
   -- Call m's keys: NK[m] from KEYS[K[m] + 1]; its arguments: NA[m] from ARGV[A[m] + 1].
-  local K, A, NK, NA = {}, {}, {}, {}
+  local K, A, NK, NA = presized(n), presized(n), presized(n), presized(n)
   for m = 1, n do
     local k1, k2, a1, a2 = string.byte(head, p, p + 3)
     local nk, na = k1 * 256 + k2 - 32768, a1 * 256 + a2

@@ -7,7 +7,7 @@
 -- repeat is known by its marker as there (and for a record older than a marker's life, by the log: log.lua logged).
 local function settle_many(n, K, A, NK, NA)
   local function int(x) return string.format('%d', x) end
-  local out = {}
+  local out = presized(n)
 
   -- Markers: one HMGET per marker hash, before the turn; each call then sees the marks of the calls before it.
   local byMarkers, markerOrder = {}, {}
