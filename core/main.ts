@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { serveClusterMetrics } from './cluster-metrics.ts';
 import { loadConfig, ConfigError } from './config.ts';
-import { formats, plugins, upstreamAuth } from './registry.ts';
+import { formats, loadSimulator, plugins, upstreamAuth } from './registry.ts';
 import { startGateway } from './server.ts';
 import { createLogger } from './log.ts';
 
@@ -20,11 +20,11 @@ const configFile = values.config!;
 const log = createLogger();
 
 /** Validate the config: its warnings and the number of workers to run, or undefined once its problems are printed. */
-function check(): { warnings: string[]; workers: number } | undefined {
+function check(): { warnings: string[]; workers: number; simulator: boolean } | undefined {
   try {
     const { config, warnings } = loadConfig(configFile, { plugins, formats, upstreamAuth });
     const w = config.server.workers;
-    return { warnings, workers: w === 'auto' ? availableParallelism() : w };
+    return { warnings, workers: w === 'auto' ? availableParallelism() : w, simulator: Object.values(config.platforms).some((p) => p.simulator) };
   } catch (err) {
     console.error(err instanceof ConfigError ? err.problems.join('\n') : String(err));
     return undefined;
@@ -60,6 +60,8 @@ if (values.check) {
   // Quiet when the file is good: only warnings and problems are printed.
   const checked = check();
   for (const w of checked?.warnings ?? []) console.error(`warning: ${w}`);
+  // The modules the config will run, loaded as a start would (the image fills its compile cache with --check).
+  if (checked?.simulator) await loadSimulator();
   process.exit(checked ? 0 : 1);
 } else if (cluster.isPrimary) {
   const checked = check();

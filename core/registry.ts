@@ -8,9 +8,12 @@ export const formats: Record<string, FormatAdapter> = Object.fromEntries(formatL
 export { upstreamAuth };
 
 type StartSimulator = typeof import('../simulator/server.ts').startSimulator;
+const simulator = () => import('../simulator/server.ts');
 /**
  * The built-in simulator, loaded only when a platform of the config asks for one: a gateway without one never loads its
  * modules (30, ~150 KB of source, resident for the life of the process).
  */
 export const startSimulator = async (...args: Parameters<StartSimulator>): ReturnType<StartSimulator> =>
-  (await import('../simulator/server.ts')).startSimulator(...args);
+  (await simulator()).startSimulator(...args);
+/** Its modules without a simulator started: `--check` loads what the config will run, so a build's compile cache holds them. */
+export const loadSimulator = async (): Promise<void> => { await simulator(); };
