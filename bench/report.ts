@@ -63,6 +63,21 @@ export function redisRounds(f: TargetFigures): { cpuUs: number[]; median: number
   return { cpuUs, median: round(median(cpuUs), 1) };
 }
 
+/**
+ * Redis's CPU per request as a share of the bare proxy's (b) CPU per request, over the run and round by round with the
+ * median: a figure of Redis's work that follows the machine's speed less than µs do (both are CPU time on the same
+ * machine in the same run). Null without b's CPU figure; the rounds null unless both have every round's figure.
+ */
+export function redisShare(f: TargetFigures, base: TargetFigures | undefined): { share: number; perRound: number[] | null; median: number | null } | null {
+  if (!f.redis || !base?.cpuUsPerRequest) return null;
+  const share = round(f.redis.cpuUs / base.cpuUsPerRequest, 3);
+  const rounds = redisRounds(f);
+  const br = base.perRound;
+  const aligned = rounds && br && br.length === rounds.cpuUs.length && br.every((r) => r.cpuUsPerRequest);
+  const perRound = aligned ? f.perRound!.map((r, i) => round(r.redisCpuUs! / br[i].cpuUsPerRequest!, 3)) : null;
+  return { share, perRound, median: perRound && round(median(perRound), 3) };
+}
+
 /** A table row: the first cell left-aligned, the rest right-aligned, null as '-'. */
 export function row(cells: (string | number | null)[], widths: number[]): string {
   return cells.map((cell, i) => {
@@ -123,7 +138,9 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     ...figures.filter((f) => f.redis).map((f) => {
       const rounds = redisRounds(f);
       const by = rounds ? ` (round by round ${rounds.cpuUs.map((x) => x.toFixed(1)).join(' ')}, median ${rounds.median.toFixed(1)})` : '';
-      return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${by}`;
+      const share = redisShare(f, b);
+      const ofBare = share ? `; ${share.share.toFixed(3)} of b's CPU a request${share.perRound ? ` (round by round ${share.perRound.map((x) => x.toFixed(3)).join(' ')}, median ${share.median!.toFixed(3)})` : ''}` : '';
+      return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${by}${ofBare}`;
     }),
     '',
     row(['ratio', 'req/s', 'p50', 'p99', 'CPU µs/req'], [...widths.slice(0, 4), 11]),
@@ -178,7 +195,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
           n: f.ttfb.n, failed: f.ttfb.failed,
         },
       } : {}),
-      ...(f.redis ? { redis: { ...f.redis, cpuUsPerRound: redisRounds(f)?.cpuUs } } : {}),
+      ...(f.redis ? { redis: { ...f.redis, cpuUsPerRound: redisRounds(f)?.cpuUs, shareOfBareCpu: redisShare(f, b) } } : {}),
     }])),
     ratios,
     ...(perRound ? { c_b_per_round: perRound } : {}),

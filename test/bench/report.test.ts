@@ -1,7 +1,7 @@
-// The bench's round-by-round figures (report.ts roundRatios, redisRounds): c against b slice by slice, Redis's CPU slice by
-// slice, and their medians.
+// The bench's round-by-round figures (report.ts roundRatios, redisRounds, redisShare): c against b slice by slice,
+// Redis's CPU slice by slice and as a share of b's, and their medians.
 import t from 'tap';
-import { redisRounds, roundRatios, type TargetFigures } from '../../bench/report.ts';
+import { redisRounds, redisShare, roundRatios, type TargetFigures } from '../../bench/report.ts';
 
 const target = (perRound: TargetFigures['perRound']): TargetFigures => ({
   id: 'c', label: 'x', rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0,
@@ -36,4 +36,16 @@ t.test('Redis CPU round by round, for a target on Redis measured in several roun
   t.equal(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }])), null, 'one round');
   t.equal(redisRounds(onRedis([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }, { rps: 1, cpuUsPerRequest: 1 }])), null, 'a round without the figure');
   t.equal(redisRounds(target([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 40 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 45 }])), null, 'not on Redis');
+});
+
+t.test('Redis CPU as a share of the bare proxy\'s CPU, over the run and round by round', async (t) => {
+  const redis = { calls: 1.8, byCommand: {}, cpuUs: 60 };
+  const c = { ...target([{ rps: 1, cpuUsPerRequest: 1, redisCpuUs: 50 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 70 }, { rps: 1, cpuUsPerRequest: 1, redisCpuUs: 66 }]), redis };
+  const b = { ...target([{ rps: 1, cpuUsPerRequest: 250 }, { rps: 1, cpuUsPerRequest: 280 }, { rps: 1, cpuUsPerRequest: 300 }]), cpuUsPerRequest: 300 };
+  t.strictSame(redisShare(c, b), { share: 0.2, perRound: [0.2, 0.25, 0.22], median: 0.22 });
+  t.strictSame(redisShare(c, { ...b, perRound: b.perRound!.slice(0, 2) }), { share: 0.2, perRound: null, median: null }, 'rounds that do not align: the run\'s share only');
+  t.strictSame(redisShare(c, { ...b, perRound: [{ rps: 1, cpuUsPerRequest: 250 }, { rps: 1, cpuUsPerRequest: null }, { rps: 1, cpuUsPerRequest: 300 }] }), { share: 0.2, perRound: null, median: null }, 'a round of b without CPU');
+  t.equal(redisShare(c, { ...b, cpuUsPerRequest: null }), null, 'no CPU figure for b');
+  t.equal(redisShare(c, undefined), null, 'no b');
+  t.equal(redisShare({ ...c, redis: undefined }, b), null, 'not on Redis');
 });
