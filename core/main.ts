@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { serveClusterMetrics } from './cluster-metrics.ts';
 import { loadConfig, ConfigError } from './config.ts';
-import { formats, loadSimulator, plugins, upstreamAuth } from './registry.ts';
+import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
 import { startGateway } from './server.ts';
 import { createLogger } from './log.ts';
 
@@ -61,7 +61,7 @@ if (values.check) {
   const checked = check();
   for (const w of checked?.warnings ?? []) console.error(`warning: ${w}`);
   // The modules the config will run, loaded as a start would (the image fills its compile cache with --check).
-  if (checked?.simulator) await loadSimulator();
+  if (checked?.simulator) await simulator();
   process.exit(checked ? 0 : 1);
 } else if (cluster.isPrimary) {
   const checked = check();

@@ -7,13 +7,9 @@ export const plugins: Record<string, Plugin> = Object.fromEntries(pluginList.map
 export const formats: Record<string, FormatAdapter> = Object.fromEntries(formatList.map((f) => [f.name, f]));
 export { upstreamAuth };
 
-type StartSimulator = typeof import('../simulator/server.ts').startSimulator;
-const simulator = () => import('../simulator/server.ts');
 /**
- * The built-in simulator, loaded only when a platform of the config asks for one: a gateway without one never loads its
- * modules (30, ~150 KB of source, resident for the life of the process).
+ * The built-in simulator's module, loaded on first use: only when a platform of the config asks for one (a gateway
+ * without one never holds its 30 modules, ~150 KB of source), and by `--check` for such a config, so that a build's
+ * compile cache holds what the start runs.
  */
-export const startSimulator = async (...args: Parameters<StartSimulator>): ReturnType<StartSimulator> =>
-  (await simulator()).startSimulator(...args);
-/** Its modules without a simulator started: `--check` loads what the config will run, so a build's compile cache holds them. */
-export const loadSimulator = async (): Promise<void> => { await simulator(); };
+export const simulator = () => import('../simulator/server.ts');

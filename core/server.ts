@@ -15,7 +15,8 @@ import { lingerOnClose } from './lingering-close.ts';
 import { createLogger, infoLine } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { compose } from './pipeline.ts';
-import { formats, plugins, startSimulator, upstreamAuth } from './registry.ts';
+import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
+import type { Simulator } from '../simulator/server.ts';
 import { callerOf, requestRecord } from './request-log.ts';
 import { RouteMiss, Router } from './router.ts';
 import { createStore } from './store/index.ts';
@@ -34,7 +35,7 @@ export interface Gateway {
   port: number;
   config(): GatewayConfig;
   /** Loopback URL of each simulator platform's built-in upstream. */
-  simulators: Record<string, Awaited<ReturnType<typeof startSimulator>>>;
+  simulators: Record<string, Simulator>;
   /** Re-read the config file; on any problem the running config stays and the problems are returned. */
   reload(): Promise<string[]>;
   close(): Promise<void>;
@@ -59,7 +60,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
       // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
-      simulators[platform.name] ??= await startSimulator({ host: '127.0.0.1', port: 0, maxRecorded: 1000 });
+      simulators[platform.name] ??= await (await simulator()).startSimulator({ host: '127.0.0.1', port: 0, maxRecorded: 1000 });
       platform.base_url = simulators[platform.name].url;
     }
     // The store is opened once; a reload that changes store settings needs a restart (logged).

@@ -1,7 +1,7 @@
 // One upstream attempt: send, wait for the response headers (bounded), and for a 200 stream hold its opening frames
 // until its first content, so an error before any content can still move the request to another account.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { Agent as UndiciAgent } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
@@ -85,7 +85,6 @@ export class Upstreams {
    * headers. The body is always bytes in hand: a retry cannot re-read the client's request stream.
    */
   send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | undefined): Promise<Sent> {
-    const dispatcher = this.#dispatcher();
     return new Promise<Sent>((resolve) => {
       const upstream = new UpstreamResponse();
       const sending = new Sending(upstream, ctx.res, this.#o.header_timeout_ms, resolve);
@@ -94,14 +93,17 @@ export class Upstreams {
         // An error because the client went away is not the account's fault.
         (err) => { sending.settle(ctx.res.destroyed ? { kind: 'disconnected' } : { kind: 'failure', failure: { kind: 'connect' }, code: errorCode(err) }); },
       );
-      try {
-        dispatcher.dispatch({
-          origin: target.url.origin, path: target.path, method: (ctx.req.method ?? 'GET') as 'GET', headers: requestHeaders(headers), body: body ?? null,
-        }, handler);
-      } catch (err) {
-        handler.onError!(err as Error);
-      }
+      this.#dispatch(target, (ctx.req.method ?? 'GET') as Dispatcher.HttpMethod, headers, body, handler);
     });
+  }
+
+  /** Hands the request to undici; an error it throws at once (a bad header) reaches the handler as any failure does. */
+  #dispatch(target: Target, method: Dispatcher.HttpMethod, headers: IncomingHttpHeaders, body: Buffer | undefined, handler: Dispatcher.DispatchHandlers): void {
+    try {
+      this.#dispatcher().dispatch({ origin: target.url.origin, path: target.path, method, headers: requestHeaders(headers), body: body ?? null }, handler);
+    } catch (err) {
+      handler.onError!(err as Error);
+    }
   }
 
   /**
@@ -113,12 +115,7 @@ export class Upstreams {
       const upstream = new UpstreamResponse();
       const timer = setTimeout(() => { upstream.destroy(); resolve(undefined); }, timeoutMs);
       const done = (status: number | undefined) => { clearTimeout(timer); resolve(status); };
-      const handler = upstream.handler((res) => { done(res.statusCode); res.destroy(); }, () => done(undefined));
-      try {
-        this.#dispatcher().dispatch({ origin: target.url.origin, path: target.path, method: 'GET', headers: requestHeaders(headers) }, handler);
-      } catch {
-        done(undefined);
-      }
+      this.#dispatch(target, 'GET', headers, undefined, upstream.handler((res) => { done(res.statusCode); res.destroy(); }, () => done(undefined)));
     });
   }
 }

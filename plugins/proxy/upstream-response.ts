@@ -195,7 +195,7 @@ export interface UpstreamClientOptions { connectTimeoutMs: number; maxSockets: n
  * make a request after a short lull pay a new connection, TLS included).
  */
 export function upstreamAgent(o: UpstreamClientOptions): Agent {
-  return new (UndiciAgent as typeof Agent)({
+  return new UndiciAgent({
     connections: o.maxSockets > 0 ? o.maxSockets : null,
     keepAliveTimeout: 30_000,
     // The attempt bounds the wait for headers itself; a body is as long as the model takes.

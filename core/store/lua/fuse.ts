@@ -76,7 +76,7 @@ end})
 -- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
 local ZEROS = string.rep('\\0', 200)
 local function presized(n)
-  if n <= 200 then return {string.byte(ZEROS, 1, n)} end
+  if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end
   return {}
 end
 local T = setmetatable({}, {__index = function(parsed, s)
