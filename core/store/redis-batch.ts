@@ -174,7 +174,10 @@ export class SettleBatch {
     if (repeat) g.repeats = true;
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
-    if (this.waiting >= BATCH_RECORDS) void this.flush().catch(() => {});
+    // A full batch goes at once, unless a write is in flight (what waits goes after it, within BATCH_MS: a flush asked
+    // for per record then would queue a write per record, each as small as one round trip's records) or failed (the
+    // next try waits RETRY_MS: it would otherwise go again with every record while Redis does not answer).
+    if (this.waiting >= BATCH_RECORDS && !this.flushing && !this.retry.length) void this.flush().catch(() => {});
     else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
   }
 
@@ -263,7 +266,9 @@ export class SettleBatch {
     });
     if (!failed) return;
     this.onError(failed, this.waiting);
-    this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, RETRY_MS).unref();
+    // The next try in RETRY_MS, not sooner: a record added meanwhile may have set a BATCH_MS timer.
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, RETRY_MS).unref();
     throw failed;
   }
 

@@ -125,6 +125,61 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
   t.equal(await server.query((r) => r.zcard('o:{k:out}:lgi')), 3, 'in chunks of at most 1000');
 });
 
+t.test('while Redis does not answer, settlements do not each start a write: the next try waits its time', async (t) => {
+  const server = await redisProcess(t);
+  const errors: number[] = [];
+  const s = new RedisStore({ url: server.url, prefix: 'w:', commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const add = (i: number) => batch.add(record({ key_id: 'wait', request_id: `w-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `w-${i}`, time: T0 }), T0 / MINUTE);
+  server.pause();
+  const start = Date.now();
+  // A full batch goes at once and fails when the call times out (200 ms); the next try is a second after that.
+  for (let i = 0; i < 1000; i++) add(i);
+  // Settlements keep coming, each with more than a batch waiting: none of them may start a write of its own.
+  for (let i = 1000; i < 1070; i++) {
+    add(i);
+    await sleep(10);
+  }
+  await sleep(Math.max(0, 900 - (Date.now() - start)));
+  t.equal(errors.length, 1, `one failed write in the first 900 ms, not one per settlement after it: ${JSON.stringify(errors)}`);
+  t.ok(errors[0] >= 1000 && errors[0] <= 1070, `with the records then waiting (${errors[0]})`);
+  server.resume(); // it also runs the write it was sent while paused
+  await sleep(300);
+  await batch.flush();
+  t.equal(batch.size, 0);
+  t.equal((await s.keyUsage('wait', { days: 1, now: T0 })).total.requests, 1070, 'every record written, once');
+});
+
+t.test('settlements that keep coming while a full batch is written wait for the next batch: no write per round trip', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'f:' });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const add = (i: number) => batch.add(record({ key_id: 'full', request_id: `f-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `f-${i}`, time: T0 }), T0 / MINUTE);
+  // The batch's scripts are known to Redis (a fresh server answers NOSCRIPT once per script) before the count starts.
+  add(-1);
+  await batch.flush();
+  await server.query((r) => r.config('RESETSTAT'));
+  server.pause(); // the full batch's write stays in flight until Redis resumes
+  for (let i = 0; i < 1100; i++) add(i);
+  await sleep(20);
+  server.resume();
+  // A load that does not pause: 25 settlements a turn for 40 turns, while the writes are answered.
+  for (let turn = 0; turn < 40; turn++) {
+    for (let i = 0; i < 25; i++) add(1100 + turn * 25 + i);
+    await sleep(1);
+  }
+  await batch.flush();
+  t.equal(batch.size, 0);
+  const calls = await server.query((r) => commandCalls(r));
+  // The full batch, what waited behind it, and the rest within BATCH_MS: a few writes of a key's chunk and the global
+  // log's each. Before, every write was followed at once by another of what came during it, as long as the load went on.
+  const scripts = (calls.evalsha ?? 0) + (calls.eval ?? 0);
+  t.ok(scripts >= 4 && scripts <= 14, `${scripts} script calls for 2100 records (58 before this rule)`);
+  t.equal((await s.keyUsage('full', { days: 1, now: T0 })).total.requests, 2101, 'every record written, once');
+});
+
 t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
   const server = await redisProcess(t);
   const s = new RedisStore({ url: server.url, prefix: 'd:' });
