@@ -180,6 +180,22 @@ t.test('settlements that keep coming while a full batch is written wait for the 
   t.equal((await s.keyUsage('full', { days: 1, now: T0 })).total.requests, 2101, 'every record written, once');
 });
 
+t.test('records with text beyond ASCII go through a batch byte for byte (its text is sent as UTF-8 bytes)', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'u:' });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const names = ['modèle-ß', '模型-中', 'note-𝄞-😀', 'line\u2028sep', 'quote"back\\slash\ttab'];
+  const sent = names.map((model, i) => record({ key_id: 'utf', request_id: `u-${i}`, time: T0 + i, model, upstream_model: `${model}-up` }));
+  for (const r of sent) batch.add(r, JSON.stringify(r), T0 / MINUTE);
+  await batch.flush();
+  const got = (await s.records({ key: 'utf', limit: 10 })).records;
+  t.strictSame(got.map((r) => [r.request_id, r.model, r.upstream_model]).reverse(), sent.map((r) => [r.request_id, r.model, r.upstream_model]));
+  t.strictSame((await s.records({ limit: 10 })).records.map((r) => r.model).reverse(), names, 'the global log too');
+  const u = await s.keyUsage('utf', { days: 1, now: T0 });
+  t.strictSame(u.models.map((m) => m.model).sort(), [...names].sort(), 'and the rollups per model');
+});
+
 t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
   const server = await redisProcess(t);
   const s = new RedisStore({ url: server.url, prefix: 'd:' });
