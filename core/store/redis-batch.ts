@@ -15,7 +15,7 @@ import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, secondOf, utcDate, utc
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
-/** A chunk holds at most this many records; a batch this large is written at once. */
+/** A chunk holds at most this many records; a batch this large is written at once (within BATCH_MS while a write is in flight). */
 export const BATCH_RECORDS = 1000;
 /** Records kept for a Redis that does not answer; beyond this the oldest are dropped (and reported). */
 const MAX_WAITING = 100_000;

@@ -118,7 +118,7 @@ local function admit_many(n, K, A)
     end
     if rpm > 0 then
       local key = KEYS[ko + 2]
-      zsets[key].add(now, id)
+      zsets[key].add(now, id, ARGV[ao + 1])
       rpmKeys[key] = true
     end
     -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.

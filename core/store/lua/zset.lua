@@ -24,12 +24,13 @@ local function zset(key, members, skiplist)
   z.n = redis.call('ZCARD', key)
   -- A skiplist whose key Redis does not hold: the next write creates it.
   z.none = skiplist and z.n == 0
-  function z.add(score, m)
+  -- text: the score as ZADD takes it when the caller holds it already (an argument as sent), so it is not formatted.
+  function z.add(score, m, text)
     if not z.has[m] then z.n = z.n + 1 end
     z.has[m] = score
     local args = z.args
     local n = #args
-    args[n + 1], args[n + 2] = string.format('%d', score), m
+    args[n + 1], args[n + 2] = text or string.format('%d', score), m
     if score < z.minAdd then z.minAdd = score end
   end
   function z.write()
