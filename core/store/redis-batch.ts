@@ -1,9 +1,10 @@
 // The Redis store's write-behind for what no limit reads: settled records and their rollups (per key and gateway-wide)
 // wait here at most BATCH_MS and go as chunks: one per key, minute and admission minute (log-key.lua) and one per minute
-// for the global log (log-global.lua), the records as one text (lua/log.lua lays the logs out) and the rollups summed
-// here. A chunk has an id of its own and goes again as it is until Redis takes it, and Redis skips a chunk it holds, so
-// nothing is counted twice. A process that crashes loses at most its unsent batch (records and rollups; never a limit:
-// settle.lua counted spend, tokens and the lease at once).
+// for the global log (log-global.lua), the records as one text (lua/log.lua lays the logs out; each record's line is
+// written as bytes when it is settled) and the rollups summed here as records come. A chunk has an id of its own and
+// goes again as it is until Redis takes it, and Redis skips a chunk it holds, so nothing is counted twice. A process
+// that crashes loses at most its unsent batch (records and rollups; never a limit: settle.lua counted spend, tokens and
+// the lease at once).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
 import type { UsageRecord } from './types.ts';
@@ -15,78 +16,148 @@ import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, secondOf, utcDate, utc
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
-/** A chunk holds at most this many records; a batch this large is written at once (within BATCH_MS while a write is in flight). */
+/**
+ * A chunk holds at most this many records; a batch this large is written at once (within BATCH_MS while a write is in
+ * flight).
+ */
 export const BATCH_RECORDS = 1000;
 /** Records kept for a Redis that does not answer; beyond this the oldest are dropped (and reported). */
 const MAX_WAITING = 100_000;
 /** After a failed write, the next try. */
 const RETRY_MS = 1000;
+/** The waiting records' lines start in a buffer this large (~400 records), which grows as needed. */
+const LINES_BYTES = 256 * 1024;
+/** A buffer grown beyond this (an outage's backlog) is let go once its records are in chunks. */
+const LINES_KEEP_BYTES = 4 * 1024 * 1024;
 
 type Row = (string | number)[];
 
-/** A record as the batch holds it: its line in a log chunk, `<time>\t<JSON>\n` (lua/log.lua). */
-interface Entry { id: string; time: number; line: string; record: UsageRecord }
+/**
+ * A record as the batch holds it: its line in a log chunk, `<time>\t<JSON>\n` (lua/log.lua), as `len` bytes at `at` in
+ * `src` (the batch's Lines until it is in a chunk, then that chunk's text). The record object itself is let go at once.
+ */
+interface Entry { id: string; time: number; src: Buffer; at: number; len: number }
 
-/** Records of one key, minute and admission minute (or of one minute, for the global log) gathering into chunks. */
-interface Group { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; log: string; head: Row; entries: Entry[]; repeats: boolean }
+/** Where a chunk goes: a key's log and rollups (log-key.lua) or the global ones of a minute (log-global.lua). */
+interface Target { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; log: string; head: Row }
+
+/** Up to BATCH_RECORDS records of a group, with their rollups summed as they came (a chunk's, when it is made). */
+interface Part { entries: Entry[]; key: KeySums; global: Map<string, number> }
+
+/** Records of one key, minute and admission minute gathering into chunks. */
+interface Group extends Target { parts: Part[]; repeats: boolean }
 
 /**
  * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
  * before the script: a script would hash every byte of it), the rest as the script's arguments.
  */
-interface Chunk { script: Group['script']; minute: number; keys: string[]; log: string; head: Row; args: Row; entries: Entry[]; id: string; text: Buffer }
+interface Chunk extends Target { args: Row; entries: Entry[]; id: string; text: Buffer; global?: Map<string, number> }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number; markerMs: number }
 
 /**
  * What log-key.lua adds to each of a key's six rollup hashes (totals, day, day per model, hour, hour per model, rate)
- * for `records` of one key and minute: [field, increment] pairs.
+ * for records of one key and minute, summed record by record as they come (add), as [field, increment] pairs (pairs).
  */
-export function keySums(records: UsageRecord[]): [string, number][][] {
-  const per = new Map<string, { model: string; hour: string; c: number[] }>();
-  const seconds = new Map<number, [number, number]>();
-  let duration = 0;
-  for (const r of records) {
+class KeySums {
+  readonly #per = new Map<string, { model: string; hour: string; c: number[] }>();
+  readonly #seconds = new Map<number, [number, number]>();
+  #duration = 0;
+  #count = 0;
+
+  add(r: UsageRecord): void {
     const time = Math.floor(r.time);
     const hour = utcHour(time);
-    let p = per.get(`${hour}:${r.model}`);
-    if (!p) per.set(`${hour}:${r.model}`, (p = { model: r.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    let p = this.#per.get(`${hour}:${r.model}`);
+    if (!p) this.#per.set(`${hour}:${r.model}`, (p = { model: r.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
     const c = recordCounters(r);
     for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
-    duration += recordDuration(r);
+    this.#duration += recordDuration(r);
+    this.#count++;
     const second = secondOf(time);
-    let sec = seconds.get(second);
-    if (!sec) seconds.set(second, (sec = [0, 0]));
+    let sec = this.#seconds.get(second);
+    if (!sec) this.#seconds.set(second, (sec = [0, 0]));
     sec[0]++;
     sec[1] += recordTokens(r);
   }
-  const sums = Array.from({ length: 6 }, () => new Map<string, number>());
-  const add = (k: number, field: string, v: number) => sums[k].set(field, (sums[k].get(field) ?? 0) + v);
-  for (const { model, hour, c } of per.values()) {
-    c.forEach((v, j) => {
-      if (v === 0) return;
-      const f = COUNTER_FIELDS[j];
-      add(0, f, v);
-      add(1, f, v);
-      add(2, `${f}:${model}`, v);
-      add(3, `${hour}:${f}`, v);
-      add(4, `${hour}:${f}:${model}`, v);
-    });
+
+  pairs(): [string, number][][] {
+    const sums = Array.from({ length: 6 }, () => new Map<string, number>());
+    const add = (k: number, field: string, v: number) => sums[k].set(field, (sums[k].get(field) ?? 0) + v);
+    for (const { model, hour, c } of this.#per.values()) {
+      c.forEach((v, j) => {
+        if (v === 0) return;
+        const f = COUNTER_FIELDS[j];
+        add(0, f, v);
+        add(1, f, v);
+        add(2, `${f}:${model}`, v);
+        add(3, `${hour}:${f}`, v);
+        add(4, `${hour}:${f}:${model}`, v);
+      });
+    }
+    add(0, 'duration_ms', this.#duration);
+    add(0, 'timed', this.#count);
+    for (const [second, [n, tokens]] of this.#seconds) {
+      add(5, `${second}:r`, n);
+      if (tokens !== 0) add(5, `${second}:t`, tokens);
+    }
+    return sums.map((m) => [...m]);
   }
-  add(0, 'duration_ms', duration);
-  add(0, 'timed', records.length);
-  for (const [second, [n, tokens]] of seconds) {
-    add(5, `${second}:r`, n);
-    if (tokens !== 0) add(5, `${second}:t`, tokens);
-  }
-  return sums.map((m) => [...m]);
 }
 
-/** What log-global.lua adds to each gateway-wide rollup hash for `records`: [field, increment] pairs. */
-export function globalSums(records: UsageRecord[]): [string, number][] {
-  const sums = new Map<string, number>();
-  for (const r of records) for (const [f, v] of summaryFields(r)) sums.set(f, (sums.get(f) ?? 0) + v);
-  return [...sums];
+/** Adds what log-global.lua adds to each gateway-wide rollup hash for `r` to `sums`: field → increment. */
+function addGlobal(sums: Map<string, number>, r: UsageRecord): void {
+  for (const [f, v] of summaryFields(r)) sums.set(f, (sums.get(f) ?? 0) + v);
+}
+
+/**
+ * The lines of the records waiting, one after another: a record's line is written here at its settlement and its rollups
+ * summed (Part), so that neither the record nor its text waits on V8's heap. Held there for up to BATCH_MS, past
+ * young-generation collections, they were promoted to the old generation, with the objects of the requests they kept
+ * waiting. Emptied once the waiting records are in chunks (each chunk's text is its own).
+ */
+class Lines {
+  buf = Buffer.allocUnsafe(LINES_BYTES);
+  size = 0;
+
+  /** Writes `<time>\t<json>\n`; returns where it starts (in `buf` as it is after the call). */
+  add(time: number, json: string): number {
+    const most = 24 + 3 * json.length; // UTF-8 takes at most 3 bytes per UTF-16 unit
+    if (this.size + most > this.buf.length) {
+      // A larger one, from its start: the lines written so far stay in the old one, where their entries point.
+      this.buf = Buffer.allocUnsafe(Math.max(2 * this.buf.length, most));
+      this.size = 0;
+    }
+    const at = this.size;
+    let p = at + this.buf.write(`${time}\t`, at, 'latin1');
+    p += this.buf.write(json, p);
+    this.buf[p++] = 0x0a;
+    this.size = p;
+    return at;
+  }
+
+  /** No entry points here any more: start again (in a smaller buffer after an outage's backlog). */
+  clear(): void {
+    this.size = 0;
+    if (this.buf.length > LINES_KEEP_BYTES) this.buf = Buffer.allocUnsafe(LINES_BYTES);
+  }
+}
+
+/** The record an entry's line holds (its JSON after `<time>\t`), for sums a part's running ones do not give. */
+function recordOf(e: Entry): UsageRecord {
+  return JSON.parse(e.src.toString('utf8', e.at + String(e.time).length + 1, e.at + e.len - 1)) as UsageRecord;
+}
+
+/** The sums of `entries`, from their records (a chunk of a part's records less some: repeats, or those kept elsewhere). */
+function sumsOf(entries: Entry[]): { key: KeySums; global: Map<string, number> } {
+  const key = new KeySums();
+  const global = new Map<string, number>();
+  for (const e of entries) {
+    const r = recordOf(e);
+    key.add(r);
+    addGlobal(global, r);
+  }
+  return { key, global };
 }
 
 /** Chunk ids: this process's random tag and a count, so no two processes' chunks share one. */
@@ -96,44 +167,60 @@ let chunkCount = 0;
 /** Oldest first, then by request id: the order lua/log.lua trims in. */
 const byTime = (a: Entry, b: Entry) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** A chunk of `entries` (at most BATCH_RECORDS) for group `g`: its arguments, after the group's head. */
-function makeChunk(g: Group, entries: Entry[]): Chunk {
+/**
+ * A chunk of `entries` (at most BATCH_RECORDS) for `t`: its text (the entries' lines, which then point into it) and its
+ * arguments, after the target's head: a key's chunk names its records; `sums` are the rollups' pairs.
+ */
+function makeChunk(t: Target, entries: Entry[], sums: Row, global?: Map<string, number>): Chunk {
   for (let i = 1; i < entries.length; i++) {
     if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }
   }
-  // The text as bytes, written line by line: a string this large (~0.3 MB for 500 records) would be flattened into V8's
-  // old large-object space, twice on its way to the socket, and stay there until the next full collection.
+  // The text as bytes (a string this large, ~0.3 MB for 500 records, would be flattened into V8's old large-object
+  // space on its way to the socket and stay there until the next full collection).
   let bytes = 0;
-  for (const e of entries) bytes += Buffer.byteLength(e.line);
+  for (const e of entries) bytes += e.len;
   const text = Buffer.allocUnsafe(bytes);
   let at = 0;
-  for (const e of entries) at += text.write(e.line, at);
+  for (const e of entries) {
+    e.src.copy(text, at, e.at, e.at + e.len);
+    e.src = text;
+    e.at = at;
+    at += e.len;
+  }
   const id = `${TAG}${(++chunkCount).toString(36)}`;
-  const head = [...g.head, id, entries.length, entries[0].time, entries[entries.length - 1].time];
-  const records = entries.map((e) => e.record);
-  const global = g.script === 'logGlobal';
-  const args = global ? [...head, ...counted(globalSums(records))] : [...head, ...entries.map((e) => e.id), ...keySums(records).flatMap(counted)];
-  return { script: g.script, minute: g.minute, keys: g.keys, log: g.log, head: g.head, args, entries, id, text };
+  const head = [...t.head, id, entries.length, entries[0].time, entries[entries.length - 1].time];
+  const args = t.script === 'logGlobal' ? [...head, ...sums] : [...head, ...entries.map((e) => e.id), ...sums];
+  const chunk: Chunk = { script: t.script, minute: t.minute, keys: t.keys, log: t.log, head: t.head, args, entries, id, text };
+  if (global) chunk.global = global;
+  return chunk;
 }
 
 /** A rollup hash's pairs, after their count. */
 const counted = (pairs: [string, number][]): Row => [pairs.length, ...pairs.flat()];
 
-/** The chunks of a group's entries (a repeat named twice once). */
+/** A key's chunk of `entries`, with their sums: a key's rollups as its arguments, the global ones for later. */
+const keyChunk = (t: Target, entries: Entry[], sums: { key: KeySums; global: Map<string, number> }): Chunk =>
+  makeChunk(t, entries, sums.key.pairs().flatMap(counted), sums.global);
+
+/** The chunks of a group's records, one per part (a repeat named twice once). */
 function chunksOf(g: Group): Chunk[] {
-  let entries = g.entries;
-  if (g.repeats) {
-    const seen = new Set<string>();
-    entries = entries.filter((e) => !seen.has(e.id) && seen.add(e.id));
-  }
+  const seen = g.repeats ? new Set<string>() : undefined;
   const out: Chunk[] = [];
-  for (let i = 0; i < entries.length; i += BATCH_RECORDS) out.push(makeChunk(g, entries.slice(i, i + BATCH_RECORDS)));
+  for (const p of g.parts) {
+    const entries = seen ? p.entries.filter((e) => !seen.has(e.id) && seen.add(e.id)) : p.entries;
+    if (!entries.length) continue;
+    out.push(keyChunk(g, entries, entries.length === p.entries.length ? p : sumsOf(entries)));
+  }
   return out;
 }
+
+/** Records in a group. */
+const sizeOf = (g: Group): number => g.parts.reduce((n, p) => n + p.entries.length, 0);
 
 export class SettleBatch {
   /** A key's records of a minute and admission minute, gathering until the batch is written. */
   private groups = new Map<string, Group>();
+  private readonly lines = new Lines();
   /** Chunks Redis did not take, in order: they go first, as they are (the key's before the global log's). */
   private retry: Chunk[] = [];
   /** Records added and not yet in both logs. */
@@ -165,17 +252,25 @@ export class SettleBatch {
   add(record: UsageRecord, json: string, markerMinute: number, repeat = false): void {
     const time = Math.floor(record.time);
     const minute = minuteOf(time);
-    const g = this.group(this.groups, `${record.key_id}:${minute}:${markerMinute}`, 'logKey', minute, () => {
+    const id = `${record.key_id}:${minute}:${markerMinute}`;
+    let g = this.groups.get(id);
+    if (!g) {
       const k = this.layout.key(record.key_id);
       const date = utcDate(time);
-      return {
+      this.groups.set(id, g = {
+        script: 'logKey', minute, parts: [], repeats: false,
         keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex, k.index,
           k.records, k.markers(markerMinute)],
         log: k.log,
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey, this.opts.markerMs],
-      };
-    });
-    g.entries.push({ id: record.request_id, time, line: `${time}\t${json}\n`, record });
+      });
+    }
+    let p = g.parts.at(-1);
+    if (!p || p.entries.length >= BATCH_RECORDS) g.parts.push(p = { entries: [], key: new KeySums(), global: new Map() });
+    const at = this.lines.add(time, json);
+    p.entries.push({ id: record.request_id, time, src: this.lines.buf, at, len: this.lines.size - at });
+    p.key.add(record);
+    addGlobal(p.global, record);
     if (repeat) g.repeats = true;
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
@@ -186,27 +281,41 @@ export class SettleBatch {
     else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
   }
 
-  private group(into: Map<string, Group>, id: string, script: Group['script'], minute: number, make: () => Pick<Group, 'keys' | 'log' | 'head'>): Group {
-    let g = into.get(id);
-    if (!g) into.set(id, (g = { ...make(), entries: [], script, minute, repeats: false }));
-    return g;
-  }
-
-  /** The global log's groups (one per minute) of records their keys' logs hold. */
-  private globalGroups(entries: Entry[]): Chunk[] {
-    const groups = new Map<string, Group>();
-    for (const e of entries) {
-      const minute = minuteOf(e.time);
-      this.group(groups, String(minute), 'logGlobal', minute, () => {
-        const g = this.layout.global;
-        return {
-          keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(e.time / UNIT_MS[u]) * UNIT_MS[u]))],
-          log: g.log,
-          head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
-        };
-      }).entries.push(e);
+  /**
+   * The global log's chunks (per minute, of at most BATCH_RECORDS records) of the records in `held`, key chunks their
+   * keys' logs took whole: each chunk of whole key chunks, its sums theirs.
+   */
+  private globalChunks(held: Chunk[]): Chunk[] {
+    const byMinute = new Map<number, Chunk[]>();
+    for (const c of held) {
+      const list = byMinute.get(c.minute);
+      if (list) list.push(c);
+      else byMinute.set(c.minute, [c]);
     }
-    return [...groups.values()].flatMap(chunksOf);
+    const out: Chunk[] = [];
+    const g = this.layout.global;
+    for (const [minute, pieces] of byMinute) {
+      const time = pieces[0].entries[0].time;
+      const t: Target = {
+        script: 'logGlobal', minute, log: g.log,
+        keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+        head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
+      };
+      let entries: Entry[] = [];
+      let sums = new Map<string, number>();
+      const close = () => {
+        if (entries.length) out.push(makeChunk(t, entries, counted([...sums])));
+        entries = [];
+        sums = new Map();
+      };
+      for (const c of pieces) {
+        if (entries.length + c.entries.length > BATCH_RECORDS) close();
+        for (const e of c.entries) entries.push(e);
+        for (const [f, v] of c.global ?? sumsOf(c.entries).global) sums.set(f, (sums.get(f) ?? 0) + v);
+      }
+      close();
+    }
+    return out;
   }
 
   /** Writes everything waiting; rejects (keeping what failed for the next try) when Redis does not take it. */
@@ -232,11 +341,12 @@ export class SettleBatch {
       const chunks = chunksOf(g);
       send.push(...chunks);
       // A repeat named twice in a group goes once.
-      this.waiting -= g.entries.length - chunks.reduce((n, c) => n + c.entries.length, 0);
+      this.waiting -= sizeOf(g) - chunks.reduce((n, c) => n + c.entries.length, 0);
     }
     this.groups = new Map();
+    this.lines.clear();
     let failed: Error | undefined;
-    const held: Entry[] = [];
+    const held: Chunk[] = [];
     while (send.length) {
       const results = await this.send(send);
       const again: Chunk[] = [];
@@ -252,14 +362,14 @@ export class SettleBatch {
           const kept = new Set(r.map(String));
           const rest = c.entries.filter((e) => !kept.has(e.id));
           this.waiting -= c.entries.length - rest.length;
-          if (rest.length) again.push(makeChunk({ ...c, entries: rest, repeats: false }, rest));
+          if (rest.length) again.push(keyChunk(c, rest, sumsOf(rest)));
         } else {
-          held.push(...c.entries);
+          held.push(c);
         }
       });
       send = again;
     }
-    const global = [...globals, ...this.globalGroups(held)];
+    const global = [...globals, ...this.globalChunks(held)];
     const results = await this.send(global);
     global.forEach((c, i) => {
       if (results[i] instanceof Error) {
@@ -294,7 +404,7 @@ export class SettleBatch {
     for (const [id, g] of this.groups) {
       if (g.minute !== oldest) continue;
       this.groups.delete(id);
-      dropped += g.entries.length;
+      dropped += sizeOf(g);
     }
     this.retry = this.retry.filter((c) => {
       if (c.minute !== oldest) return true;

@@ -196,6 +196,31 @@ t.test('records with text beyond ASCII go through a batch byte for byte (its tex
   t.strictSame(u.models.map((m) => m.model).sort(), [...names].sort(), 'and the rollups per model');
 });
 
+t.test('2300 records of one key and minute, each ~0.9 KB, added at once: chunks of at most 1000, kept byte for byte, summed per key and globally', async (t) => {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix: 'p:' });
+  t.teardown(() => s.close());
+  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  // The text of 2300 such records outgrows the batch's first buffer (256 KB) several times over.
+  const pad = 'é模'.repeat(200);
+  const sent = Array.from({ length: 2300 }, (_, i) => record({
+    key_id: 'parts', request_id: `p-${String(i).padStart(4, '0')}`, time: T0 + i, input_tokens: i, output_tokens: 1, cost: 0.001,
+    upstream_model: `up-${i}-${pad}`,
+  }));
+  for (const r of sent) batch.add(r, JSON.stringify(r), T0 / MINUTE);
+  await batch.flush();
+  t.equal(batch.size, 0);
+  t.equal(await server.query((r) => r.hget('p:{k:parts}:lg', '#')), '2300', 'every record kept');
+  t.equal(await server.query((r) => r.zcard('p:{k:parts}:lgi')), 3, 'in chunks of at most 1000');
+  const u = await s.keyUsage('parts', { days: 1, now: T0 + MINUTE });
+  t.strictSame([u.total.requests, u.total.input_tokens, u.total.output_tokens, u.total.cost], [2300, 2300 * 2299 / 2, 2300, 2.3], 'the key rollups, exact');
+  t.equal((await s.usageBuckets('minute', T0, T0))[0].usage[0].requests, 2300, 'the global rollup');
+  const newest = (await s.records({ key: 'parts', limit: 500 })).records;
+  t.strictSame(newest, sent.slice(-500).reverse(), 'the newest 500 read back as sent');
+  const global = (await s.records({ limit: 500 })).records;
+  t.strictSame(global, sent.slice(-500).reverse(), 'and from the global log');
+});
+
 t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
   const server = await redisProcess(t);
   const s = new RedisStore({ url: server.url, prefix: 'd:' });
