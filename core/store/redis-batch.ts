@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
 import type { UsageRecord } from './types.ts';
 import { scripts, type RedisClient } from './lua/index.ts';
+import { Lines, RecordSums, type Entry } from './redis-batch-records.ts';
 import type { KeyLayout } from './redis-keys.ts';
-import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
-import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS, summaryFields } from './summary.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, secondOf, utcDate, utcHour } from './units.ts';
+import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from './summary.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from './units.ts';
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
@@ -25,140 +25,26 @@ export const BATCH_RECORDS = 1000;
 const MAX_WAITING = 100_000;
 /** After a failed write, the next try. */
 const RETRY_MS = 1000;
-/** The waiting records' lines start in a buffer this large (~400 records), which grows as needed. */
-const LINES_BYTES = 256 * 1024;
-/** A buffer grown beyond this (an outage's backlog) is let go once its records are in chunks. */
-const LINES_KEEP_BYTES = 4 * 1024 * 1024;
 
 type Row = (string | number)[];
-
-/**
- * A record as the batch holds it: its line in a log chunk, `<time>\t<JSON>\n` (lua/log.lua), as `len` bytes at `at` in
- * `src` (the batch's Lines until it is in a chunk, then that chunk's text). The record object itself is let go at once.
- */
-interface Entry { id: string; time: number; src: Buffer; at: number; len: number }
 
 /** Where a chunk goes: a key's log and rollups (log-key.lua) or the global ones of a minute (log-global.lua). */
 interface Target { script: 'logKey' | 'logGlobal'; minute: number; keys: string[]; log: string; head: Row }
 
 /** Up to BATCH_RECORDS records of a group, with their rollups summed as they came (a chunk's, when it is made). */
-interface Part { entries: Entry[]; key: KeySums; global: Map<string, number> }
+interface Part { entries: Entry[]; sums: RecordSums }
 
 /** Records of one key, minute and admission minute gathering into chunks. */
 interface Group extends Target { parts: Part[]; repeats: boolean }
 
 /**
  * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
- * before the script: a script would hash every byte of it), the rest as the script's arguments.
+ * before the script: a script would hash every byte of it), the rest as the script's arguments. `global`: the
+ * gateway-wide rollups of its records (a key's chunk's go to the global log's chunks).
  */
-interface Chunk extends Target { args: Row; entries: Entry[]; id: string; text: Buffer; global?: Map<string, number> }
+interface Chunk extends Target { args: Row; entries: Entry[]; id: string; text: Buffer; global: Map<string, number> }
 
 export interface BatchOptions { retentionMs: number; recordsPerKey: number; recordsTotal: number; markerMs: number }
-
-/**
- * What log-key.lua adds to each of a key's six rollup hashes (totals, day, day per model, hour, hour per model, rate)
- * for records of one key and minute, summed record by record as they come (add), as [field, increment] pairs (pairs).
- */
-class KeySums {
-  readonly #per = new Map<string, { model: string; hour: string; c: number[] }>();
-  readonly #seconds = new Map<number, [number, number]>();
-  #duration = 0;
-  #count = 0;
-
-  add(r: UsageRecord): void {
-    const time = Math.floor(r.time);
-    const hour = utcHour(time);
-    let p = this.#per.get(`${hour}:${r.model}`);
-    if (!p) this.#per.set(`${hour}:${r.model}`, (p = { model: r.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
-    const c = recordCounters(r);
-    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
-    this.#duration += recordDuration(r);
-    this.#count++;
-    const second = secondOf(time);
-    let sec = this.#seconds.get(second);
-    if (!sec) this.#seconds.set(second, (sec = [0, 0]));
-    sec[0]++;
-    sec[1] += recordTokens(r);
-  }
-
-  pairs(): [string, number][][] {
-    const sums = Array.from({ length: 6 }, () => new Map<string, number>());
-    const add = (k: number, field: string, v: number) => sums[k].set(field, (sums[k].get(field) ?? 0) + v);
-    for (const { model, hour, c } of this.#per.values()) {
-      c.forEach((v, j) => {
-        if (v === 0) return;
-        const f = COUNTER_FIELDS[j];
-        add(0, f, v);
-        add(1, f, v);
-        add(2, `${f}:${model}`, v);
-        add(3, `${hour}:${f}`, v);
-        add(4, `${hour}:${f}:${model}`, v);
-      });
-    }
-    add(0, 'duration_ms', this.#duration);
-    add(0, 'timed', this.#count);
-    for (const [second, [n, tokens]] of this.#seconds) {
-      add(5, `${second}:r`, n);
-      if (tokens !== 0) add(5, `${second}:t`, tokens);
-    }
-    return sums.map((m) => [...m]);
-  }
-}
-
-/** Adds what log-global.lua adds to each gateway-wide rollup hash for `r` to `sums`: field → increment. */
-function addGlobal(sums: Map<string, number>, r: UsageRecord): void {
-  for (const [f, v] of summaryFields(r)) sums.set(f, (sums.get(f) ?? 0) + v);
-}
-
-/**
- * The lines of the records waiting, one after another: a record's line is written here at its settlement and its rollups
- * summed (Part), so that neither the record nor its text waits on V8's heap. Held there for up to BATCH_MS, past
- * young-generation collections, they were promoted to the old generation, with the objects of the requests they kept
- * waiting. Emptied once the waiting records are in chunks (each chunk's text is its own).
- */
-class Lines {
-  buf = Buffer.allocUnsafe(LINES_BYTES);
-  size = 0;
-
-  /** Writes `<time>\t<json>\n`; returns where it starts (in `buf` as it is after the call). */
-  add(time: number, json: string): number {
-    const most = 24 + 3 * json.length; // UTF-8 takes at most 3 bytes per UTF-16 unit
-    if (this.size + most > this.buf.length) {
-      // A larger one, from its start: the lines written so far stay in the old one, where their entries point.
-      this.buf = Buffer.allocUnsafe(Math.max(2 * this.buf.length, most));
-      this.size = 0;
-    }
-    const at = this.size;
-    let p = at + this.buf.write(`${time}\t`, at, 'latin1');
-    p += this.buf.write(json, p);
-    this.buf[p++] = 0x0a;
-    this.size = p;
-    return at;
-  }
-
-  /** No entry points here any more: start again (in a smaller buffer after an outage's backlog). */
-  clear(): void {
-    this.size = 0;
-    if (this.buf.length > LINES_KEEP_BYTES) this.buf = Buffer.allocUnsafe(LINES_BYTES);
-  }
-}
-
-/** The record an entry's line holds (its JSON after `<time>\t`), for sums a part's running ones do not give. */
-function recordOf(e: Entry): UsageRecord {
-  return JSON.parse(e.src.toString('utf8', e.at + String(e.time).length + 1, e.at + e.len - 1)) as UsageRecord;
-}
-
-/** The sums of `entries`, from their records (a chunk of a part's records less some: repeats, or those kept elsewhere). */
-function sumsOf(entries: Entry[]): { key: KeySums; global: Map<string, number> } {
-  const key = new KeySums();
-  const global = new Map<string, number>();
-  for (const e of entries) {
-    const r = recordOf(e);
-    key.add(r);
-    addGlobal(global, r);
-  }
-  return { key, global };
-}
 
 /** Chunk ids: this process's random tag and a count, so no two processes' chunks share one. */
 const TAG = `${randomBytes(6).toString('base64url')}.`;
@@ -171,7 +57,7 @@ const byTime = (a: Entry, b: Entry) => a.time - b.time || (a.id < b.id ? -1 : a.
  * A chunk of `entries` (at most BATCH_RECORDS) for `t`: its text (the entries' lines, which then point into it) and its
  * arguments, after the target's head: a key's chunk names its records; `sums` are the rollups' pairs.
  */
-function makeChunk(t: Target, entries: Entry[], sums: Row, global?: Map<string, number>): Chunk {
+function makeChunk(t: Target, entries: Entry[], sums: Row, global: Map<string, number>): Chunk {
   for (let i = 1; i < entries.length; i++) {
     if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }
   }
@@ -190,16 +76,14 @@ function makeChunk(t: Target, entries: Entry[], sums: Row, global?: Map<string, 
   const id = `${TAG}${(++chunkCount).toString(36)}`;
   const head = [...t.head, id, entries.length, entries[0].time, entries[entries.length - 1].time];
   const args = t.script === 'logGlobal' ? [...head, ...sums] : [...head, ...entries.map((e) => e.id), ...sums];
-  const chunk: Chunk = { script: t.script, minute: t.minute, keys: t.keys, log: t.log, head: t.head, args, entries, id, text };
-  if (global) chunk.global = global;
-  return chunk;
+  return { script: t.script, minute: t.minute, keys: t.keys, log: t.log, head: t.head, args, entries, id, text, global };
 }
 
 /** A rollup hash's pairs, after their count. */
 const counted = (pairs: [string, number][]): Row => [pairs.length, ...pairs.flat()];
 
 /** A key's chunk of `entries`, with their sums: a key's rollups as its arguments, the global ones for later. */
-const keyChunk = (t: Target, entries: Entry[], sums: { key: KeySums; global: Map<string, number> }): Chunk =>
+const keyChunk = (t: Target, entries: Entry[], sums: RecordSums): Chunk =>
   makeChunk(t, entries, sums.key.pairs().flatMap(counted), sums.global);
 
 /** The chunks of a group's records, one per part (a repeat named twice once). */
@@ -209,7 +93,7 @@ function chunksOf(g: Group): Chunk[] {
   for (const p of g.parts) {
     const entries = seen ? p.entries.filter((e) => !seen.has(e.id) && seen.add(e.id)) : p.entries;
     if (!entries.length) continue;
-    out.push(keyChunk(g, entries, entries.length === p.entries.length ? p : sumsOf(entries)));
+    out.push(keyChunk(g, entries, entries.length === p.entries.length ? p.sums : RecordSums.of(entries)));
   }
   return out;
 }
@@ -266,11 +150,9 @@ export class SettleBatch {
       });
     }
     let p = g.parts.at(-1);
-    if (!p || p.entries.length >= BATCH_RECORDS) g.parts.push(p = { entries: [], key: new KeySums(), global: new Map() });
-    const at = this.lines.add(time, json);
-    p.entries.push({ id: record.request_id, time, src: this.lines.buf, at, len: this.lines.size - at });
-    p.key.add(record);
-    addGlobal(p.global, record);
+    if (!p || p.entries.length >= BATCH_RECORDS) g.parts.push(p = { entries: [], sums: new RecordSums() });
+    p.entries.push(this.lines.add(record.request_id, time, json));
+    p.sums.add(record);
     if (repeat) g.repeats = true;
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
@@ -304,14 +186,14 @@ export class SettleBatch {
       let entries: Entry[] = [];
       let sums = new Map<string, number>();
       const close = () => {
-        if (entries.length) out.push(makeChunk(t, entries, counted([...sums])));
+        if (entries.length) out.push(makeChunk(t, entries, counted([...sums]), sums));
         entries = [];
         sums = new Map();
       };
       for (const c of pieces) {
         if (entries.length + c.entries.length > BATCH_RECORDS) close();
         for (const e of c.entries) entries.push(e);
-        for (const [f, v] of c.global ?? sumsOf(c.entries).global) sums.set(f, (sums.get(f) ?? 0) + v);
+        for (const [f, v] of c.global) sums.set(f, (sums.get(f) ?? 0) + v);
       }
       close();
     }
@@ -362,7 +244,7 @@ export class SettleBatch {
           const kept = new Set(r.map(String));
           const rest = c.entries.filter((e) => !kept.has(e.id));
           this.waiting -= c.entries.length - rest.length;
-          if (rest.length) again.push(keyChunk(c, rest, sumsOf(rest)));
+          if (rest.length) again.push(keyChunk(c, rest, RecordSums.of(rest)));
         } else {
           held.push(c);
         }

@@ -1,10 +1,10 @@
 // The Redis store writes settled records and rollups behind, in batches (redis-batch.ts): what it costs Redis, what a
 // crash loses (records of the unsent batch, never a limit) and a batch that failed written once when Redis is back.
 // Each test runs its own redis-server, so INFO commandstats counts only its own calls.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { RedisStore } from '../../core/store/redis.ts';
+import { RedisStore, type RedisStoreOptions } from '../../core/store/redis.ts';
 import { BATCH_MS, type SettleBatch } from '../../core/store/redis-batch.ts';
 import { redisProcess } from '../helpers/redis-process.ts';
 import { T0, admitReq, record } from './fixtures.ts';
@@ -65,6 +65,18 @@ t.test('300 settlements of one key: admit and settle per request, fused with the
 
 const MINUTE = 60_000;
 
+/** A store on a redis-server of the test's own, and the store's batch. */
+async function batchStore(t: Test, prefix: string, options: Partial<RedisStoreOptions> = {}) {
+  const server = await redisProcess(t);
+  const s = new RedisStore({ url: server.url, prefix, ...options });
+  t.teardown(() => s.close());
+  return { server, s, batch: (s as unknown as { batch: SettleBatch }).batch };
+}
+
+/** Adds record `id` of key `key` (one input token, at T0) to `batch`, as settle.lua would have let it through. */
+const addOne = (batch: SettleBatch, key: string, id: string) =>
+  batch.add(record({ key_id: key, request_id: id, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: id, time: T0 }), T0 / MINUTE);
+
 t.test('a process that dies before its batch is written loses those records, never what the limits counted', async (t) => {
   const server = await redisProcess(t);
   const dying = new Redis(server.url);
@@ -100,14 +112,11 @@ t.test('a batch Redis did not take is written again, once, when Redis answers', 
 });
 
 t.test('records that waited out an outage go in calls of at most 1000 records, every one written', async (t) => {
-  const server = await redisProcess(t);
   const errors: number[] = [];
-  const s = new RedisStore({ url: server.url, prefix: 'o:', commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const { server, s, batch } = await batchStore(t, 'o:', { commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
   server.pause();
   // As settle.lua would have let through before Redis stopped answering: 2500 records of one key and minute.
-  for (let i = 0; i < 2500; i++) batch.add(record({ key_id: 'out', request_id: `o-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `o-${i}`, time: T0 }), T0 / MINUTE);
+  for (let i = 0; i < 2500; i++) addOne(batch, 'out', `o-${i}`);
   await batch.flush().catch(() => {});
   await batch.flush().catch(() => {});
   t.ok(errors.length >= 1 && batch.size === 2500, `all 2500 still waiting after the failed writes (${batch.size})`);
@@ -126,12 +135,9 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
 });
 
 t.test('while Redis does not answer, settlements do not each start a write: the next try waits its time', async (t) => {
-  const server = await redisProcess(t);
   const errors: number[] = [];
-  const s = new RedisStore({ url: server.url, prefix: 'w:', commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
-  const add = (i: number) => batch.add(record({ key_id: 'wait', request_id: `w-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `w-${i}`, time: T0 }), T0 / MINUTE);
+  const { server, s, batch } = await batchStore(t, 'w:', { commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
+  const add = (i: number) => addOne(batch, 'wait', `w-${i}`);
   server.pause();
   const start = Date.now();
   // A full batch goes at once and fails when the call times out (200 ms); the next try is a second after that.
@@ -152,11 +158,8 @@ t.test('while Redis does not answer, settlements do not each start a write: the 
 });
 
 t.test('settlements that keep coming while a full batch is written wait for the next batch: no write per round trip', async (t) => {
-  const server = await redisProcess(t);
-  const s = new RedisStore({ url: server.url, prefix: 'f:' });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
-  const add = (i: number) => batch.add(record({ key_id: 'full', request_id: `f-${i}`, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: `f-${i}`, time: T0 }), T0 / MINUTE);
+  const { server, s, batch } = await batchStore(t, 'f:');
+  const add = (i: number) => addOne(batch, 'full', `f-${i}`);
   // The batch's scripts are known to Redis (a fresh server answers NOSCRIPT once per script) before the count starts.
   add(-1);
   await batch.flush();
@@ -181,10 +184,7 @@ t.test('settlements that keep coming while a full batch is written wait for the 
 });
 
 t.test('records with text beyond ASCII go through a batch byte for byte (its text is sent as UTF-8 bytes)', async (t) => {
-  const server = await redisProcess(t);
-  const s = new RedisStore({ url: server.url, prefix: 'u:' });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const { s, batch } = await batchStore(t, 'u:');
   const names = ['modèle-ß', '模型-中', 'note-𝄞-😀', 'line\u2028sep', 'quote"back\\slash\ttab'];
   const sent = names.map((model, i) => record({ key_id: 'utf', request_id: `u-${i}`, time: T0 + i, model, upstream_model: `${model}-up` }));
   for (const r of sent) batch.add(r, JSON.stringify(r), T0 / MINUTE);
@@ -197,10 +197,7 @@ t.test('records with text beyond ASCII go through a batch byte for byte (its tex
 });
 
 t.test('2300 records of one key and minute, each ~0.9 KB, added at once: chunks of at most 1000, kept byte for byte, summed per key and globally', async (t) => {
-  const server = await redisProcess(t);
-  const s = new RedisStore({ url: server.url, prefix: 'p:' });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const { server, s, batch } = await batchStore(t, 'p:');
   // The text of 2300 such records outgrows the batch's first buffer (256 KB) several times over.
   const pad = 'é模'.repeat(200);
   const sent = Array.from({ length: 2300 }, (_, i) => record({
@@ -222,10 +219,7 @@ t.test('2300 records of one key and minute, each ~0.9 KB, added at once: chunks 
 });
 
 t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
-  const server = await redisProcess(t);
-  const s = new RedisStore({ url: server.url, prefix: 'd:' });
-  t.teardown(() => s.close());
-  const batch = (s as unknown as { batch: SettleBatch }).batch;
+  const { server, s, batch } = await batchStore(t, 'd:');
   const twice = record({ key_id: 'dup', request_id: 'd-1', time: T0, input_tokens: 4, cost: 0.25 });
   const minute = T0 / MINUTE;
   // Marked settled ('d') as settle.lua would have; the batch marks a record kept ('k') when it writes it.
