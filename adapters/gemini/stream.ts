@@ -3,7 +3,7 @@ import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/type
 import type { Usage } from '../../core/usage.ts';
 import { Scanner } from '../shared/scanner.ts';
 import { formatFrame } from '../shared/sse.ts';
-import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
+import { clientModelRewrite, jsonKey, parseObject, textCounter } from '../shared/stream-json.ts';
 import { geminiUsage } from './usage.ts';
 
 /** Google frames end in \r\n\r\n; a rewritten frame keeps the line ends of the one it replaces. */
@@ -21,6 +21,9 @@ export const cutByCap = (json: unknown): boolean => (Array.isArray(json) ? json 
 
 // Parts' text (thoughts included: they are output too).
 const partChars = textCounter(['text']);
+const hasUsageKey = jsonKey('usageMetadata');
+const hasFinishKey = jsonKey('finishReason');
+const hasErrorKey = jsonKey('error');
 
 class GeminiScanner extends Scanner {
   readonly #rewrite: string | undefined;
@@ -34,11 +37,11 @@ class GeminiScanner extends Scanner {
 
   frame(f: SseFrame): FrameVerdict {
     const data = f.data;
-    if (data.includes('"usageMetadata"')) this.#lastUsageData = data;
+    if (hasUsageKey(data)) this.#lastUsageData = data;
     this.chars += partChars(data);
     // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
-    const finish = data.includes('"finishReason"');
-    const failed = data.includes('"error"');
+    const finish = hasFinishKey(data);
+    const failed = hasErrorKey(data);
     if (!finish && !failed && this.#rewrite === undefined) return 'pass';
     const chunk = parseObject(data);
     if (!chunk) return 'pass';

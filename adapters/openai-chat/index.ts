@@ -5,7 +5,7 @@ import type { Usage } from '../../core/usage.ts';
 import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { Scanner } from '../shared/scanner.ts';
-import { clientModelRewrite, parseObject, textCounter } from '../shared/stream-json.ts';
+import { clientModelRewrite, jsonKey, parseObject, textCounter } from '../shared/stream-json.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { OPENAI_FAMILY } from '../shared/openai-family.ts';
@@ -17,6 +17,8 @@ export { chatUsage };
 /** The client did not ask for the usage chunk the gateway asked for on its behalf: the scanner drops it. */
 const STRIP_USAGE = contextVar<boolean>('openai-chat:strip-usage');
 const NULL_USAGE = /,"usage":null(?=[,}])|"usage":null,/;
+const hasUsageKey = jsonKey('usage');
+const hasErrorKey = jsonKey('error');
 // The answer cut by max_tokens / max_completion_tokens.
 const CUT = /"finish_reason":\s*"length"/;
 // Delta fields holding answer text: content, tool-call arguments, reasoning (some upstreams), refusals.
@@ -45,9 +47,11 @@ class ChatScanner extends Scanner {
     const rewrite = this.#rewrite;
     const strip = this.#strip;
     // The usage key was forced upstream; a client that did not ask for it sees chunks without it.
-    if (strip && !rewrite && f.data.includes('"usage":null')) return { replace: f.raw.replace(NULL_USAGE, '') };
-    const hasUsage = f.data.includes('"usage"') && !f.data.includes('"usage":null');
-    const hasError = f.data.includes('"error"');
+    const usageKey = hasUsageKey(f.data);
+    const nullUsage = usageKey && f.data.includes('"usage":null');
+    if (strip && !rewrite && nullUsage) return { replace: f.raw.replace(NULL_USAGE, '') };
+    const hasUsage = usageKey && !nullUsage;
+    const hasError = hasErrorKey(f.data);
     if (!hasUsage && !hasError && !rewrite) return 'pass';
     const chunk = parseObject(f.data);
     if (!chunk) return 'pass';

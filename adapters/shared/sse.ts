@@ -19,14 +19,20 @@ export class SseParser {
     let lineStart = this.#lineStart;
     let prevLoneCR = this.#prevLoneCR;
     let i = this.#scan;
-    while (i < buf.length) {
-      const c = buf.charCodeAt(i);
-      if (c !== 10 && c !== 13) { i++; continue; }
+    // The next \n and \r at or after i, found by indexOf (native) rather than a test of every character: a stream's
+    // lines are long JSON, its line ends few. -1: none left in what has arrived.
+    let lf = buf.indexOf('\n', i);
+    let cr = buf.indexOf('\r', i);
+    for (;;) {
+      if (lf !== -1 && lf < i) lf = buf.indexOf('\n', i);
+      if (cr !== -1 && cr < i) cr = buf.indexOf('\r', i);
+      const lineEnd = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+      if (lineEnd === -1) { i = buf.length; break; }
+      const c = lineEnd === cr ? 13 : 10;
       // A \r at the end may be half of \r\n; only a blank line in a CR-only stream is known to be complete.
-      if (c === 13 && i + 1 === buf.length && !(i === lineStart && prevLoneCR)) break;
-      const lineEnd = i;
-      const crlf = c === 13 && buf.charCodeAt(i + 1) === 10;
-      i += crlf ? 2 : 1;
+      if (c === 13 && lineEnd + 1 === buf.length && !(lineEnd === lineStart && prevLoneCR)) { i = lineEnd; break; }
+      const crlf = c === 13 && lf === lineEnd + 1;
+      i = lineEnd + (crlf ? 2 : 1);
       if (lineEnd === lineStart) {
         if (lineStart > frameStart) frames.push(parseFrame(buf.slice(frameStart, i)));
         frameStart = i;
@@ -51,6 +57,11 @@ export class SseParser {
 }
 
 function parseFrame(raw: string): SseFrame {
+  // Most frames are one `data:` line and the blank line (`data: {...}\n\n`): their data is a slice of the text.
+  const end = raw.length - 2;
+  if (raw.startsWith('data:') && raw.indexOf('\n') === end && raw.charCodeAt(end + 1) === 10 && raw.indexOf('\r') === -1) {
+    return { event: undefined, data: raw.slice(raw.charCodeAt(5) === 32 ? 6 : 5, end), raw };
+  }
   let event: string | undefined;
   let data: string | undefined;
   for (const line of raw.split(/\r\n|\r|\n/)) {

@@ -153,10 +153,12 @@ function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, heade
   const { res, format } = ctx;
   const parser = new SseParser();
   const scanner = format.scanStream(ctx);
-  // A stream that waited for an account already sent its 200 with the queue's keepalives.
+  // A stream that waited for an account already sent its 200 with the queue's keepalives. The headers go out at once
+  // only when no bytes wait to follow them. The frames held for the first content do: the headers go in one write with
+  // them as the stream flows on (exchange.ts: at once, or once a pinned id is stored), not in a write of their own.
   if (!res.headersSent) {
     res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-    res.flushHeaders();
+    if (upstream.readableLength === 0) res.flushHeaders();
   }
   // One timer for the stream, pushed back by every chunk (refresh: no new timer per chunk).
   const keepalive = format.keepalive;

@@ -6,7 +6,7 @@ import { gemini } from '../../adapters/gemini/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { openaiImages } from '../../adapters/openai-images/index.ts';
 import { openaiResponses } from '../../adapters/openai-responses/index.ts';
-import { textCounter } from '../../adapters/shared/stream-json.ts';
+import { jsonKey, textCounter } from '../../adapters/shared/stream-json.ts';
 import { fakeCtx, scan, sse } from './helpers.ts';
 
 t.test('textCounter: string values under the keys, escapes decoded, spacing tolerated, look-alikes ignored', async (t) => {
@@ -23,6 +23,18 @@ t.test('textCounter: string values under the keys, escapes decoded, spacing tole
   t.equal(stringChars('', ['content']), 0);
   const reused = textCounter(['text']);
   t.same(['{"text":"abc"}', '{"text":"de"}', '{"text":"abc"}'].map(reused), [3, 2, 3], 'one counter serves frame after frame');
+});
+
+t.test('jsonKey: true exactly when the quoted name is in the text', async (t) => {
+  const usage = jsonKey('usage');
+  t.equal(usage('{"choices":[],"usage":{"prompt_tokens":9}}'), true);
+  t.equal(usage('{"usage":null}'), true);
+  t.equal(usage('{"total_usage":1}'), false, 'a longer key ending in the name is another key');
+  t.equal(usage('{"usages":1}'), false, 'a longer key starting with it too');
+  t.equal(usage('{"content":"usage"}'), true, 'a string of that value is found too (the scanners parse before trusting it)');
+  t.equal(usage('{"content":"my usage\\"}'), false, 'the name then an escaped quote is not the quoted name');
+  t.equal(usage(''), false);
+  t.equal(jsonKey('usageMetadata')('{"usageMetadata":{}}'), true);
 });
 
 t.test('openai-chat: finish_reason "length" is incomplete, in a body and in a stream', async (t) => {

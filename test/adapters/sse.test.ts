@@ -198,3 +198,63 @@ t.test('formatFrame keeps data that contains \\r or \\r\\n', async (t) => {
   t.equal(frames.length, 1);
   t.equal(frames[0]?.data, 'a\nb\nc', 'every line of the data survives (line ends normalised to \\n)');
 });
+
+/**
+ * The parser as the spec reads, one character at a time with no state kept between calls but the text: lines end at
+ * \r\n, \n or \r, a blank line ends a non-empty frame, and a \r at the end of what arrived waits for the next chunk
+ * unless it ends the stream. The parser proper finds line ends by search and resumes where it stopped; both must agree.
+ */
+function referenceFrames(text: string): { raws: string[]; rest: string } {
+  const raws: string[] = [];
+  let frameStart = 0;
+  let lineStart = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c !== '\n' && c !== '\r') { i++; continue; }
+    i += c === '\r' && text[i + 1] === '\n' ? 2 : 1;
+    if (lineStart === i - (c === '\r' && text[i - 1] === '\n' ? 2 : 1)) {
+      if (lineStart > frameStart) raws.push(text.slice(frameStart, i));
+      frameStart = i;
+    }
+    lineStart = i;
+  }
+  return { raws, rest: text.slice(frameStart) };
+}
+
+t.test('random streams of every line end, read in random chunks, frame as the reference reads them', async (t) => {
+  const pieces = ['data: {"a":"x"}', 'data:', 'data: ', 'event: e', ': note', 'id: 1', 'x', 'é', '🎉', '\n', '\n', '\r', '\r\n', '\n\n', '\r\r'];
+  let mismatches = 0;
+  for (let seed = 1; seed <= 400; seed++) {
+    const rand = seeded(seed);
+    let text = '';
+    for (let n = 5 + Math.floor(rand() * 40); n > 0; n--) text += pieces[Math.floor(rand() * pieces.length)];
+    // A stream that ends in a lone \r: the reference sees it whole; the parser holds it (it may be half of \r\n).
+    if (text.endsWith('\r') && !text.endsWith('\r\r')) text += 'x';
+    const want = referenceFrames(text);
+    const whole = new SseParser();
+    const got = { raws: whole.push(text).map((f) => f.raw), rest: whole.rest() };
+    // In chunks, a \r\r ending one chunk ends its frame there (the test above), so a \n opening the next is a blank
+    // line of its own: the frames' fields are the same, their raw text may split differently.
+    const fields = (frames: SseFrame[]) => JSON.stringify(frames.map((f) => [f.event, f.data]));
+    const chunked = parseChunked(Buffer.from(text), () => 1 + Math.floor(rand() * 9)).frames;
+    if (JSON.stringify(got) !== JSON.stringify(want) || fields(chunked) !== fields(new SseParser().push(text))) {
+      mismatches++;
+      t.strictSame(got, want, `seed ${seed}: ${JSON.stringify(text)}`);
+      t.equal(fields(chunked), fields(new SseParser().push(text)), `seed ${seed} in chunks`);
+    }
+  }
+  t.equal(mismatches, 0, '400 random streams frame alike');
+});
+
+t.test('a one-line data frame reads as the general rule reads it', async (t) => {
+  // The parser's shortcut for `data: …\n\n`; the frames around it take the general path.
+  const cases: [string, string][] = [
+    ['data: {"a":1}\n\n', '{"a":1}'], ['data:{"a":1}\n\n', '{"a":1}'], ['data:  two spaces\n\n', ' two spaces'],
+    ['data:\n\n', ''], ['data: \n\n', ''], ['data: a:b\n\n', 'a:b'],
+  ];
+  for (const [raw, data] of cases) t.strictSame(new SseParser().push(raw), [{ event: undefined, data, raw }], JSON.stringify(raw));
+  t.strictSame(new SseParser().push('data: a\rdata: b\n\n'), [{ event: undefined, data: 'a\nb', raw: 'data: a\rdata: b\n\n' }], 'a lone \\r inside is a line end');
+  t.strictSame(new SseParser().push('data: a\ndata: b\n\n'), [{ event: undefined, data: 'a\nb', raw: 'data: a\ndata: b\n\n' }], 'two lines are joined');
+  t.strictSame(new SseParser().push('datum: a\n\n'), [{ event: undefined, data: '', raw: 'datum: a\n\n' }], 'another field is not data');
+});
