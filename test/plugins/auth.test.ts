@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, expectOpenAIError, post } from '../helpers/http.ts';
+import { knownDigests } from '../../plugins/auth.ts';
 
 const HASHED = 'sk-hashed-0006';
 const sha = createHash('sha256').update(HASHED).digest('hex');
@@ -80,4 +81,17 @@ t.test('the admin token is refused on model routes', async (t) => {
   await expectOpenAIError(t, await post(CHAT, chatBody(), { 'x-api-key': 'admin-secret-token' }), 401, 'INVALID_API_KEY', 'invalid_request_error');
   await expectOpenAIError(t, await fetch(gw.url + '/v1/models', { headers: bearer('admin-secret-token') }), 401, 'INVALID_API_KEY', 'invalid_request_error');
   t.equal(sim.requests.length, 0);
+});
+
+t.test('knownDigests: the SHA-256 of a key, remembered only when told, the oldest let go past the limit', async (t) => {
+  const hex = (k: string) => createHash('sha256').update(k).digest('hex');
+  const d = knownDigests(3);
+  t.equal(d.of('sk-a'), hex('sk-a'), 'a key not remembered is hashed');
+  t.notOk(d.has('sk-a'), 'hashing alone remembers nothing (a guess is never kept)');
+  for (const k of ['sk-a', 'sk-b', 'sk-c']) d.remember(k, hex(k));
+  t.equal(d.of('sk-b'), hex('sk-b'), 'a remembered key gives its digest');
+  d.remember('sk-d', hex('sk-d'));
+  t.notOk(d.has('sk-a'), 'past the limit the oldest goes');
+  t.ok(d.has('sk-b') && d.has('sk-c') && d.has('sk-d'));
+  t.equal(d.of('sk-a'), hex('sk-a'), 'and is hashed again');
 });
