@@ -35,9 +35,10 @@ export class LuaScript {
 
   /**
    * Runs on the node owning keys[0]: every key of one call must share a hash tag (one slot). On one Redis, with the
-   * other script calls of the same turn of the event loop (fuse.ts).
+   * other script calls of the same turn of the event loop (fuse.ts). Not async: the fuser's promise is the call's own
+   * (an async wrapper would add a promise and a microtask to each of a request's four or so store calls).
    */
-  async run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
+  run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
     if (!(client instanceof Cluster)) {
       let fuser = fusers.get(client);
       if (!fuser) fusers.set(client, fuser = new ScriptFuser(client));
