@@ -37,14 +37,12 @@ const KNOWN_DIGESTS = 4096;
 export function knownDigests(limit = KNOWN_DIGESTS) {
   const known = new Map<string, string>();
   return {
-    // One-shot, straight to hex: no Hash stream object, and no Buffer (an ArrayBuffer of its own) per request.
-    of: (key: string): string => known.get(key) ?? hash('sha256', key, 'hex'),
+    /** The key's digest when it is remembered. */
+    get: (key: string): string | undefined => known.get(key),
     remember(key: string, hex: string): void {
-      if (known.has(key)) return;
       if (known.size >= limit) known.delete(known.keys().next().value!);
       known.set(key, hex);
     },
-    has: (key: string): boolean => known.has(key),
   };
 }
 
@@ -90,12 +88,14 @@ export const auth: Plugin<Options> = {
       }
       const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
       if (!key) throw errors.API_KEY_REQUIRED();
-      const hex = digests.of(key);
+      const remembered = digests.get(key);
+      // One-shot, straight to hex: no Hash stream object, and no Buffer (an ArrayBuffer of its own) per request.
+      const hex = remembered ?? hash('sha256', key, 'hex');
       // Compared and looked up by digest, so their timing says nothing about how close a guess was.
       if (hex === adminSha) throw errors.INVALID_API_KEY(true);
       const found = env.keysBySha.get(hex) ?? await issued(hex);
       if (!found) throw errors.INVALID_API_KEY(false);
-      digests.remember(key, hex);
+      if (remembered === undefined) digests.remember(key, hex);
       if (found.disabled) throw errors.API_KEY_DISABLED();
       if (!options.allow_expired && found.expires_at !== undefined && found.expires_at <= Date.now()) {
         throw errors.API_KEY_EXPIRED();

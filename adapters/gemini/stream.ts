@@ -3,7 +3,7 @@ import type { Ctx, FrameVerdict, SseFrame, StreamScanner } from '../../core/type
 import type { Usage } from '../../core/usage.ts';
 import { Scanner } from '../shared/scanner.ts';
 import { formatFrame } from '../shared/sse.ts';
-import { clientModelRewrite, jsonKey, parseObject, textCounter } from '../shared/stream-json.ts';
+import { clientModelRewrite, hasErrorKey, jsonKey, parseObject, textCounter } from '../shared/stream-json.ts';
 import { geminiUsage } from './usage.ts';
 
 /** Google frames end in \r\n\r\n; a rewritten frame keeps the line ends of the one it replaces. */
@@ -21,9 +21,8 @@ export const cutByCap = (json: unknown): boolean => (Array.isArray(json) ? json 
 
 // Parts' text (thoughts included: they are output too).
 const partChars = textCounter(['text']);
-const hasUsageKey = jsonKey('usageMetadata');
+const hasUsageMetadataKey = jsonKey('usageMetadata');
 const hasFinishKey = jsonKey('finishReason');
-const hasErrorKey = jsonKey('error');
 
 class GeminiScanner extends Scanner {
   readonly #rewrite: string | undefined;
@@ -37,7 +36,7 @@ class GeminiScanner extends Scanner {
 
   frame(f: SseFrame): FrameVerdict {
     const data = f.data;
-    if (hasUsageKey(data)) this.#lastUsageData = data;
+    if (hasUsageMetadataKey(data)) this.#lastUsageData = data;
     this.chars += partChars(data);
     // An unescaped quoted key can only be a JSON key (inside strings quotes are escaped), so these tests are exact enough to skip parsing.
     const finish = hasFinishKey(data);

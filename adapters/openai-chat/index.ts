@@ -5,7 +5,7 @@ import type { Usage } from '../../core/usage.ts';
 import { contextVar } from '../../core/vars.ts';
 import { formatFrame } from '../shared/sse.ts';
 import { Scanner } from '../shared/scanner.ts';
-import { clientModelRewrite, jsonKey, parseObject, textCounter } from '../shared/stream-json.ts';
+import { clientModelRewrite, hasErrorKey, hasUsageKey, parseObject, textCounter } from '../shared/stream-json.ts';
 import { openaiErrorBody, openaiErrorObject } from '../shared/openai-errors.ts';
 import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared/openai-models.ts';
 import { OPENAI_FAMILY } from '../shared/openai-family.ts';
@@ -17,8 +17,6 @@ export { chatUsage };
 /** The client did not ask for the usage chunk the gateway asked for on its behalf: the scanner drops it. */
 const STRIP_USAGE = contextVar<boolean>('openai-chat:strip-usage');
 const NULL_USAGE = /,"usage":null(?=[,}])|"usage":null,/;
-const hasUsageKey = jsonKey('usage');
-const hasErrorKey = jsonKey('error');
 // The answer cut by max_tokens / max_completion_tokens.
 const CUT = /"finish_reason":\s*"length"/;
 // Delta fields holding answer text: content, tool-call arguments, reasoning (some upstreams), refusals.

@@ -2,11 +2,9 @@
 import type { FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { openaiTokenUsage } from '../shared/openai-usage.ts';
-import { jsonKey, parseObject } from '../shared/stream-json.ts';
+import { hasErrorKey, hasUsageKey, parseObject } from '../shared/stream-json.ts';
 
 // Partial images are large base64 frames: they are recognised by name (or, without an event line, by lacking these keys) and never parsed.
-const hasUsageKey = jsonKey('usage');
-const hasErrorKey = jsonKey('error');
 const mayMatter = (f: SseFrame): boolean => f.event !== undefined
   ? f.event === 'error' || f.event.endsWith('.completed')
   : hasUsageKey(f.data) || hasErrorKey(f.data) || f.data.includes('.completed"');

@@ -28,6 +28,10 @@ export function jsonKey(name: string): (text: string) => boolean {
   return (text) => text.includes(named) && text.includes(quoted);
 }
 
+/** The keys most scanners look for in every frame. */
+export const hasUsageKey = jsonKey('usage');
+export const hasErrorKey = jsonKey('error');
+
 /**
  * Counts the characters of every JSON string value named by one of `keys` in a frame's JSON text, without parsing the
  * frame (it runs on every content delta): one precompiled regular expression, escapes decoded only when present.
