@@ -5,6 +5,8 @@
 // second), and every entry was work for each full collection. Two ids that share all 64 bits would be one: about 1 in
 // 10^14 for a table of 100 000 ids.
 
+import { release } from './columns.ts';
+
 const MIN_CAPACITY = 16;
 /** What an empty table starts with: a key's ledger holds several tables, most of them never used. */
 const NONE = new Int32Array(0);
@@ -117,5 +119,8 @@ export class IdTable {
     this.#k2 = new Int32Array(capacity);
     this.#v = new Int32Array(capacity);
     for (let i = 0; i < k1.length; i++) if (k1[i] !== 0 || k2[i] !== 0) this.#insert(k1[i], k2[i], v[i]);
+    release(k1);
+    release(k2);
+    release(v);
   }
 }

@@ -6,6 +6,7 @@
 // objects.
 //
 // Each record: key length, id length, text length (uint32), time (float64), then the three as UTF-8.
+import { release } from './columns.ts';
 import type { RecordRow } from './file-rows.ts';
 
 const HEAD = 20;
@@ -68,6 +69,7 @@ export class RecordBytes {
     while (size < need) size *= 2;
     const next = Buffer.allocUnsafeSlow(size);
     this.#buf.copy(next, 0, 0, this.#used);
+    release(this.#buf);
     this.#buf = next;
   }
 }
@@ -80,7 +82,7 @@ export class RecordBytes {
  * (ArrayBuffer.prototype.transfer) releases it at once. A view into a larger buffer is left alone.
  */
 export function freeBytes(bytes: Uint8Array): void {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) bytes.buffer.transfer(0);
+  release(bytes);
 }
 
 /** The records of `bytes` (RecordBytes' layout), in the order they were added. */
