@@ -121,6 +121,31 @@ t.test('every shape of answer reaches its caller as it would alone; shared keys 
   t.strictSame(seen.at(-1)?.slice(3, 3 + Number(seen.at(-1)?.[2])), ['a', 'b', 'c', 'a', 'b', 'x'], 'keys sent once per run of equal ones');
 });
 
+t.test('a fused call is all text (ioredis writes it in one piece), and its header counts past 16 bits of calls\' arguments', async (t) => {
+  const server = await redisProcess(t);
+  const c = new Redis(server.url);
+  t.teardown(() => c.quit());
+  const sent: unknown[][] = [];
+  const send = c.sendCommand.bind(c);
+  c.sendCommand = ((command: { name: string; args: unknown[] }, stream?: unknown) => {
+    if (/^eval/.test(command.name)) sent.push(command.args);
+    return send(command as never, stream as never);
+  }) as typeof c.sendCommand;
+  // A list-form call of 19 000 arguments first (a call of more than MAX_ARGS would go alone), 300 small ones after it:
+  // the first fused call carries it and the 199 that fit with it (MAX_ARGS 20 000), its header 19 000 and 200, past
+  // what 7 or 14 bits hold; the rest go in a second one.
+  const big = Array.from({ length: 19_000 }, (_, i) => String(i % 7));
+  const calls = [tally.run(c, ['big'], big), ...Array.from({ length: 300 }, (_, i) => tally.run(c, [`k${i % 3}`], [1]))];
+  const answers = await Promise.all(calls);
+  t.equal(answers[0], 0, 'the large call ran with its own first argument (0)');
+  t.strictSame(answers.slice(-3), [100, 100, 100], 'and every small one, in order');
+  // EVALSHA, answered NOSCRIPT (the set of scripts is new to this server), then EVAL: the same arguments each time.
+  const fused = sent.filter((args) => args.length > 19_000);
+  t.ok(fused.length >= 1, `${sent.length} script calls of ${sent.map((a) => a.length).join(', ')} arguments`);
+  t.equal(fused.flat().filter((a) => typeof a !== 'string').length, 0, 'every argument a string: no Buffer puts ioredis on its slow path');
+  for (const args of fused) t.ok(/^[\x00-\x7f]*$/.test(String(args[2 + Number(args[1])])), 'the header is ASCII');
+});
+
 t.test('an error fails its own call only; the calls before and after it ran', async (t) => {
   const server = await redisProcess(t);
   const c = new Redis(server.url);

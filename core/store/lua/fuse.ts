@@ -36,9 +36,12 @@ const ALONE_ARGS = 64;
 const MAX_COMBOS = 64;
 
 /**
- * One script running `scripts` as local functions. ARGV[1] is the header, 16-bit numbers, big-endian, read with
- * string.byte: per group of calls of one script its function and its number of calls, then per call #keys + 32768 and
- * #args; the calls' arguments follow. (Every argument costs Redis ~1 000 instructions to take in: a string object, a Lua
+ * One script running `scripts` as local functions. ARGV[1] is the header, numbers of 21 bits as three characters of 7
+ * bits each (ASCII, most significant first), read with string.byte: per group of calls of one script its function and
+ * its number of calls, then per call #keys + 2^20 and #args; the calls' arguments follow. (ASCII, so the header is a
+ * text like every other argument: one Buffer among a command's arguments puts ioredis on its slow path, which wrote
+ * every argument into a buffer of its own with a call each (Command.toWritable, MixedBuffers): 15 % of the gateway's
+ * CPU on Redis under the bench's load.) (Every argument costs Redis ~1 000 instructions to take in: a string object, a Lua
  * string, a table slot, then freeing both. The header as arguments of their own cost ~3 000 instructions a call more:
  * callgrind.) A call whose keys are those of an earlier call of its group sends none: its #keys is -m, m being that
  * call's place in the group.
@@ -93,15 +96,15 @@ local function err(r) return type(r) == 'table' and r.err or tostring(r) end
 local head, p, k, a, g, out = ARGV[1], 1, 0, 1, 0, {}
 while p < #head do
   g = g + 1
-  local f1, f2, n1, n2 = string.byte(head, p, p + 3)
-  local f, n = f1 * 256 + f2, n1 * 256 + n2
-  p = p + 4
+  local f1, f2, f3, n1, n2, n3 = string.byte(head, p, p + 5)
+  local f, n = (f1 * 128 + f2) * 128 + f3, (n1 * 128 + n2) * 128 + n3
+  p = p + 6
   -- Call m's keys: NK[m] from KEYS[K[m] + 1]; its arguments: NA[m] from ARGV[A[m] + 1].
   local K, A, NK, NA = presized(n), presized(n), presized(n), presized(n)
   for m = 1, n do
-    local k1, k2, a1, a2 = string.byte(head, p, p + 3)
-    local nk, na = k1 * 256 + k2 - 32768, a1 * 256 + a2
-    p = p + 4
+    local k1, k2, k3, a1, a2, a3 = string.byte(head, p, p + 5)
+    local nk, na = (k1 * 128 + k2) * 128 + k3 - 1048576, (a1 * 128 + a2) * 128 + a3
+    p = p + 6
     if nk < 0 then
       K[m], NK[m] = K[-nk], NK[-nk]
     else
@@ -148,6 +151,18 @@ export async function evalsha(client: RedisClient, script: { sha: string; source
 export function listsSupported(info: string): boolean {
   const m = /^redis_version:(\d+)\.(\d+)/m.exec(info);
   return !!m && (Number(m[1]) > 6 || (Number(m[1]) === 6 && Number(m[2]) >= 2));
+}
+
+/** A call's #keys goes in the header plus this (2^20), so the -m of a call that refers to an earlier one's keys is not negative. */
+const KEYS_OFFSET = 2 ** 20;
+
+/** n (0 to 2^21 - 1) into the header at p as three ASCII characters of 7 bits, most significant first; returns the next p. */
+function write21(head: Buffer, p: number, n: number): number {
+  if (!(n >= 0 && n < 2 ** 21)) throw new RangeError(`fused script header: ${n} does not fit in 21 bits`);
+  head[p] = n >> 14;
+  head[p + 1] = (n >> 7) & 127;
+  head[p + 2] = n & 127;
+  return p + 3;
 }
 
 const sameKeys = (a: string[], b: string[]): boolean => a.length === b.length && a.every((k, i) => k === b[i]);
@@ -278,27 +293,26 @@ export class ScriptFuser {
     }
     const groups = [...byScript.values()];
     const combo = this.#combo(calls);
-    const head = Buffer.allocUnsafe(4 * (groups.length + calls.length));
+    const head = Buffer.allocUnsafe(6 * (groups.length + calls.length));
     const keys: string[] = [];
-    const args: (string | number | Buffer)[] = [head];
+    const args: (string | number)[] = [''];
     let p = 0;
     for (const group of groups) {
-      head.writeUInt16BE(combo.index.get(group[0].script)!, p);
-      head.writeUInt16BE(group.length, p + 2);
-      p += 4;
+      p = write21(head, p, combo.index.get(group[0].script)!);
+      p = write21(head, p, group.length);
       // The last call of the group that sent its keys: a call with the same keys refers to it instead.
       let last: { at: number; keys: string[] } | undefined;
       group.forEach((c, m) => {
         const same = last !== undefined && sameKeys(last.keys, c.keys);
-        head.writeUInt16BE((same ? -last!.at : c.keys.length) + 32768, p);
-        head.writeUInt16BE(c.args.length, p + 2);
-        p += 4;
+        p = write21(head, p, (same ? -last!.at : c.keys.length) + KEYS_OFFSET);
+        p = write21(head, p, c.args.length);
         for (const v of c.args) args.push(v);
         if (same) return;
         last = { at: m + 1, keys: c.keys };
         for (const k of c.keys) keys.push(k);
       });
     }
+    args[0] = head.toString('latin1', 0, p);
     evalsha(this.#client, combo, keys, args).then(
       (out) => { answer(groups, out as unknown[]); this.#sent(); },
       (err: Error) => { for (const c of calls) c.reject(err); this.#sent(); },
