@@ -38,13 +38,13 @@ const MAX_COMBOS = 64;
 /**
  * One script running `scripts` as local functions. ARGV[1] is the header, numbers of 21 bits as three characters of 7
  * bits each (ASCII, most significant first), read with string.byte: per group of calls of one script its function and
- * its number of calls, then per call #keys + 2^20 and #args; the calls' arguments follow. (ASCII, so the header is a
- * text like every other argument: one Buffer among a command's arguments puts ioredis on its slow path, which wrote
- * every argument into a buffer of its own with a call each (Command.toWritable, MixedBuffers): 15 % of the gateway's
- * CPU on Redis under the bench's load.) (Every argument costs Redis ~1 000 instructions to take in: a string object, a Lua
- * string, a table slot, then freeing both. The header as arguments of their own cost ~3 000 instructions a call more:
- * callgrind.) A call whose keys are those of an earlier call of its group sends none: its #keys is -m, m being that
- * call's place in the group.
+ * its number of calls, then per call #keys + 2^20 and #args; the calls' arguments follow. The header is text, as every
+ * other argument is: one Buffer among a command's arguments puts ioredis on its slow path, which writes every argument
+ * into a buffer with calls of its own (Command.toWritable, MixedBuffers): 15 % of the gateway's CPU on Redis under the
+ * bench's load, against 5 % for the whole command as text. (Every argument costs Redis ~1 000 instructions to take
+ * in: a string object, a Lua string, a table slot, then freeing both. The header as arguments of their own cost ~3 000
+ * instructions a call more: callgrind.) A call whose keys are those of an earlier call of its group sends none: its
+ * #keys is -m, m being that call's place in the group.
  * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
  * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place:
  * copying them into tables of their own costs Redis more than most of what the scripts do; four lists for the group,
