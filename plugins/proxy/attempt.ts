@@ -3,7 +3,8 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import type { ContextVar, Ctx, FormatAdapter } from '../../core/types.ts';
+import { scratchCtx } from '../../core/context.ts';
+import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
 import { UpstreamResponse, errorCode, requestHeaders, upstreamAgent } from './upstream-response.ts';
 
@@ -120,18 +121,6 @@ export class Upstreams {
   }
 }
 
-/**
- * The request's context as a throwaway scanner sees it: what it sets stays in a map of its own, so an attempt that
- * fails before its first content leaves no state (a stream position, an id) behind for the next one.
- */
-function scratchOf(ctx: Ctx): Ctx {
-  const own = new Map<string, unknown>();
-  return Object.create(ctx, {
-    get: { value: <T>(v: ContextVar<T>) => (own.has(v.name) ? own.get(v.name) : ctx.get(v)) as T | undefined },
-    set: { value: <T>(v: ContextVar<T>, value: T | undefined) => { own.set(v.name, value); } },
-  }) as Ctx;
-}
-
 export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
 
 /**
@@ -148,7 +137,7 @@ const ENDINGS = ['aborted', 'error', 'close'] as const;
  * stream) before any content is a failure, and nothing has reached the client.
  */
 export function holdFirstContent(ctx: Ctx, upstream: UpstreamResponse, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
-  const probe = format.scanStream(scratchOf(ctx));
+  const probe = format.scanStream(scratchCtx(ctx));
   if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
   const parser = new SseParser();
   const held: Buffer[] = [];
