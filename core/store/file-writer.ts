@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { openDatabase, type OpenFile } from './file-db.ts';
 import { FileTables } from './file-tables.ts';
 import type { Batch, FromWriter, ToWriter, WriterOptions } from './file-rows.ts';
-import { freeBytes } from './record-bytes.ts';
+import { release } from './columns.ts';
 
 const PRUNE_EVERY_MS = 60_000;
 const RETRY_MS = 1000;
@@ -44,7 +44,7 @@ function drain(id: number, f: Opened): void {
       return;
     }
     f.queue.shift();
-    freeBytes(batch.records);
+    release(batch.records);
     send({ id, type: 'written', seq: batch.seq, ms: performance.now() - start });
   }
   if (Date.now() - f.prunedAt < PRUNE_EVERY_MS) return;

@@ -15,7 +15,8 @@ import { Journal, type MemoryState } from './file-journal.ts';
 import { loadFile } from './file-load.ts';
 import { restore } from './file-restore.ts';
 import type { FromWriter, WriterOptions } from './file-rows.ts';
-import { freeBytes, readRecords } from './record-bytes.ts';
+import { release } from './columns.ts';
+import { readRecords } from './record-bytes.ts';
 import { connect, type WriterLink } from './file-thread.ts';
 import type { RecordEntry } from './memory-index.ts';
 import { sqlite } from './sqlite.ts';
@@ -118,7 +119,7 @@ export class FileStore extends MemoryStore {
   private heard(m: FromWriter): void {
     if (m.type === 'written') {
       const bytes = this.unwritten.get(m.seq);
-      if (bytes) freeBytes(bytes);
+      if (bytes) release(bytes);
       this.unwritten.delete(m.seq);
       // Written again after a failure (batches are written in order): texts go back to waiting as bytes.
       if (this.alive) this.entriesKeepTexts = false;

@@ -74,17 +74,6 @@ export class RecordBytes {
   }
 }
 
-/**
- * A batch's bytes are done with (written): their memory goes back now. A batch's bytes (up to a second of records, or
- * file.ts FLUSH_BYTES) live past two scavenges, so their buffer would otherwise wait for a full collection of the
- * thread that holds it, and the writer thread, which makes little garbage of its own, ran one only when V8's limit of
- * external memory (~64 MB) forced it: tens of MB of RSS, held by bytes already written. Detaching the buffer
- * (ArrayBuffer.prototype.transfer) releases it at once. A view into a larger buffer is left alone.
- */
-export function freeBytes(bytes: Uint8Array): void {
-  release(bytes);
-}
-
 /** The records of `bytes` (RecordBytes' layout), in the order they were added. */
 export function* readRecords(bytes: Uint8Array): Generator<RecordRow> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -1,7 +1,8 @@
 // Records on their way to the file store's writer, as bytes: what goes in comes out, in order, whatever the text
 // (non-ASCII, astral, empty, control characters, long enough to grow the buffer many times), batch after batch.
 import t from 'tap';
-import { RecordBytes, freeBytes, readRecords } from '../../core/store/record-bytes.ts';
+import { release as freeBytes } from '../../core/store/columns.ts';
+import { RecordBytes, readRecords } from '../../core/store/record-bytes.ts';
 import type { RecordRow } from '../../core/store/file-rows.ts';
 import { seeded } from '../helpers/random.ts';
 
