@@ -28,8 +28,10 @@ export class Affinity {
   }
 
   /** The bindings to look up in the first account decision; refuses when no account can serve the request at all. */
-  async preference(ctx: Ctx, group: GroupConfig, candidates: AccountConfig[]): Promise<Preference> {
-    const bound: Preference['bound'] = (await this.#pinIds(ctx)).map((name) => ({ kind: 'pin', name }));
+  async preference(ctx: Ctx, group: GroupConfig, candidates: readonly AccountConfig[]): Promise<Preference> {
+    const bound: Preference['bound'] = [];
+    // A format that pins no ids (chat completions, Messages) has none to look for.
+    if (ctx.format.pins) for (const name of await this.#pinIds(ctx)) bound.push({ kind: 'pin', name });
     if (!candidates.length) {
       // Nothing can serve it; a conversation pinned to an account that is gone says so (rare: a lookup of its own).
       for (const { name } of bound) if (await this.#store.bound(group.name, 'pin', name) !== undefined) throw conversationUnavailable(name, 'gone', Date.now());

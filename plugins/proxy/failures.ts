@@ -70,7 +70,7 @@ export class Failures {
   }
 
   /** The answer when no account could be had (or the pinned one failed): by class, or the conversation's own error. */
-  async refusal(group: GroupConfig, candidates: AccountConfig[], trail: Attempt[], pin: FoundBinding | undefined, why?: Failed | 'none'): Promise<GatewayError> {
+  async refusal(group: GroupConfig, candidates: readonly AccountConfig[], trail: Attempt[], pin: FoundBinding | undefined, why?: Failed | 'none'): Promise<GatewayError> {
     const now = Date.now();
     if (pin === undefined) return exhausted(group, trail, await this.#store.accountStates(group.name, candidates.map((a) => a.id), now), now);
     if (why === 'none') return conversationUnavailable(pin.name, 'gone', now);

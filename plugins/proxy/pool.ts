@@ -83,7 +83,8 @@ export class Pool {
       return await crossing.local();
     }
     const p = await affinity.preference(ctx, group, candidates);
-    const tried = new Set<string>();
+    /** Accounts that failed this request (none until a failover: most requests never make this set). */
+    let tried: Set<string> | undefined;
     const trail: Attempt[] = [];
     const waiting = queueKeepalive(ctx, this.#o.keepalive_ms);
     /** The pin the first decision found: the conversation lives on that account only. */
@@ -92,7 +93,7 @@ export class Pool {
       const first = n === 0;
       // One round trip before the upstream call: the admission, the binding lookup and the account decision.
       const acquired = await scheduler.acquire(ctx,
-        { group, candidates: candidates.filter((a) => !tried.has(a.id)), bound: first ? p.bound : undefined, waiting },
+        { group, candidates: tried ? candidates.filter((a) => !tried!.has(a.id)) : candidates, bound: first ? p.bound : undefined, waiting },
         n, first ? admission(ctx) : undefined);
       if (!acquired) { ctx.outcome = 'disconnected'; return; }
       if (first) pin = affinity.decided(p, acquired);
@@ -119,7 +120,7 @@ export class Pool {
         throw requestRefused(result.status);
       }
       await failures.failed(ctx, trail, group, account, failure);
-      tried.add(account.id);
+      (tried ??= new Set()).add(account.id);
       if (pin) throw await failures.refusal(group, candidates, trail, pin, failure);
       if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, trail, pin);
       metrics.failovers.inc({ group: group.name, reason: failure.verdict.reason });

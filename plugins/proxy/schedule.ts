@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineErrors } from '../../core/errors.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
-import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
+import type { AccountCandidate, AccountLease, AcquireAccountRequest, AcquireAccountResult, LeaseEnding, Store } from '../../core/store/types.ts';
 import { mapModel, matchesAny } from '../globs.ts';
 import { Heartbeats } from '../heartbeats.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
@@ -14,10 +14,40 @@ const FIRST_POLL_MS = 50;
 const POLL_GROWTH = 1.5;
 const MAX_POLL_MS = 1000;
 
-/** Enabled accounts of the group that serve this upstream model (their `models` globs, or their own model_map). */
-export function candidatesFor(group: GroupConfig, model: string | undefined): AccountConfig[] {
-  return group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
-    || mapModel(a.model_map, model) !== undefined));
+/**
+ * The candidates found per group and upstream model: a group is its config's own object (a reload makes new ones, and
+ * the old ones leave with their entries), so a list is computed once, not per request. At most CANDIDATE_MODELS models
+ * a group (a glob allow-list admits any number of names): past that its lists start again.
+ */
+const candidateLists = new WeakMap<GroupConfig, Map<string | undefined, readonly AccountConfig[]>>();
+const CANDIDATE_MODELS = 256;
+
+/**
+ * Enabled accounts of the group that serve this upstream model (their `models` globs, or their own model_map). The
+ * list is shared by the group's requests for that model: read it, never change it.
+ */
+export function candidatesFor(group: GroupConfig, model: string | undefined): readonly AccountConfig[] {
+  let lists = candidateLists.get(group);
+  if (!lists) candidateLists.set(group, lists = new Map());
+  let list = lists.get(model);
+  if (!list) {
+    if (lists.size >= CANDIDATE_MODELS) lists.clear();
+    list = group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
+      || mapModel(a.model_map, model) !== undefined));
+    lists.set(model, list);
+  }
+  return list;
+}
+
+/** What the store is told of each candidate (its scheduling numbers, never its credential), once per candidate list. */
+const storeCandidates = new WeakMap<readonly AccountConfig[], AccountCandidate[]>();
+function forStore(candidates: readonly AccountConfig[]): AccountCandidate[] {
+  let out = storeCandidates.get(candidates);
+  if (!out) {
+    out = candidates.map((a) => ({ id: a.id, priority: a.priority, weight: a.weight, concurrency: a.concurrency }));
+    storeCandidates.set(candidates, out);
+  }
+  return out;
 }
 
 /** The model this account is sent: its own model_map applied to the group's upstream model. */
@@ -43,7 +73,7 @@ const queues = new WeakMap<Store, Map<string, Waiter[]>>();
 
 export interface AcquireRequest {
   group: GroupConfig;
-  candidates: AccountConfig[];
+  candidates: readonly AccountConfig[];
   prefer?: string;
   only?: boolean;
   /** Bindings for the store to look the preference up in, within the same decision. */
@@ -79,12 +109,14 @@ export class Scheduler {
    */
   async acquire(ctx: Ctx, req: AcquireRequest, attempt: number, gate?: Promise<void>): Promise<Acquired> {
     const group = req.group.name;
-    const ask = () => this.#store.acquireAccount({
-      group, requestId: `${ctx.id}#${attempt}`, now: Date.now(), leaseMs: this.#o.lease_ms,
-      candidates: req.candidates.map((a) => ({ id: a.id, priority: a.priority, weight: a.weight, concurrency: a.concurrency })),
-      ...(req.prefer === undefined ? {} : { prefer: req.prefer, only: req.only === true }),
-      ...(req.bound?.length ? { bound: req.bound } : {}),
-    });
+    const requestId = `${ctx.id}#${attempt}`;
+    const candidates = forStore(req.candidates);
+    const ask = () => {
+      const asked: AcquireAccountRequest = { group, requestId, now: Date.now(), leaseMs: this.#o.lease_ms, candidates };
+      if (req.prefer !== undefined) { asked.prefer = req.prefer; asked.only = req.only === true; }
+      if (req.bound?.length) asked.bound = req.bound;
+      return this.#store.acquireAccount(asked);
+    };
     const first = ask();
     if (gate) {
       first.catch(() => {}); // awaited below; until then a failure must not count as unhandled
