@@ -43,7 +43,11 @@ export class AccountBook {
       this.groups.set(group, (g = new Map()));
     }
     let a = g.get(id);
-    if (!a && create) g.set(id, (a = { leases: new ExpiringMap(), soonest: Infinity, probing: false }));
+    // Every field from the start, in one order: an account's object keeps one shape (hidden class) as it is used, so
+    // the reads in decide() see one shape, not one per set of fields its history happened to add.
+    if (!a && create) {
+      g.set(id, (a = { leases: new ExpiringMap(), soonest: Infinity, coolUntil: undefined, reason: undefined, probing: false, lastUsed: undefined, pass: undefined }));
+    }
     return a;
   }
 
