@@ -16,24 +16,30 @@ const MAX_POLL_MS = 1000;
 
 /**
  * The candidates found per group and upstream model: a group is its config's own object (a reload makes new ones, and
- * the old ones leave with their entries), so a list is computed once, not per request. At most CANDIDATE_MODELS models
- * a group (a glob allow-list admits any number of names): past that its lists start again.
+ * the old ones leave with their entries), so a list is computed once, not per request. The model comes from the
+ * client and a glob allow-list admits any number of names, of any length: at most CANDIDATE_MODELS names a group are
+ * kept (past that its lists start again), each of at most CACHED_MODEL_CHARS (a longer one is looked up every time).
  */
 const candidateLists = new WeakMap<GroupConfig, Map<string | undefined, readonly AccountConfig[]>>();
 const CANDIDATE_MODELS = 256;
+const CACHED_MODEL_CHARS = 256;
+
+const serving = (group: GroupConfig, model: string | undefined): readonly AccountConfig[] =>
+  group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
+    || mapModel(a.model_map, model) !== undefined));
 
 /**
  * Enabled accounts of the group that serve this upstream model (their `models` globs, or their own model_map). The
  * list is shared by the group's requests for that model: read it, never change it.
  */
 export function candidatesFor(group: GroupConfig, model: string | undefined): readonly AccountConfig[] {
+  if (model !== undefined && model.length > CACHED_MODEL_CHARS) return serving(group, model);
   let lists = candidateLists.get(group);
   if (!lists) candidateLists.set(group, lists = new Map());
   let list = lists.get(model);
   if (!list) {
     if (lists.size >= CANDIDATE_MODELS) lists.clear();
-    list = group.accounts.filter((a) => a.enabled && (model === undefined || !a.models || matchesAny(a.models, model)
-      || mapModel(a.model_map, model) !== undefined));
+    list = serving(group, model);
     lists.set(model, list);
   }
   return list;

@@ -1,7 +1,7 @@
 // A group's candidates for a model (plugins/proxy/schedule.ts candidatesFor) are computed once per group object and
-// model, not per request: the same list comes back, a reloaded config's group (a new object) gets its own, the lists of
-// a group stay bounded however many model names reach it, and what the store is told of each candidate (Scheduler)
-// holds its scheduling numbers only, never its credential.
+// model, not per request: the same list comes back, a reloaded config's group (a new object) gets its own, what a
+// group keeps stays bounded however many model names reach it and however long, and what the store is told of each
+// candidate (Scheduler) holds its scheduling numbers only, never its credential.
 import t from 'tap';
 import { MemoryStore } from '../../core/store/memory.ts';
 import type { AcquireAccountRequest } from '../../core/store/types.ts';
@@ -45,6 +45,11 @@ t.test('a group\'s lists stay bounded whatever model names reach it', async (t) 
   const again = candidatesFor(group, 'm-0');
   t.not(again, first, 'past the bound the lists start again');
   t.strictSame(again.map((a) => a.id), ['a'], 'with the same answer');
+  const long = `m-${'x'.repeat(300)}`;
+  const once = candidatesFor(group, long);
+  t.strictSame(once.map((a) => a.id), ['a'], 'a model name past 256 characters gets its answer');
+  t.not(candidatesFor(group, long), once, 'but is not kept (a client\'s name: it could be a megabyte long)');
+  t.equal(candidatesFor(group, 'm-0'), again, 'and leaves the kept lists alone');
 });
 
 t.test('the store is told each candidate\'s numbers only, the same list for the same candidates', async (t) => {
