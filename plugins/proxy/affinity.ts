@@ -1,7 +1,7 @@
 // Affinity: where a request should go first (the account a stored conversation it continues is pinned to, else its
 // session's account), and what the store learns as the slot goes back (the session bound, the ids the answer created
 // pinned). Sticky sessions and response pins, in one place.
-import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
+import type { AccountConfig, Ctx, GroupConfig, ResponsePins } from '../../core/types.ts';
 import type { AcquireAccountRequest, AcquireAccountResult, FoundBinding, LeaseEnding, Store } from '../../core/store/types.ts';
 import { conversationUnavailable, noCandidates } from './pool-errors.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
@@ -31,7 +31,8 @@ export class Affinity {
   async preference(ctx: Ctx, group: GroupConfig, candidates: readonly AccountConfig[]): Promise<Preference> {
     const bound: Preference['bound'] = [];
     // A format that pins no ids (chat completions, Messages) has none to look for.
-    if (ctx.format.pins) for (const name of await this.#pinIds(ctx)) bound.push({ kind: 'pin', name });
+    const pins = ctx.format.pins;
+    if (pins) for (const name of await this.#pinIds(ctx, pins)) bound.push({ kind: 'pin', name });
     if (!candidates.length) {
       // Nothing can serve it; a conversation pinned to an account that is gone says so (rare: a lookup of its own).
       for (const { name } of bound) if (await this.#store.bound(group.name, 'pin', name) !== undefined) throw conversationUnavailable(name, 'gone', Date.now());
@@ -86,10 +87,8 @@ export class Affinity {
     return this.#store.bind(group.name, 'pin', id, account.id, this.#o.pin_ttl_ms);
   }
 
-  /** The stored objects this request continues or reads, when the format pins such ids. */
-  async #pinIds(ctx: Ctx): Promise<string[]> {
-    const pins = ctx.format.pins;
-    if (!pins) return [];
+  /** The stored objects this request continues or reads, where its format (`pins`) names them. */
+  async #pinIds(ctx: Ctx, pins: ResponsePins): Promise<string[]> {
     const ids: string[] = [];
     for (const p of pins.pathParams) {
       const first = ctx.params[p]?.split('/')[0];
