@@ -9,6 +9,7 @@ import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { openaiEmbeddings } from '../../adapters/openai-embeddings/index.ts';
 import { openaiImages } from '../../adapters/openai-images/index.ts';
 import { seeded } from '../helpers/random.ts';
+import { CLIENT_FIXTURES, fixtureFile } from '../helpers/client-fixtures.ts';
 
 /** What JSON.parse gives, cut down to `pick`: the reference pickJson must equal. */
 function project(v: unknown, pick: true | JsonPick): unknown {
@@ -122,8 +123,9 @@ t.test('answers as the upstreams send them', async (t) => {
   const chunks = JSON.stringify([{ candidates: [{ finishReason: 'MAX_TOKENS' }], usageMetadata: { promptTokenCount: 3 } }]);
   t.strictSame(pickJson(chunks, GEMINI), JSON.parse(chunks), 'an array answer is parsed whole');
   t.equal(gemini.incomplete!(pickJson(chunks, GEMINI)), true);
-  for (const file of ['claude-code-2.1.330.json', 'codex-cli-0.169.0.json', 'gemini-cli-0.61.0.json']) {
-    const s = readFileSync(new URL(`../../../shared/fixtures/clients/${file}`, import.meta.url), 'utf8');
+  for (const client of ['claude-code', 'codex-cli', 'gemini-cli'] as const) {
+    const file = fixtureFile(client);
+    const s = readFileSync(new URL(file, CLIENT_FIXTURES), 'utf8');
     for (const [name, pick] of PICKS) t.strictSame(pickJson(s, pick), reference(s, pick), `${file}, ${name}`);
   }
 });

@@ -3,13 +3,13 @@
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
 import { eventsOf, postJson } from './helpers.ts';
-import { clientFixture as fixture } from '../helpers/client-fixtures.ts';
+import { clientFixture as fixture, fixtureVersion } from '../helpers/client-fixtures.ts';
 
 const sim = await startSimulator();
 t.teardown(() => sim.close());
 
-t.test('Claude Code 2.1.330 → /v1/messages?beta=true: accepted, streamed with an omitted-display thinking block; its next turn too', async (t) => {
-  const { url, headers, body } = fixture('claude-code-2.1.330.json');
+t.test(`Claude Code ${fixtureVersion('claude-code')} → /v1/messages?beta=true: accepted, streamed with an omitted-display thinking block; its next turn too`, async (t) => {
+  const { url, headers, body } = fixture('claude-code');
   const res = await postJson(sim, url, body, headers);
   t.equal(res.status, 200);
   const events = eventsOf(await res.text());
@@ -26,8 +26,8 @@ t.test('Claude Code 2.1.330 → /v1/messages?beta=true: accepted, streamed with 
   await next.text();
 });
 
-t.test('Codex CLI 0.169.0 → /v1/responses: accepted, streamed with an encrypted reasoning item; its stateless next turn too', async (t) => {
-  const { url, headers, body } = fixture('codex-cli-0.169.0.json');
+t.test(`Codex CLI ${fixtureVersion('codex-cli')} → /v1/responses: accepted, streamed with an encrypted reasoning item; its stateless next turn too`, async (t) => {
+  const { url, headers, body } = fixture('codex-cli');
   const res = await postJson(sim, url, body, headers);
   t.equal(res.status, 200);
   const events = eventsOf(await res.text());
@@ -44,8 +44,8 @@ t.test('Codex CLI 0.169.0 → /v1/responses: accepted, streamed with an encrypte
   await next.text();
 });
 
-t.test('Gemini CLI 0.61.0 → streamGenerateContent?alt=sse: accepted, with thoughts and a signed function call; its next turn too', async (t) => {
-  const { url, headers, body } = fixture('gemini-cli-0.61.0.json');
+t.test(`Gemini CLI ${fixtureVersion('gemini-cli')} → streamGenerateContent?alt=sse: accepted, with thoughts and a signed function call; its next turn too`, async (t) => {
+  const { url, headers, body } = fixture('gemini-cli');
   const res = await postJson(sim, url, body, headers);
   t.equal(res.status, 200);
   const chunks = (await res.text()).split('\r\n\r\n').filter(Boolean).map((frame) => JSON.parse(frame.slice('data: '.length)));

@@ -13,7 +13,7 @@ const decode = (body: Record<string, unknown>, model = 'gpt-5') => codec.decodeR
 const base = { model: 'claude-sonnet-4-5', max_tokens: 1000 };
 const one = (content: unknown) => decode({ ...base, messages: [{ role: 'user', content }] }).messages[0].content;
 
-t.test('the recorded Claude Code 2.1.330 request decodes without loss of tools, system, messages or reasoning settings', async (t) => {
+t.test('the recorded Claude Code request decodes without loss of tools, system, messages or reasoning settings', async (t) => {
   const body = claudeCodeBody();
   const req = decode(body);
   t.equal(req.model, 'gpt-5', 'the model the upstream is asked for');

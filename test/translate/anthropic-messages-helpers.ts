@@ -8,7 +8,7 @@ import { clientFixture } from '../helpers/client-fixtures.ts';
 export const DEFAULT_MAX = 4096;
 
 /** The recorded Claude Code request's body (list markers taken out). */
-export const claudeCodeBody = (): Record<string, any> => clientFixture('claude-code-2.1.330.json').body as Record<string, any>;
+export const claudeCodeBody = (): Record<string, any> => clientFixture('claude-code').body as Record<string, any>;
 
 export const ctxFor = (request: CanonRequest, clientModel = 'claude-client'): CodecContext =>
   ({ request, clientModel, defaults: { maxOutputTokens: DEFAULT_MAX } });

@@ -9,9 +9,9 @@ import { sseData } from './bridge-clients.ts';
 const gw = await bridgeGateway(t);
 
 const CLIENTS = [
-  { file: 'claude-code-2.1.330.json', format: 'anthropic-messages', auth: (key: string) => ({ 'x-api-key': key }), terminal: (d: any) => d.type === 'message_stop' },
-  { file: 'codex-cli-0.169.0.json', format: 'openai-responses', auth: (key: string) => ({ authorization: `Bearer ${key}` }), terminal: (d: any) => d.type === 'response.completed' },
-  { file: 'gemini-cli-0.61.0.json', format: 'gemini', auth: (key: string) => ({ 'x-goog-api-key': key }), terminal: (d: any) => !!d.candidates?.[0]?.finishReason },
+  { file: 'claude-code', format: 'anthropic-messages', auth: (key: string) => ({ 'x-api-key': key }), terminal: (d: any) => d.type === 'message_stop' },
+  { file: 'codex-cli', format: 'openai-responses', auth: (key: string) => ({ authorization: `Bearer ${key}` }), terminal: (d: any) => d.type === 'response.completed' },
+  { file: 'gemini-cli', format: 'gemini', auth: (key: string) => ({ 'x-goog-api-key': key }), terminal: (d: any) => !!d.candidates?.[0]?.finishReason },
 ] as const;
 
 /** The recorder kept the first items of each list: Codex's input kept its two developer messages, not the user turn after. */

@@ -7,7 +7,7 @@ import { codec } from '../../adapters/gemini/codec/index.ts';
 import { clientFixture } from '../helpers/client-fixtures.ts';
 import { ctxFor, encodeAll, sseChunks } from './gemini-helpers.ts';
 
-const fixture = clientFixture('gemini-cli-0.61.0.json');
+const fixture = clientFixture('gemini-cli');
 const [path, query] = fixture.url.split('?');
 const MODEL = 'gemini-2.5-flash';
 const body = fixture.body as Record<string, any>;

@@ -161,7 +161,7 @@ t.test('schemas Gemini\'s parameters would refuse are cleaned, and the simulator
 });
 
 t.test('the recorded Gemini CLI request, decoded and encoded again for a Gemini account, is accepted', async (t) => {
-  const fixture = clientFixture('gemini-cli-0.61.0.json');
+  const fixture = clientFixture('gemini-cli');
   const [path, query] = fixture.url.split('?');
   const req = codec.decodeRequest(fixture.body, 'generate', { model: MODEL, path, query });
   const { status, text, body } = await send(req);

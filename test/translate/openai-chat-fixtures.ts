@@ -161,7 +161,7 @@ export const upstreamStreams: Record<string, string> = {
 };
 
 /**
- * A realistic chat client request (chat has no recorded client in /work/shared/fixtures/clients/): a coding agent's
+ * A realistic chat client request (chat has no recorded client in test/fixtures/clients/): a coding agent's
  * third turn, built from wire-formats.md §1 — system and developer prompts, an image, parallel function calls and their
  * results, a custom apply_patch tool with a grammar, strict and loose schemas, reasoning, a stream with usage, and the
  * OpenAI bookkeeping fields a translated request drops.

@@ -1,13 +1,12 @@
-// Codex CLI through the Responses codec: its recorded request (fixtures/clients/codex-cli-0.169.0.json) decodes without
+// Codex CLI through the Responses codec: its recorded request (test/fixtures/clients/codex-cli-*.json) decodes without
 // losing tools, system, turns or reasoning settings; its stateless next turns (encrypted reasoning, function and freeform
 // apply_patch calls) survive; and what it streams back keeps Codex's own grammar (translation.md §4.7).
-import { readFileSync } from 'node:fs';
 import t from 'tap';
 import type { CanonRequest } from '../../core/canonical.ts';
-import { CLIENT_FIXTURES, clientFixture } from '../helpers/client-fixtures.ts';
+import { clientFixture, rawClientFixture } from '../helpers/client-fixtures.ts';
 import { codec, ctxFor, decodeAll, decodeCtx, encodeAll, eventsOf, FORMAT, upstreamStream } from './openai-responses-helpers.ts';
 
-const recorded = clientFixture('codex-cli-0.169.0.json');
+const recorded = clientFixture('codex-cli');
 
 // The recorder cut long lists to two items and marked the cut (clientFixture takes the marks out); the two input items
 // it cut after Codex's developer messages are user messages (the environment context and the prompt), put back here as
@@ -43,7 +42,7 @@ t.test('the recorded Codex request decodes with everything that matters', async 
 
 t.test('the recorded Codex request, as it was recorded, is refused for its cut-list marker, not misread', async (t) => {
   let error: any;
-  const raw = JSON.parse(readFileSync(new URL('codex-cli-0.169.0.json', CLIENT_FIXTURES), 'utf8'));
+  const raw = rawClientFixture('codex-cli');
   try { codec.decodeRequest(raw.body, 'generate', decodeCtx); } catch (err) { error = err; }
   t.match(error, { status: 400, param: 'input[2]' }, 'a string where an item must be');
 });

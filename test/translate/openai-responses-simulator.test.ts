@@ -49,7 +49,7 @@ t.test('every fixture request, encoded for OpenAI, is accepted by the strict sim
 });
 
 t.test('the recorded Codex request, through the codec both ways, is accepted', async (t) => {
-  const { body } = clientFixture('codex-cli-0.169.0.json');
+  const { body } = clientFixture('codex-cli');
   const sent = { ...body, input: [...(body.input as unknown[]), { role: 'user', content: 'List the files here.' }] };
   const req = codec.decodeRequest(sent, 'generate', decodeCtx);
   const res = await answer(req);

@@ -1,0 +1,151 @@
+// `npm run record-clients [claude-code|codex-cli|gemini-cli...]`: runs Claude Code, Codex CLI and Gemini CLI (the versions
+// pinned below: a newer one is recorded by changing its version here) once each, headless with a one-line prompt, against
+// the built-in simulator, and writes the main request each sent (the generation request with the most tools) to
+// test/fixtures/clients/<client>-<version>.json, the recordings the tests read. Credentials are replaced, the CLI's home
+// folder becomes /home/user, long texts are replaced by their length and long lists of objects cut to two items, so the
+// files stay small and hold no prompt text of the CLI's own. Not part of the test suite: it installs the CLIs from npm.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSimulator, type RecordedRequest } from '../simulator/server.ts';
+
+const CACHE = join(process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis'), 'recorded');
+const OUT = new URL('../test/fixtures/clients/', import.meta.url);
+const TIMEOUT_MS = Number(process.env.GATEWAY_CLI_TIMEOUT_MS ?? 120_000);
+const PROMPT = 'List the files here.';
+const KEY = 'sk-example';
+/** Texts longer than this are replaced by `<text, N chars>`. */
+const LONG_TEXT = 120;
+/** Lists of objects longer than this keep their first items and a `<N more items of the same kind>` marker. */
+const KEPT_ITEMS = 2;
+/** Lists up to this long are kept whole. */
+const SHORT_LIST = 3;
+
+interface Client {
+  /** The fixture's name, before the version. */
+  name: string;
+  pkg: string;
+  version: string;
+  bin: string;
+  /** Where its generation requests go. */
+  generates: RegExp;
+  invoke(url: string): { args: string[]; env: Record<string, string> };
+}
+
+const CLIENTS: Client[] = [
+  {
+    name: 'claude-code', pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude', generates: /^\/v1\/messages(\?|$)/,
+    invoke: (url) => ({ args: ['--model', 'claude-sonnet-4-5', '-p', PROMPT], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
+  },
+  {
+    name: 'codex-cli', pkg: '@openai/codex', version: '0.169.0', bin: 'codex', generates: /^\/v1\/responses(\?|$)/,
+    invoke: (url) => ({
+      args: ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'model_provider="gw"', '-c', 'model="gpt-5"',
+        '-c', `model_providers.gw={ name = "gw", base_url = "${url}/v1", env_key = "GW_KEY", wire_api = "responses" }`, PROMPT],
+      env: { GW_KEY: KEY, OPENAI_API_KEY: KEY },
+    }),
+  },
+  {
+    name: 'gemini-cli', pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini', generates: /:(stream)?generateContent(\?|$)/i,
+    // A named model: its default, auto, first asks a classifier model which one to use.
+    invoke: (url) => ({ args: ['-m', 'gemini-2.5-flash', '-p', PROMPT], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: KEY, GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' } }),
+  },
+];
+
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => { out += c; });
+    child.stderr.on('data', (c: Buffer) => { out += c; });
+    const timer = setTimeout(() => { out += `\n[timed out after ${opts.timeoutMs} ms]`; child.kill('SIGKILL'); }, opts.timeoutMs);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
+    child.on('error', (err) => { clearTimeout(timer); resolve({ code: -1, out: String(err) }); });
+  });
+}
+
+const installed = (c: Client): string | undefined => {
+  const file = join(CACHE, 'node_modules', c.pkg, 'package.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
+};
+
+async function install(): Promise<void> {
+  if (CLIENTS.every((c) => installed(c) === c.version)) return;
+  mkdirSync(CACHE, { recursive: true });
+  const specs = CLIENTS.map((c) => `${c.pkg}@${c.version}`);
+  process.stderr.write(`installing ${specs.join(', ')} into ${CACHE}\n`);
+  const r = await run('npm', ['install', '--prefix', CACHE, '--no-audit', '--no-fund', '--no-save', ...specs], { cwd: CACHE, env: process.env, timeoutMs: 600_000 });
+  if (r.code !== 0) throw new Error(`npm install failed:\n${r.out.slice(-2000)}`);
+}
+
+const CREDENTIAL_HEADERS: Record<string, string> = { authorization: `Bearer ${KEY}`, 'x-api-key': KEY, 'x-goog-api-key': KEY };
+
+/** What a recording keeps of a value: its home folder made neutral, long texts as their length, long object lists cut. */
+export function reduce(value: unknown, home: string): unknown {
+  if (typeof value === 'string') {
+    const text = home ? value.split(home).join('/home/user') : value;
+    return text.length > LONG_TEXT ? `<text, ${text.length} chars>` : text;
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((v) => reduce(v, home));
+    const objects = value.every((v) => v !== null && typeof v === 'object');
+    if (!objects || items.length <= SHORT_LIST) return items;
+    return [...items.slice(0, KEPT_ITEMS), `<${items.length - KEPT_ITEMS} more items of the same kind>`];
+  }
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, reduce(v, home)]));
+  return value;
+}
+
+/** The recording of one request: credentials replaced in headers and query, the rest reduced. */
+export function recording(client: string, request: RecordedRequest, home: string): Record<string, unknown> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'host') continue;
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    headers[name] = CREDENTIAL_HEADERS[name] ?? (home ? text.split(home).join('/home/user') : text);
+  }
+  const url = request.path.replace(/([?&]key=)[^&]*/, `$1${KEY}`);
+  return {
+    what: `One real request of ${client} as it reached an upstream, run headless with a one-line prompt; long texts are replaced by their length, long lists cut to two items. Credentials replaced.`,
+    method: request.method, url, headers, body: reduce(JSON.parse(request.body), home),
+  };
+}
+
+const toolCount = (r: RecordedRequest): number => {
+  const body = JSON.parse(r.body) as { tools?: { functionDeclarations?: unknown[] }[] };
+  return (body.tools ?? []).reduce((n, t) => n + (Array.isArray(t.functionDeclarations) ? t.functionDeclarations.length : 1), 0);
+};
+
+async function main(): Promise<void> {
+  await install();
+  mkdirSync(OUT, { recursive: true });
+  const sim = await startSimulator();
+  const dir = mkdtempSync(join(tmpdir(), 'gw-record-'));
+  try {
+    const only = process.argv.slice(2);
+    for (const c of CLIENTS.filter((x) => only.length === 0 || only.includes(x.name))) {
+      const version = c.version;
+      const home = mkdtempSync(join(dir, `${c.name}-`));
+      // Gemini CLI takes its auth method from settings: the API key one, which reads GEMINI_API_KEY.
+      mkdirSync(join(home, '.gemini'));
+      writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+      sim.clear();
+      const { args, env } = c.invoke(sim.url);
+      const r = await run(join(CACHE, 'node_modules', '.bin', c.bin), args, { cwd: home, env: { PATH: process.env.PATH, HOME: home, NO_COLOR: '1', CI: '1', ...env }, timeoutMs: TIMEOUT_MS });
+      const sent = sim.requests.filter((q) => q.method === 'POST' && c.generates.test(q.path));
+      if (sent.length === 0) throw new Error(`${c.name} ${version} sent no generation request (exit ${r.code}):\n${r.out.slice(-2000)}`);
+      const main = sent.reduce((best, q) => (toolCount(q) > toolCount(best) ? q : best));
+      for (const old of readdirSync(OUT)) if (old.startsWith(`${c.name}-`)) unlinkSync(new URL(old, OUT));
+      const file = `${c.name}-${version}.json`;
+      writeFileSync(new URL(file, OUT), `${JSON.stringify(recording(`${c.name}-${version}`, main, home), null, 2)}\n`);
+      process.stderr.write(`${file}: ${main.method} ${main.path}, ${toolCount(main)} tools, ${sent.length} generation requests, exit ${r.code}\n`);
+    }
+  } finally {
+    await sim.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main().then(() => process.exit(0), (err: unknown) => { process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`); process.exit(1); });
