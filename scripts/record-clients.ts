@@ -82,10 +82,18 @@ async function install(): Promise<void> {
 
 const CREDENTIAL_HEADERS: Record<string, string> = { authorization: `Bearer ${KEY}`, 'x-api-key': KEY, 'x-goog-api-key': KEY };
 
-/** What a recording keeps of a value: its home folder made neutral, long texts as their length, long object lists cut. */
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A text with the CLI's home folder and the recording user's own (a CLI may read it from the system) made /home/user. */
+export function neutral(text: string, home: string, own = homedir()): string {
+  const folders = [home, own].filter((f) => f.length > 1).map(escape).join('|');
+  return folders ? text.replace(new RegExp(`(${folders})(?![\\w.-])`, 'g'), '/home/user') : text;
+}
+
+/** What a recording keeps of a value: home folders made neutral, long texts as their length, long object lists cut. */
 export function reduce(value: unknown, home: string): unknown {
   if (typeof value === 'string') {
-    const text = home ? value.split(home).join('/home/user') : value;
+    const text = neutral(value, home);
     return text.length > LONG_TEXT ? `<text, ${text.length} chars>` : text;
   }
   if (Array.isArray(value)) {
@@ -104,7 +112,7 @@ export function recording(client: string, request: RecordedRequest, home: string
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined || name === 'host') continue;
     const text = Array.isArray(value) ? value.join(', ') : value;
-    headers[name] = CREDENTIAL_HEADERS[name] ?? (home ? text.split(home).join('/home/user') : text);
+    headers[name] = CREDENTIAL_HEADERS[name] ?? neutral(text, home);
   }
   const url = request.path.replace(/([?&]key=)[^&]*/, `$1${KEY}`);
   return {

@@ -2,7 +2,7 @@
 // length, long lists of objects cut with a marker that the tests' reader takes out; and the recordings in the repository
 // are the ones the tests read, one per client.
 import t from 'tap';
-import { recording, reduce } from '../../scripts/record-clients.ts';
+import { neutral, recording, reduce } from '../../scripts/record-clients.ts';
 import { clientFixture, fixtureFile, rawClientFixture } from '../helpers/client-fixtures.ts';
 
 t.test('credentials in headers and query are replaced, the home folder made neutral', async (t) => {
@@ -15,6 +15,11 @@ t.test('credentials in headers and query are replaced, the home folder made neut
   t.strictSame(r.headers, { authorization: 'Bearer sk-example', 'x-api-key': 'sk-example', 'x-goog-api-key': 'sk-example', 'x-meta': '{"cwd":"/home/user"}' });
   t.strictSame(r.body, { text: 'cwd is /home/user' });
   t.notMatch(JSON.stringify(r), /sk-real|sk-ant-real|SECRET|AIzaREAL|gw-record/);
+});
+
+t.test('the user\'s own home is made neutral too, only as a whole folder name', async (t) => {
+  t.equal(neutral('{"agent_name":"/root","cwd":"/tmp/h/x","f":"/root/.codex","g":"/rootless","h":"/root.d"}', '/tmp/h/x', '/root'),
+    '{"agent_name":"/home/user","cwd":"/home/user","f":"/home/user/.codex","g":"/rootless","h":"/root.d"}');
 });
 
 t.test('long texts become their length; lists of more than three objects keep two and a marker', async (t) => {
