@@ -97,7 +97,8 @@ function thinkingOf(request: MessagesRequest): Record<string, unknown> | undefin
 }
 
 function replyInput(request: MessagesRequest): ReplyInput {
-  const last: Message | undefined = request.messages[request.messages.length - 1];
+  // A system message after the last turn (Claude Code's per-turn instructions) does not hide that turn's tool results.
+  const last: Message | undefined = request.messages.findLast((m) => m.role !== 'system');
   const lastUser = request.messages.findLast((m) => m.role === 'user');
   const results = last?.role === 'user' ? blocksOf(last).filter((block) => block.type === 'tool_result') : [];
   const choice = isObject(request.tool_choice) ? request.tool_choice : {};

@@ -3,6 +3,8 @@
 // Consecutive messages of one role are merged into one turn by the API (documented on MessageCreateParams.messages:
 // "Consecutive user or assistant turns in your request will be combined into a single turn"), so pairing rules look at
 // turns; errors still name the original message index. A first message from the assistant is accepted nowadays.
+// A role "system" message (the beta's BetaSystemMessageParam: text and tool-change blocks, clear_at, a per-turn
+// output_config.effort) is an instruction between turns: it takes no part in turns or tool pairing.
 // Messages are the API's own, quoted in public issue reports (anthropics/claude-code #13460, #7929, #10627; Zoo-Code
 // PR #1705; opencode #3077): pydantic-style "loc: msg" for shape errors, sentences for the conversation rules.
 import type { ErrorSpec } from '../errors.ts';
@@ -22,7 +24,21 @@ export interface AnthropicSubject {
 interface Located { block: Block; message: number; index: number }
 interface Turn { role: string; first: number; blocks: Located[] }
 
-const MESSAGE_FIELDS = new Set(['role', 'content']);
+const ROLES = ['user', 'assistant', 'system'];
+const MESSAGE_FIELDS: Record<string, ReadonlySet<string>> = {
+  user: new Set(['role', 'content']),
+  assistant: new Set(['role', 'content']),
+  system: new Set(['role', 'content', 'clear_at', 'output_config']),
+};
+// What a system message holds and sets (BetaSystemMessageParam of @anthropic-ai/sdk 1.12): `format` stays top-level only.
+const SYSTEM_BLOCK_FIELDS: Record<string, ReadonlySet<string>> = {
+  text: new Set(['type', 'text', 'cache_control', 'citations']),
+  tool_addition: new Set(['type', 'tool', 'cache_control']),
+  tool_removal: new Set(['type', 'tool', 'cache_control']),
+};
+const SYSTEM_OUTPUT_FIELDS = new Set(['effort']);
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'];
+const CLEAR_AT = ['next_user_message', 'never'];
 // Block types whose fields are checked (ContentBlockParam in @anthropic-ai/sdk 1.12); server-tool blocks pass unchecked.
 const BLOCK_FIELDS: Record<string, ReadonlySet<string>> = {
   text: new Set(['type', 'text', 'cache_control', 'citations']),
@@ -38,7 +54,11 @@ const SERVER_BLOCKS = [
   'server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result',
   'text_editor_code_execution_tool_result', 'tool_search_tool_result', 'container_upload',
 ];
-const BLOCK_TAGS = [...Object.keys(BLOCK_FIELDS), ...SERVER_BLOCKS].map((tag) => `'${tag}'`).join(', ');
+const tags = (list: string[]) => list.map((tag) => `'${tag}'`).join(', ');
+const BLOCK_TAGS = tags([...Object.keys(BLOCK_FIELDS), ...SERVER_BLOCKS]);
+const SYSTEM_BLOCK_TAGS = tags(Object.keys(SYSTEM_BLOCK_FIELDS));
+/** Pydantic's literal error: 'a', 'b' or 'c'. */
+const oneOf = (values: string[]) => `Input should be ${tags(values.slice(0, -1))} or '${values[values.length - 1]}'`;
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
@@ -46,24 +66,44 @@ const bad = (message: string): ErrorSpec => ({ status: 400, message });
 
 export const turnRules: readonly Rule<AnthropicSubject>[] = [
   {
-    refuses: 'roles other than user and assistant (a system role inside messages included)',
-    check: ({ body }) => firstOf(body.messages, (message, i) => (message.role === 'user' || message.role === 'assistant'
+    refuses: 'roles other than user, assistant and system',
+    check: ({ body }) => firstOf(body.messages, (message, i) => (ROLES.includes(message.role as string)
       ? undefined
-      : bad(`messages.${i}.role: Input should be 'user' or 'assistant'`))),
+      : bad(`messages.${i}.role: ${oneOf(ROLES)}`))),
   },
   {
-    refuses: 'message fields other than role and content, and a missing content',
+    refuses: 'message fields its role does not have (clear_at and output_config are a system message\'s), a missing content, a system message with neither content nor output_config fields',
     check: ({ body }) => firstOf(body.messages, (message, i) => {
-      const [extra] = unknownKeys(message, MESSAGE_FIELDS);
+      const [extra] = unknownKeys(message, MESSAGE_FIELDS[message.role as string]);
       if (extra !== undefined) return bad(`messages.${i}.${extra}: Extra inputs are not permitted`);
-      return message.content === undefined ? bad(`messages.${i}.content: Field required`) : undefined;
+      if (message.role !== 'system') return message.content === undefined ? bad(`messages.${i}.content: Field required`) : undefined;
+      const settings = isObject(message.output_config) ? Object.values(message.output_config).filter((v) => v !== null) : [];
+      return message.content === undefined && settings.length === 0
+        ? bad(`messages.${i}: a system message must have \`content\` or \`output_config\` fields`)
+        : undefined;
     }),
   },
   {
-    refuses: 'block types the API does not have (chat-style image_url included), and block fields their type does not have',
+    refuses: 'a system message\'s clear_at or output_config outside their values (effort low to max; format stays top-level)',
+    check: ({ body }) => firstOf(body.messages, (message, i) => {
+      if (message.role !== 'system') return undefined;
+      if (message.clear_at != null && !CLEAR_AT.includes(message.clear_at as string)) return bad(`messages.${i}.clear_at: ${oneOf(CLEAR_AT)}`);
+      const config = message.output_config;
+      if (config == null) return undefined;
+      if (!isObject(config)) return bad(`messages.${i}.output_config: Input should be a valid dictionary or object to extract fields from`);
+      const [extra] = unknownKeys(config, SYSTEM_OUTPUT_FIELDS);
+      if (extra !== undefined) return bad(`messages.${i}.output_config.${extra}: Extra inputs are not permitted`);
+      return config.effort != null && !EFFORTS.includes(config.effort as string) ? bad(`messages.${i}.output_config.effort: ${oneOf(EFFORTS)}`) : undefined;
+    }),
+  },
+  {
+    refuses: 'block types the API does not have (chat-style image_url included; a system message holds text and tool changes only), and block fields their type does not have',
     check: ({ body }) => firstOf(body.messages, (message, i) => firstOf(blocksOf(message), (block, j) => {
       const type = String(block.type);
-      const fields = BLOCK_FIELDS[type];
+      if (message.role === 'system' && !SYSTEM_BLOCK_FIELDS[type]) {
+        return bad(`messages.${i}.content.${j}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${SYSTEM_BLOCK_TAGS}`);
+      }
+      const fields = message.role === 'system' ? SYSTEM_BLOCK_FIELDS[type] : BLOCK_FIELDS[type];
       if (!fields) {
         return SERVER_BLOCKS.includes(type) ? undefined : bad(`messages.${i}.content.${j}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${BLOCK_TAGS}`);
       }
@@ -109,6 +149,7 @@ export function blocksOf(message: Message): Block[] {
 function turnsOf(messages: Message[]): Turn[] {
   const turns: Turn[] = [];
   messages.forEach((message, i) => {
+    if (message.role === 'system') return;
     const blocks = blocksOf(message).map((block, index) => ({ block, message: i, index }));
     const last = turns[turns.length - 1];
     if (last?.role === message.role) last.blocks.push(...blocks);

@@ -49,8 +49,20 @@ const cases: RefusalCase[] = [
     error: error('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size'),
   },
   { rule: rule('a tool choice that forces'), body: { ...base, tools, thinking, tool_choice: { type: 'any' } }, error: error('Thinking may not be enabled when tool_choice forces tool use.') },
-  { rule: rule('roles other than'), body: { ...base, messages: [ask, { role: 'system', content: 'Be brief.' }] }, error: error("messages.1.role: Input should be 'user' or 'assistant'") },
+  { rule: rule('roles other than'), body: { ...base, messages: [ask, { role: 'developer', content: 'Be brief.' }] }, error: error("messages.1.role: Input should be 'user', 'assistant' or 'system'") },
   { rule: rule('message fields'), body: { ...base, messages: [{ ...ask, name: 'Bob' }] }, error: error('messages.0.name: Extra inputs are not permitted') },
+  { rule: rule('message fields'), body: { ...base, messages: [{ ...ask, clear_at: 'never' }] }, error: error('messages.0.clear_at: Extra inputs are not permitted') },
+  { rule: rule('message fields'), body: { ...base, messages: [ask, { role: 'system', name: 'ops', content: 'Be brief.' }] }, error: error('messages.1.name: Extra inputs are not permitted') },
+  { rule: rule('message fields'), body: { ...base, messages: [ask, { role: 'system', output_config: {} }] }, error: error('messages.1: a system message must have `content` or `output_config` fields') },
+  { rule: rule('message fields'), body: { ...base, messages: [ask, { role: 'system', clear_at: 'never' }] }, error: error('messages.1: a system message must have `content` or `output_config` fields') },
+  { rule: rule("a system message's"), body: { ...base, messages: [ask, { role: 'system', content: 'Be brief.', clear_at: 'later' }] }, error: error("messages.1.clear_at: Input should be 'next_user_message' or 'never'") },
+  { rule: rule("a system message's"), body: { ...base, messages: [ask, { role: 'system', output_config: { effort: 'minimal' } }] }, error: error("messages.1.output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'") },
+  { rule: rule("a system message's"), body: { ...base, messages: [ask, { role: 'system', content: 'JSON.', output_config: { format: { type: 'json_schema' } } }] }, error: error('messages.1.output_config.format: Extra inputs are not permitted') },
+  {
+    rule: rule('block types'),
+    body: { ...base, messages: [ask, { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] }] },
+    error: error("messages.1.content.0: Input tag 'image' found using 'type' does not match any of the expected tags: 'text', 'tool_addition', 'tool_removal'"),
+  },
   {
     rule: rule('block types'),
     body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] },
@@ -66,6 +78,7 @@ const cases: RefusalCase[] = [
     body: { ...base, messages: [ask, { role: 'assistant', content: '' }, { role: 'user', content: 'Again?' }] },
     error: error('messages.1: all messages must have non-empty content except for the optional final assistant message'),
   },
+  { rule: rule('empty content'), body: { ...base, messages: [ask, { role: 'system', content: [] }] }, error: error('messages.1: all messages must have non-empty content except for the optional final assistant message') },
   {
     rule: rule('tool ids'),
     body: { ...base, tools, messages: [ask, { role: 'assistant', content: [use('call:1')] }, { role: 'user', content: [result('call:1')] }] },
@@ -120,4 +133,22 @@ t.test('what the real API accepts still passes: an assistant first, same-role tu
   t.equal(res.status, 200);
   const count = await postJson(sim, '/v1/messages/count_tokens', { model: base.model, tools, messages, thinking: { type: 'adaptive' } }, HEADERS);
   t.equal(count.status, 200, 'count_tokens takes the same messages without max_tokens');
+});
+
+t.test('system messages the beta API accepts: text with cache_control and an effort, only an effort, an empty output_config beside content, clear_at, tool changes; between a call and its result', async (t) => {
+  const messages = [
+    ask,
+    { role: 'system', content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }], output_config: { effort: 'medium' } },
+    { role: 'assistant', content: [use('toolu_1')] },
+    { role: 'system', output_config: { effort: 'high' }, clear_at: 'next_user_message' },
+    { role: 'user', content: [result('toolu_1')] },
+    { role: 'system', content: 'Answer now.', output_config: {}, clear_at: null },
+    { role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'get_weather' } }], output_config: { effort: null } },
+  ];
+  const res = await postJson(sim, '/v1/messages', { ...base, tools, output_config: { effort: 'medium' }, messages }, HEADERS);
+  t.equal(res.status, 200, 'accepted');
+  const answer = await res.json();
+  t.same(answer.content.map((b: { type: string }) => b.type), ['text'], 'the trailing system messages do not hide the tool result: the answer is text');
+  const count = await postJson(sim, '/v1/messages/count_tokens', { model: base.model, tools, messages }, HEADERS);
+  t.equal(count.status, 200, 'count_tokens takes them too');
 });
