@@ -1,9 +1,10 @@
-// `npm run record-clients [claude-code|codex-cli|gemini-cli...]`: runs Claude Code, Codex CLI and Gemini CLI (the versions
-// pinned below: a newer one is recorded by changing its version here) once each, headless with a one-line prompt, against
-// the built-in simulator, and writes the main request each sent (the generation request with the most tools) to
-// test/fixtures/clients/<client>-<version>.json, the recordings the tests read. Credentials are replaced, the CLI's home
-// folder becomes /home/user, long texts are replaced by their length and long lists of objects cut to two items, so the
-// files stay small and hold no prompt text of the CLI's own. Not part of the test suite: it installs the CLIs from npm.
+// `npm run record-clients [claude-code|claude-code-default|codex-cli|gemini-cli...]`: runs Claude Code (with a named
+// model, and with its default one), Codex CLI and Gemini CLI (the versions pinned below: a newer one is recorded by
+// changing its version here) once each, headless with a one-line prompt, against the built-in simulator, and writes the
+// main request each sent (the generation request with the most tools) to test/fixtures/clients/<client>-<version>.json,
+// the recordings the tests read. Credentials are replaced, the CLI's home folder becomes /home/user, long texts are
+// replaced by their length and long lists of objects cut to two items, so the files stay small and hold no prompt text
+// of the CLI's own. Not part of the test suite: it installs the CLIs from npm.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -40,6 +41,11 @@ const CLIENTS: Client[] = [
     invoke: (url) => ({ args: ['--model', 'claude-sonnet-4-5', '-p', PROMPT], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
   },
   {
+    // The same CLI with its default model (no --model), which sends a role "system" message with output_config inside messages.
+    name: 'claude-code-default', pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude', generates: /^\/v1\/messages(\?|$)/,
+    invoke: (url) => ({ args: ['-p', PROMPT], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
+  },
+  {
     name: 'codex-cli', pkg: '@openai/codex', version: '0.169.0', bin: 'codex', generates: /^\/v1\/responses(\?|$)/,
     invoke: (url) => ({
       args: ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'model_provider="gw"', '-c', 'model="gpt-5"',
@@ -74,7 +80,7 @@ const installed = (c: Client): string | undefined => {
 async function install(): Promise<void> {
   if (CLIENTS.every((c) => installed(c) === c.version)) return;
   mkdirSync(CACHE, { recursive: true });
-  const specs = CLIENTS.map((c) => `${c.pkg}@${c.version}`);
+  const specs = [...new Set(CLIENTS.map((c) => `${c.pkg}@${c.version}`))];
   process.stderr.write(`installing ${specs.join(', ')} into ${CACHE}\n`);
   const r = await run('npm', ['install', '--prefix', CACHE, '--no-audit', '--no-fund', '--no-save', ...specs], { cwd: CACHE, env: process.env, timeoutMs: 600_000 });
   if (r.code !== 0) throw new Error(`npm install failed:\n${r.out.slice(-2000)}`);
@@ -121,6 +127,9 @@ export function recording(client: string, request: RecordedRequest, home: string
   };
 }
 
+/** Whether a file is a recording of this client: claude-code-2.1.330.json is claude-code's, claude-code-default-2.1.330.json is not. */
+export const isRecordingOf = (client: string, file: string): boolean => new RegExp(`^${escape(client)}-\\d[\\w.-]*\\.json$`).test(file);
+
 const toolCount = (r: RecordedRequest): number => {
   const body = JSON.parse(r.body) as { tools?: { functionDeclarations?: unknown[] }[] };
   return (body.tools ?? []).reduce((n, t) => n + (Array.isArray(t.functionDeclarations) ? t.functionDeclarations.length : 1), 0);
@@ -145,7 +154,7 @@ async function main(): Promise<void> {
       const sent = sim.requests.filter((q) => q.method === 'POST' && c.generates.test(q.path));
       if (sent.length === 0) throw new Error(`${c.name} ${version} sent no generation request (exit ${r.code}):\n${r.out.slice(-2000)}`);
       const main = sent.reduce((best, q) => (toolCount(q) > toolCount(best) ? q : best));
-      for (const old of readdirSync(OUT)) if (old.startsWith(`${c.name}-`)) unlinkSync(new URL(old, OUT));
+      for (const old of readdirSync(OUT)) if (isRecordingOf(c.name, old)) unlinkSync(new URL(old, OUT));
       const file = `${c.name}-${version}.json`;
       writeFileSync(new URL(file, OUT), `${JSON.stringify(recording(`${c.name}-${version}`, main, home), null, 2)}\n`);
       process.stderr.write(`${file}: ${main.method} ${main.path}, ${toolCount(main)} tools, ${sent.length} generation requests, exit ${r.code}\n`);

@@ -123,7 +123,7 @@ t.test('answers as the upstreams send them', async (t) => {
   const chunks = JSON.stringify([{ candidates: [{ finishReason: 'MAX_TOKENS' }], usageMetadata: { promptTokenCount: 3 } }]);
   t.strictSame(pickJson(chunks, GEMINI), JSON.parse(chunks), 'an array answer is parsed whole');
   t.equal(gemini.incomplete!(pickJson(chunks, GEMINI)), true);
-  for (const client of ['claude-code', 'codex-cli', 'gemini-cli'] as const) {
+  for (const client of ['claude-code', 'claude-code-default', 'codex-cli', 'gemini-cli'] as const) {
     const file = fixtureFile(client);
     const s = readFileSync(new URL(file, CLIENT_FIXTURES), 'utf8');
     for (const [name, pick] of PICKS) t.strictSame(pickJson(s, pick), reference(s, pick), `${file}, ${name}`);

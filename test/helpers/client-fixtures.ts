@@ -4,11 +4,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 export const CLIENT_FIXTURES = new URL('../fixtures/clients/', import.meta.url);
 
-export type RecordedClient = 'claude-code' | 'codex-cli' | 'gemini-cli';
+/** claude-code-default is Claude Code run with its default model (no --model), a recording of its own. */
+export type RecordedClient = 'claude-code' | 'claude-code-default' | 'codex-cli' | 'gemini-cli';
 
 export interface ClientFixture { method: string; url: string; headers: Record<string, string>; body: Record<string, unknown> }
 
-/** The file of a client's recording, e.g. codex-cli-0.171.0.json: whichever version was recorded last. */
+/**
+ * The file of a client's recording, e.g. codex-cli-0.171.0.json: whichever version was recorded last. The version
+ * starts with a digit, so claude-code-default-2.1.330.json is never claude-code's.
+ */
 export function fixtureFile(client: RecordedClient): string {
   const files = readdirSync(CLIENT_FIXTURES).filter((f) => new RegExp(`^${client}-\\d[\\w.-]*\\.json$`).test(f));
   if (files.length !== 1) throw new Error(`expected one recording of ${client} in test/fixtures/clients, found ${files.length}`);

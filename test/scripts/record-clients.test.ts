@@ -2,7 +2,7 @@
 // length, long lists of objects cut with a marker that the tests' reader takes out; and the recordings in the repository
 // are the ones the tests read, one per client.
 import t from 'tap';
-import { neutral, recording, reduce } from '../../scripts/record-clients.ts';
+import { isRecordingOf, neutral, recording, reduce } from '../../scripts/record-clients.ts';
 import { clientFixture, fixtureFile, rawClientFixture } from '../helpers/client-fixtures.ts';
 
 t.test('credentials in headers and query are replaced, the home folder made neutral', async (t) => {
@@ -31,7 +31,7 @@ t.test('long texts become their length; lists of more than three objects keep tw
 });
 
 t.test('the repository holds one recording per client, without credentials, read with its markers taken out', async (t) => {
-  for (const client of ['claude-code', 'codex-cli', 'gemini-cli'] as const) {
+  for (const client of ['claude-code', 'claude-code-default', 'codex-cli', 'gemini-cli'] as const) {
     t.match(fixtureFile(client), new RegExp(`^${client}-\\d+\\.\\d+\\.\\d+\\.json$`));
     const raw = rawClientFixture(client);
     const credentials = Object.entries(raw.headers as Record<string, string>).filter(([k]) => /^(authorization|x-api-key|x-goog-api-key)$/.test(k));
@@ -39,4 +39,14 @@ t.test('the repository holds one recording per client, without credentials, read
     t.match(JSON.stringify(raw.body), /more items of the same kind/, `${client}: cut lists are marked`);
     t.notMatch(JSON.stringify(clientFixture(client).body), /more items of the same kind/, `${client}: the reader takes the marks out`);
   }
+});
+
+t.test('claude-code and claude-code-default are two clients: neither reads nor replaces the other\'s recording', async (t) => {
+  t.ok(isRecordingOf('claude-code', 'claude-code-2.1.330.json'));
+  t.notOk(isRecordingOf('claude-code', 'claude-code-default-2.1.330.json'), 'a re-recording of claude-code leaves the default-model one');
+  t.ok(isRecordingOf('claude-code-default', 'claude-code-default-2.1.330.json'));
+  t.notOk(isRecordingOf('claude-code-default', 'claude-code-2.1.330.json'));
+  t.equal(fixtureFile('claude-code'), 'claude-code-2.1.330.json');
+  t.equal(fixtureFile('claude-code-default'), 'claude-code-default-2.1.330.json');
+  t.equal(rawClientFixture('claude-code-default').body.messages[1].role, 'system', 'the default model\'s request holds a system message');
 });

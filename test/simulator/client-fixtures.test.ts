@@ -26,6 +26,26 @@ t.test(`Claude Code ${fixtureVersion('claude-code')} → /v1/messages?beta=true:
   await next.text();
 });
 
+t.test(`Claude Code ${fixtureVersion('claude-code-default')} with its default model: a system message with output_config inside messages is accepted; its next turn too`, async (t) => {
+  const { url, headers, body } = fixture('claude-code-default');
+  const messages = body.messages as Record<string, unknown>[];
+  t.match(messages[1], { role: 'system', output_config: { effort: 'medium' } }, 'the recording holds the beta system message');
+  const res = await postJson(sim, url, body, headers);
+  const text = await res.text();
+  t.equal(res.status, 200, text.slice(0, 300));
+  const events = eventsOf(text);
+  t.equal(events[events.length - 1].event, 'message_stop');
+  t.same(events.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block.type), ['thinking', 'tool_use']);
+
+  const whole = await (await postJson(sim, url, { ...body, stream: false }, headers)).json();
+  const toolUse = whole.content.find((b: { type: string }) => b.type === 'tool_use');
+  // Where Claude Code puts it on the next turn: the system message stays after the first user message.
+  const next = [...messages, { role: 'assistant', content: whole.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'done' }] }];
+  const again = await postJson(sim, url, { ...body, stream: false, messages: next }, headers);
+  t.equal(again.status, 200, 'the next turn, the system message between the user and the assistant turns, is accepted');
+  t.same((await again.json()).content.map((b: { type: string }) => b.type), ['thinking', 'text'], 'the tool result was read: a text answer');
+});
+
 t.test(`Codex CLI ${fixtureVersion('codex-cli')} → /v1/responses: accepted, streamed with an encrypted reasoning item; its stateless next turn too`, async (t) => {
   const { url, headers, body } = fixture('codex-cli');
   const res = await postJson(sim, url, body, headers);

@@ -1,6 +1,7 @@
-// The recorded requests of Claude Code, Codex CLI and Gemini CLI, sent through the gateway to groups of every other
-// upstream format: each translation is accepted by the strict simulator (as strict as the real API), and the client gets
-// a whole stream in its own grammar, ended by its own terminal event.
+// The recorded requests of Claude Code (with a named model and with its default one), Codex CLI and Gemini CLI, sent
+// through the gateway to groups of every upstream format, its own included: each request (relayed or translated) is
+// accepted by the strict simulator (as strict as the real API), and the client gets a whole stream in its own grammar,
+// ended by its own terminal event.
 import t from 'tap';
 import { clientFixture } from '../helpers/client-fixtures.ts';
 import { bridgeGateway, KEYS, UPSTREAMS } from './bridge-config.ts';
@@ -10,6 +11,8 @@ const gw = await bridgeGateway(t);
 
 const CLIENTS = [
   { file: 'claude-code', format: 'anthropic-messages', auth: (key: string) => ({ 'x-api-key': key }), terminal: (d: any) => d.type === 'message_stop' },
+  // Its default model sends a role "system" message (with a per-turn effort) inside messages.
+  { file: 'claude-code-default', format: 'anthropic-messages', auth: (key: string) => ({ 'x-api-key': key }), terminal: (d: any) => d.type === 'message_stop' },
   { file: 'codex-cli', format: 'openai-responses', auth: (key: string) => ({ authorization: `Bearer ${key}` }), terminal: (d: any) => d.type === 'response.completed' },
   { file: 'gemini-cli', format: 'gemini', auth: (key: string) => ({ 'x-goog-api-key': key }), terminal: (d: any) => !!d.candidates?.[0]?.finishReason },
 ] as const;
@@ -24,8 +27,8 @@ function withUserTurn(body: Record<string, unknown>): Record<string, unknown> {
 for (const c of CLIENTS) {
   const recorded = clientFixture(c.file);
   const fixture = { ...recorded, body: withUserTurn(recorded.body) };
-  for (const up of UPSTREAMS.filter((u) => u !== c.format)) {
-    t.test(`${c.file} → ${up}`, async (t) => {
+  for (const up of UPSTREAMS) {
+    t.test(`${c.file} → ${up}${up === c.format ? ' (native)' : ''}`, async (t) => {
       const sim = gw.simulators[`sim-${up}`];
       const before = sim.requests.length;
       // The recorded credentials give way to the key of the group on this upstream.
