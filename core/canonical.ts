@@ -110,6 +110,7 @@ export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | '
 export interface ReasoningConfig {
   /** Whether reasoning is on at all (false: off where the target can turn it off). */
   enabled?: boolean;
+  /** The effort of this answer: a format's per-turn setting (a system message's) wins over its request-wide one. */
   effort?: ReasoningEffort;
   /** A token budget for reasoning; -1 = the provider's dynamic budget. */
   budgetTokens?: number;

@@ -253,3 +253,30 @@ t.test('a system message inside messages (Claude Code 2.x puts its environment n
   const bad = (() => { try { decode({ ...base, messages: [{ role: 'tool', content: 'x' }] }); } catch (e) { return e; } })();
   t.ok(bad instanceof GatewayError && bad.param === 'messages.0.role');
 });
+
+t.test('a system message\'s output_config.effort is this answer\'s effort; clear_at next_user_message hides it once a user message follows', async (t) => {
+  const hi = { role: 'user', content: 'hi' };
+  const r = decode({ ...base, output_config: { effort: 'low' }, thinking: { type: 'adaptive', display: 'omitted' }, messages: [
+    hi, { role: 'system', content: 'Be brief.', output_config: { effort: 'max' } }, { role: 'system', output_config: { effort: 'high' } }, { role: 'system', content: 'Now.', output_config: {} },
+  ] });
+  t.strictSame(r.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'system', content: [{ type: 'text', text: 'Now.' }] }],
+    'a message with only an effort adds no instruction');
+  t.strictSame(r.reasoning, { enabled: true, effort: 'high', show: false }, 'the last effort set wins over the request-wide low');
+  t.strictSame(decode({ ...base, messages: [hi, { role: 'system', content: 'x', output_config: { effort: null } }] }).reasoning, undefined, 'a null effort sets none');
+
+  const cleared = { role: 'system', content: 'Only for this turn.', clear_at: 'next_user_message', output_config: { effort: 'max' } };
+  t.strictSame(decode({ ...base, messages: [hi, cleared] }).messages.map((m) => m.role), ['user', 'system'], 'shown for the turn it follows');
+  const later = decode({ ...base, messages: [hi, cleared, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'next' }] });
+  t.strictSame([later.messages.map((m) => m.role), later.reasoning], [['user', 'assistant', 'user'], undefined], 'gone with its effort once a user message follows');
+  t.strictSame(decode({ ...base, messages: [hi, { ...cleared, clear_at: 'never' }, { role: 'user', content: 'next' }] }).messages.map((m) => m.role), ['user', 'system', 'user'], 'never: kept');
+
+  const param = (message: unknown) => { try { decode({ ...base, messages: [hi, message] }); } catch (e) { return e instanceof GatewayError ? [e.code, e.param] : e; } };
+  t.strictSame(param({ role: 'system' }), ['invalid_body', 'messages.1'], 'neither content nor a setting');
+  t.strictSame(param({ role: 'system', output_config: { effort: null } }), ['invalid_body', 'messages.1']);
+  t.strictSame(param({ role: 'system', content: 'x', output_config: { effort: 'minimal' } }), ['invalid_body', 'messages.1.output_config.effort'], 'only the five efforts the API takes here');
+  t.strictSame(param({ role: 'system', content: 'x', output_config: 'high' }), ['invalid_body', 'messages.1.output_config']);
+  t.strictSame(param({ role: 'system', content: 'x', clear_at: 'soon' }), ['invalid_body', 'messages.1.clear_at']);
+  t.strictSame(param({ role: 'user', content: 'x', clear_at: 'never' }), ['invalid_body', 'messages.1.clear_at'], 'clear_at is a system message\'s only');
+  t.strictSame(param({ role: 'assistant', content: 'x', output_config: { effort: 'low' } }), ['invalid_body', 'messages.1.output_config']);
+  t.strictSame(param({ role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'Bash' } }] }), ['not_translatable', 'messages.1.content.0.type'], 'tool changes have no translation');
+});

@@ -56,6 +56,19 @@ t.test('empty text parts are never sent, and same-role turns merge (§3)', async
   t.strictSame(bodyOf({ ...requests.text, system: [{ type: 'text', text: '' }] }).systemInstruction, undefined, 'no empty system instruction');
 });
 
+t.test('system messages: leading ones join systemInstruction, later ones are user text in place (§3 System prompts)', async (t) => {
+  const sys = (text: string): CanonMessage => ({ role: 'system', content: [{ type: 'text', text, cache: {} }] });
+  const body = bodyOf({ ...requests.text, system: [{ type: 'text', text: 'A' }], messages: [sys('B'), sys(''), ask('Hi'), sys('C'), { role: 'assistant', content: [{ type: 'text', text: 'Hello.' }] }, sys('D')] });
+  t.strictSame(body.systemInstruction, { parts: [{ text: 'A' }, { text: 'B' }] });
+  t.strictSame(body.contents, [
+    { role: 'user', parts: [{ text: 'Hi' }, { text: '[system] C' }] },
+    { role: 'model', parts: [{ text: 'Hello.' }] },
+    { role: 'user', parts: [{ text: '[system] D' }] },
+  ]);
+  const only = bodyOf({ ...requests.text, messages: [sys('Only instructions.')] });
+  t.strictSame(only.contents, [{ role: 'user', parts: [{ text: '[system] Only instructions.' }] }], 'nothing after them: kept as contents, which Gemini requires');
+});
+
 t.test('long or foreign tool names are fitted everywhere and restored in the answer (§3)', async (t) => {
   const long = `mcp__server__${'x'.repeat(70)}`;
   const slashed = 'files/read';

@@ -1,8 +1,7 @@
 // A client's Messages body (POST /v1/messages or /v1/messages/count_tokens) → the canonical request.
-import type { CanonMessage, CanonRequest, Operation, OutputFormat, TextBlock } from '../../../core/canonical.ts';
-import { cacheHint } from './cache.ts';
+import type { CanonRequest, Operation, OutputFormat } from '../../../core/canonical.ts';
 import { invalid, isObj, list, type Obj, obj, optInt, optNum, optStr, str, untranslatable } from './check.ts';
-import { CLIENT_SIDE, decodeContent } from './decode-blocks.ts';
+import { decodeMessages, decodeSystem } from './decode-messages.ts';
 import { FORMAT } from './tables.ts';
 import { decodeReasoning } from './thinking.ts';
 import { decodeToolChoice, decodeTools } from './tools.ts';
@@ -16,7 +15,8 @@ export function decodeRequest(body: Obj, op: Operation, ctx: { model: string }):
     throw untranslatable('mcp_servers: Anthropic\'s MCP connector runs on Anthropic\'s side; this group\'s upstream cannot reach those servers', 'mcp_servers');
   }
   const output = outputFormat(body);
-  const reasoning = decodeReasoning(body);
+  const { messages, effort } = decodeMessages(body.messages);
+  const reasoning = decodeReasoning(body, effort);
   const metadata = body.metadata === undefined || body.metadata === null ? {} : obj(body.metadata, 'metadata');
   const user = optStr(metadata.user_id, 'metadata.user_id');
   const maxOutputTokens = optInt(body.max_tokens, 'max_tokens');
@@ -32,7 +32,7 @@ export function decodeRequest(body: Obj, op: Operation, ctx: { model: string }):
     model: ctx.model,
     stream: body.stream === true,
     system: decodeSystem(body.system),
-    messages: list(body.messages, 'messages').map(decodeMessage),
+    messages,
     tools: decodeTools(body.tools, 'tools'),
     ...decodeToolChoice(body.tool_choice, 'tool_choice'),
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
@@ -45,26 +45,6 @@ export function decodeRequest(body: Obj, op: Operation, ctx: { model: string }):
     ...(user ? { user } : {}),
     extras: Object.keys(extras).length ? { [FORMAT]: extras } : {},
   };
-}
-
-function decodeSystem(system: unknown, at = 'system'): TextBlock[] {
-  if (system === undefined || system === null) return [];
-  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
-  return list(system, at).map((raw, i) => {
-    const block = obj(raw, `${at}.${i}`);
-    if (block.type !== 'text') throw invalid('system blocks must be text blocks', `${at}.${i}.type`);
-    return { type: 'text', text: str(block.text, `${at}.${i}.text`), ...cacheHint(block) };
-  });
-}
-
-function decodeMessage(raw: unknown, i: number): CanonMessage {
-  const message = obj(raw, `messages.${i}`);
-  const role = message.role;
-  // Claude Code 2.x puts its environment notes in a system message inside messages: an instruction in place, which
-  // every encoder knows how to carry (docs/translation.md, System prompt).
-  if (role === 'system') return { role, content: decodeSystem(message.content, `messages.${i}.content`) };
-  if (role !== 'user' && role !== 'assistant') throw invalid('must be "user", "assistant" or "system"', `messages.${i}.role`);
-  return { role, content: decodeContent(message.content, `messages.${i}.content`, CLIENT_SIDE) };
 }
 
 /** output_config.format, or the older beta's top-level output_format: {type: json_schema, schema}. */

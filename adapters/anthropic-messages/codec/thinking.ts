@@ -6,11 +6,14 @@ import { BUDGET_BY_EFFORT, MIN_BUDGET } from './tables.ts';
 
 const EFFORTS: ReadonlySet<string> = new Set<ReasoningEffort>(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 
-/** thinking {enabled, budget_tokens | adaptive | disabled, display?} and output_config.effort → canonical. */
-export function decodeReasoning(body: Obj): ReasoningConfig | undefined {
-  const effort = isObj(body.output_config) && typeof body.output_config.effort === 'string' && EFFORTS.has(body.output_config.effort)
+/**
+ * thinking {enabled, budget_tokens | adaptive | disabled, display?} and output_config.effort → canonical. `turnEffort`
+ * (a system message's output_config.effort) is this answer's own and wins over the request's.
+ */
+export function decodeReasoning(body: Obj, turnEffort?: ReasoningEffort): ReasoningConfig | undefined {
+  const effort = turnEffort ?? (isObj(body.output_config) && typeof body.output_config.effort === 'string' && EFFORTS.has(body.output_config.effort)
     ? body.output_config.effort as ReasoningEffort
-    : undefined;
+    : undefined);
   if (body.thinking === undefined || body.thinking === null) return effort ? { effort } : undefined;
   const thinking = obj(body.thinking, 'thinking');
   const withEffort = effort ? { effort } : {};

@@ -1,6 +1,7 @@
-// Canonical messages → Gemini contents for an upstream: roles user/model with same-role turns merged, a mid-conversation
-// system message as user text in place, tool results as one user content of functionResponse parts in the order of the
-// previous model turn's calls, and thought signatures only where Gemini made them (else the documented placeholder).
+// Canonical messages → Gemini contents for an upstream: roles user/model with same-role turns merged, leading system
+// messages left to systemInstruction, a mid-conversation system message as user text in place, tool results as one user
+// content of functionResponse parts in the order of the previous model turn's calls, and thought signatures only where
+// Gemini made them (else the documented placeholder).
 import type { CanonBlock, CanonMessage, CanonRequest, MediaSource, ToolCallBlock, ToolResultBlock } from '../../../core/canonical.ts';
 import { signedFor } from '../../shared/signatures.ts';
 import { fitName, GEMINI_NAMES } from '../../shared/tool-names.ts';
@@ -11,11 +12,18 @@ import { FORMAT, SKIP_SIGNATURE } from './tables.ts';
 type Part = Obj;
 interface Content { role: 'user' | 'model'; parts: Part[] }
 
-export function encodeContents(req: CanonRequest): Content[] {
+/** How many system messages open the conversation (they join systemInstruction); none when nothing else follows them. */
+export function leadingSystem(messages: CanonMessage[]): number {
+  return Math.max(0, messages.findIndex((m) => m.role !== 'system'));
+}
+
+/** The contents from message `from` on (the leading system messages before it went to systemInstruction). */
+export function encodeContents(req: CanonRequest, from = 0): Content[] {
   const names = callNames(req.messages);
   const contents: Content[] = [];
   let calls: string[] = [];
   req.messages.forEach((message, i) => {
+    if (i < from) return;
     const at = `messages[${i}]`;
     const content: Content = message.role === 'assistant'
       ? { role: 'model', parts: modelParts(message.content, at) }

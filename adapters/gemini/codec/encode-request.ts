@@ -2,7 +2,7 @@
 // with schemas cleaned to Gemini's OpenAPI subset, toolConfig, generationConfig (sampling, structured output, thinking).
 import type { CanonRequest, CanonTool, CodecContext, ReasoningConfig, ToolChoice } from '../../../core/canonical.ts';
 import { fitName, GEMINI_NAMES } from '../../shared/tool-names.ts';
-import { encodeContents } from './encode-contents.ts';
+import { encodeContents, leadingSystem } from './encode-contents.ts';
 import type { Obj } from './read.ts';
 import { untranslatable } from './read.ts';
 import { RecursiveSchema, toOpenApi, withoutMarker } from './schema.ts';
@@ -14,11 +14,14 @@ const MAX_STOP = 5;
 export function encodeRequest(req: CanonRequest, _ctx: CodecContext): { path: string; body: Record<string, unknown> } {
   const name = req.model.replace(/^models\//, '');
   const model = encodeURIComponent(name);
-  const system = req.system.filter((b) => b.text !== '').map((b) => ({ text: b.text }));
+  // Leading system messages belong to the system prompt (docs/translation.md "System prompt"); later ones stay in place.
+  const lead = leadingSystem(req.messages);
+  const system = [...req.system, ...req.messages.slice(0, lead).flatMap((m) => m.content)]
+    .flatMap((b) => (b.type === 'text' && b.text !== '' ? [{ text: b.text }] : []));
   const extras = req.extras[FORMAT] ?? {};
   const generation = generationConfig(req);
   const body: Obj = {
-    contents: encodeContents(req),
+    contents: encodeContents(req, lead),
     ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}),
     ...(req.tools.length > 0 ? { tools: [{ functionDeclarations: req.tools.map(declaration) }] } : {}),
     ...(req.tools.length > 0 && req.toolChoice ? { toolConfig: toolConfig(req.toolChoice) } : {}),
