@@ -331,6 +331,8 @@ export interface ResponsePins {
   requestField: string;
   /** Route path parameters naming a stored object; the first segment counts (`{id}`, or `*subpath` = "<id>/cancel"). */
   pathParams: string[];
+  /** First segments of those parameters that name an operation (e.g. `compact`), not a stored object. */
+  operations: string[];
   /** Field of a whole answer holding the new object's id. */
   bodyField: string;
   /** Where a stream's scanner keeps the streamed object's id: a context variable of the format's, and its field. */

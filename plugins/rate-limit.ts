@@ -2,12 +2,22 @@
 // when there is one), holding a concurrency lease until settled.
 import { defineErrors, type GatewayError } from '../core/errors.ts';
 import type { Ctx, Env, Plugin } from '../core/types.ts';
-import type { Admission, AdmitRequest, AdmitResult } from '../core/store/types.ts';
+import type { Admission, AdmitRequest, AdmitResult, KeyLimits } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
 import { Heartbeats } from './heartbeats.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
-interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number }
+type LimitName = keyof KeyLimits;
+interface Options { lease_ms: number; heartbeat_ms: number; output_fields: string[]; bytes_per_token: number; limits: LimitName[] }
+
+const LIMITS: LimitName[] = ['rpm', 'tpm', 'concurrency', 'quota_usd', 'usd_5h', 'usd_1d', 'usd_7d'];
+
+/** The key's limits this stage enforces (a route that costs nothing enforces only some). */
+function only(limits: KeyLimits, names: LimitName[]): KeyLimits {
+  const out: KeyLimits = {};
+  for (const name of names) if (limits[name] !== undefined) out[name] = limits[name];
+  return out;
+}
 
 const limit = (doc: string, text: string) => ({ status: 429, doc, message: (window: string | undefined) => (window ? `${text} (${window})` : text) });
 const errors = defineErrors('rate-limit', {
@@ -95,6 +105,10 @@ export const rateLimit: Plugin<Options> = {
         description: 'Body fields naming the output cap, first found wins (dotted paths).',
       },
       bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate.' },
+      limits: {
+        type: 'array', items: { type: 'string', enum: LIMITS }, uniqueItems: true, default: LIMITS,
+        description: 'The key\'s limits this stage enforces; a route that spends nothing (reading a stored response) takes [rpm, concurrency].',
+      },
     },
   },
   requires: ['key'],
@@ -104,9 +118,10 @@ export const rateLimit: Plugin<Options> = {
     const deferred = place.laterTakes('admission');
     // The concurrency leases of the requests running through this stage, renewed together.
     const leases = new Heartbeats<Admission>(options.heartbeat_ms, (a, now) => env.store.heartbeat(a, options.lease_ms, now));
+    const every = LIMITS.every((name) => options.limits.includes(name));
     return async (ctx, next) => {
       const key = ctx.key!;
-      const limits = key.limits;
+      const limits = every ? key.limits : only(key.limits, options.limits);
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
       const handle = new Admitting(env.store, ctx, {
         keyId: key.id, requestId: ctx.id, limits,

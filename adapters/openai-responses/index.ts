@@ -37,7 +37,7 @@ export const openaiResponses: FormatAdapter = {
   // 16 is the smallest max_output_tokens the API accepts; store: false leaves nothing behind upstream.
   probe: { path: () => '/v1/responses', body: (model) => ({ model, input: 'ping', max_output_tokens: 16, store: false }) },
   // Stored responses live on the upstream account that created them.
-  pins: { requestField: 'previous_response_id', pathParams: ['id', 'subpath'], bodyField: 'id', streamVar: { variable: POSITION, field: 'id' } },
+  pins: { requestField: 'previous_response_id', pathParams: ['id', 'subpath'], operations: ['compact', 'input_tokens'], bodyField: 'id', streamVar: { variable: POSITION, field: 'id' } },
   modelList: openaiModelList,
   modelInfo: openaiModel,
   modelListUpstream: openaiModelListUpstream,

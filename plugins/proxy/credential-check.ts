@@ -1,7 +1,7 @@
 // Tells an account's failure from a request's. When an upstream refuses a request with 401/403, the account's credential
-// is tried alone: the format's credentialCheck, a GET carrying nothing from any client. Only a refusal of that (or, when
-// the check cannot tell, refusals for two different client keys) pauses the account: a client can never take an account
-// offline with a request of its own.
+// is tried alone: the credentialCheck of the format the upstream speaks (never the client's, which a translated request
+// does not share), a GET carrying nothing from any client. Only a refusal of that pauses the account: a client can never
+// take an account offline with a request of its own, and a check that cannot tell pauses nothing.
 import type { AccountConfig, Ctx, Env, GroupConfig } from '../../core/types.ts';
 import type { Upstreams } from './attempt.ts';
 
@@ -12,17 +12,12 @@ export type CredentialVerdict = 'refused' | 'valid' | 'unknown';
 const VALID_FOR_MS = 30_000;
 /** The longest a check may take. */
 const CHECK_TIMEOUT_MS = 10_000;
-/** Without a conclusive check: refusals for this many different client keys within the window show the credential's fault. */
-const DISTINCT_KEYS = 2;
-const KEY_WINDOW_MS = 600_000;
 
 export class CredentialChecks {
   readonly #env: Env;
   readonly #upstreams: Upstreams;
   readonly #running = new Map<string, Promise<CredentialVerdict>>();
   readonly #validUntil = new Map<string, number>();
-  /** Per account: the client keys refused with 401/403 lately, and when. */
-  readonly #refusedKeys = new Map<string, Map<string, number>>();
 
   constructor(env: Env, upstreams: Upstreams) {
     this.#env = env;
@@ -41,26 +36,16 @@ export class CredentialChecks {
     }
     const verdict = await running;
     if (verdict === 'valid') this.#validUntil.set(id, now + VALID_FOR_MS);
-    if (verdict !== 'unknown') return verdict;
-    return this.#byKeys(id, ctx.key?.id ?? '', now) ? 'refused' : 'unknown';
+    return verdict;
   }
 
-  /** Refusals for several different client keys are the credential's, not any one request's. */
-  #byKeys(id: string, keyId: string, now: number): boolean {
-    let keys = this.#refusedKeys.get(id);
-    if (!keys) this.#refusedKeys.set(id, keys = new Map());
-    for (const [k, at] of keys) if (at < now - KEY_WINDOW_MS) keys.delete(k);
-    keys.set(keyId, now);
-    if (keys.size > 100) keys.delete(keys.keys().next().value!);
-    return keys.size >= DISTINCT_KEYS;
-  }
-
-  /** The format's credential check on this account: nothing of the client's request goes into it. */
+  /** The upstream format's credential check on this account: nothing of the client's request goes into it. */
   async #check(ctx: Ctx, account: AccountConfig): Promise<CredentialVerdict> {
-    const check = ctx.format.credentialCheck;
+    const format = ctx.upstreamFormat ?? ctx.format;
+    const check = format.credentialCheck;
     if (!check) return 'unknown';
     const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${check.path}`);
-    const style = this.#env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
+    const style = this.#env.upstreamAuth[ctx.platform?.auth ?? format.upstreamAuth];
     const headers = { accept: 'application/json', 'accept-encoding': 'identity', ...check.headers, [style.header]: style.value(account.credential) };
     const status = (await this.#upstreams.status(target, headers, CHECK_TIMEOUT_MS)) ?? 0;
     return status === 401 || status === 403 ? 'refused' : status >= 200 && status < 300 ? 'valid' : 'unknown';

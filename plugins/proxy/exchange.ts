@@ -58,7 +58,7 @@ export class Exchange {
     const relayed = crossing.relay(ctx, upstream, o.keepalive_ms);
     // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
     // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
-    if (early) await this.#affinity.pinNow(group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));
+    if (early) await this.#affinity.pinNow(ctx, group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));
     upstream.resume();
     await relayed;
     const late = whole ? this.#affinity.bodyId(ctx, await whole) : crossing.pins && status < 300 && ctx.stream ? this.#affinity.streamedId(ctx) : undefined;

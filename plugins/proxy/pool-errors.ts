@@ -8,14 +8,14 @@ export const proxyErrors = defineErrors('proxy', {
   NO_ACCOUNT_AVAILABLE: { status: 503, doc: 'No account of the group is enabled for the model, or every one is cooling down or needs attention (`retry-after` when one returns).', message: (text: string) => text },
   UPSTREAM_FAILED: { status: 502, doc: 'Every account tried failed at the upstream (5xx, overloaded, unreachable, timeout, stream error before content).', message: (text: string) => text },
   ALL_ACCOUNTS_RATE_LIMITED: { status: 429, doc: 'Every account of the group is rate limited upstream (`retry-after`: the soonest end).', message: (text: string) => text },
-  UPSTREAM_REQUEST_REFUSED: { status: 403, doc: 'The upstream refused the request itself (401/403 while the account\'s credential works).', message: (text: string) => text },
+  UPSTREAM_REQUEST_REFUSED: { status: 403, doc: 'The upstream refused the request itself (401/403 while the account\'s credential works, or on every account tried while no credential check could tell).', message: (text: string) => text },
   CONVERSATION_ACCOUNT_UNAVAILABLE: { status: 503, also: [409], doc: 'The account holding a pinned conversation is cooling down (503) or gone (409).', message: (text: string) => text },
   upstream_error: { status: 502, also: [400, 401, 403, 404, 429, 500, 503], doc: 'A stream already committed by queue keepalives got an upstream refusal: its status and message.', message: (text: string) => text },
   upstream_truncated: { status: 502, doc: 'A whole upstream answer ended before it was complete.', message: 'The upstream response ended before it was complete' },
   upstream_stream_truncated: { status: 502, doc: 'An upstream stream ended before its terminal event (sent as the format\'s stream error).', message: 'The upstream stream ended before it completed' },
   upstream_invalid: { status: 502, doc: 'A translated upstream answered with a body that is not JSON.', message: 'The upstream answered with a body that is not JSON' },
-  previous_response_not_found: { status: 404, doc: 'A translated Responses request continues an answer this key does not have (or that expired).', message: (id: string) => `Previous response with id '${id}' not found.` },
-  response_not_found: { status: 404, doc: 'GET of a kept Responses answer this key does not have.', message: (id: string) => `Response with id '${id}' not found.` },
+  previous_response_not_found: { status: 404, doc: 'A Responses request continues an answer this key was not given (another key\'s, unknown, or expired), before anything goes upstream.', message: (id: string) => `Previous response with id '${id}' not found.` },
+  response_not_found: { status: 404, doc: 'GET or cancel of a stored Responses answer this key was not given (another key\'s, unknown, or expired), before anything goes upstream.', message: (id: string) => `Response with id '${id}' not found.` },
   media_fetch_failed: { status: 400, doc: 'An image or file URL for an inline-only upstream could not be fetched (private address, scheme, redirect, size, time, type).', message: (p: { host: string; why: string }) => `Could not fetch the media at ${p.host}: ${p.why}. Send it inline (base64) instead.` },
 });
 
@@ -36,15 +36,21 @@ export function noCandidates(group: GroupConfig, model: string | undefined): Gat
 }
 
 /**
- * Every account tried failed, or none was left to try: 502 when the upstream itself failed, 429 when the accounts are
- * rate limited (retry-after: the soonest cool-down end), else 503 (all cooling down or needing attention).
+ * Every account tried failed, or none was left to try: 502 when the upstream itself failed, 403 when each refused the
+ * request and none was paused, 429 when the accounts are rate limited (retry-after: the soonest cool-down end), else 503
+ * (all cooling down or needing attention).
  */
 export function exhausted(group: GroupConfig, attempts: Attempt[], states: AccountState[], now: number): GatewayError {
+  const n = attempts.length;
+  const tried = n === 1 ? 'the only account tried' : `all ${n} accounts tried`;
   const failures = attempts.filter((a) => UPSTREAM_FAILURES.has(a.reason));
   if (failures.length) {
     const last = failures[failures.length - 1];
-    const n = attempts.length;
-    return proxyErrors.UPSTREAM_FAILED(`The upstream request failed on ${n === 1 ? 'the only account tried' : `all ${n} accounts tried`} (last: ${LAST[last.reason]}${last.status ? `, HTTP ${last.status}` : ''})`);
+    return proxyErrors.UPSTREAM_FAILED(`The upstream request failed on ${tried} (last: ${LAST[last.reason]}${last.status ? `, HTTP ${last.status}` : ''})`);
+  }
+  // Refused with 401/403 everywhere while no credential was shown at fault (its check could not tell): the request's refusal.
+  if (n && attempts.every((a) => a.reason === 'auth') && states.every((s) => s.coolingUntil === undefined)) {
+    return proxyErrors.UPSTREAM_REQUEST_REFUSED(`The upstream refused this request (HTTP ${attempts[n - 1].status}) on ${tried}; the credentials could not be checked`);
   }
   const free = states.some((s) => s.coolingUntil === undefined);
   // Accounts needing attention come back only after their (long) pause: the soonest other cool-down is the useful hint.

@@ -2,9 +2,10 @@
 // (exchange.ts), failover before the first byte with cool-downs and the credential check (failures.ts), each slot given
 // back with what the exchange taught the store.
 import type { Logger } from 'pino';
+import { GatewayError } from '../../core/errors.ts';
 import type { Attempt, Ctx, Env } from '../../core/types.ts';
 import type { FoundBinding } from '../../core/store/types.ts';
-import { Affinity, type AffinityOptions } from './affinity.ts';
+import { Affinity, type AffinityOptions, type Preference } from './affinity.ts';
 import { Upstreams, type AttemptOptions } from './attempt.ts';
 import type { CooldownOptions } from './classify.ts';
 import { CredentialChecks } from './credential-check.ts';
@@ -15,7 +16,7 @@ import { ADMISSION } from '../vars.ts';
 import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
 import { queueKeepalive } from './relay.ts';
-import { accountModel, candidatesFor, Scheduler, type ScheduleOptions } from './schedule.ts';
+import { accountModel, candidatesFor, Scheduler, type Acquired, type ScheduleOptions } from './schedule.ts';
 import { Conversations } from './translate/conversations.ts';
 import { TranslatedCrossing } from './translate/crossing.ts';
 import { MEDIA_DEFAULTS } from './translate/media.ts';
@@ -82,7 +83,7 @@ export class Pool {
       await admission(ctx);
       return await crossing.local();
     }
-    const p = await affinity.preference(ctx, group, candidates);
+    const p = await affinity.preference(ctx, group, candidates, crossing.pins);
     /** Accounts that failed this request (none until a failover: most requests never make this set). */
     let tried: Set<string> | undefined;
     const trail: Attempt[] = [];
@@ -96,7 +97,7 @@ export class Pool {
         { group, candidates: tried ? candidates.filter((a) => !tried!.has(a.id)) : candidates, bound: first ? p.bound : undefined, waiting },
         n, first ? admission(ctx) : undefined);
       if (!acquired) { ctx.outcome = 'disconnected'; return; }
-      if (first) pin = affinity.decided(p, acquired);
+      if (first) pin = await this.#pinned(p, acquired);
       if (!acquired.ok) throw await failures.refusal(group, candidates, trail, pin, acquired.reason === 'none' ? 'none' : undefined);
       const lease = acquired.lease;
       const account = candidates.find((a) => a.id === lease.account)!;
@@ -125,5 +126,13 @@ export class Pool {
       if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, trail, pin);
       metrics.failovers.inc({ group: group.name, reason: failure.verdict.reason });
     }
+  }
+
+  /** The pin the first decision found; a stored object named that is not this key's is refused before anything goes upstream. */
+  async #pinned(p: Preference, acquired: NonNullable<Acquired>): Promise<FoundBinding | undefined> {
+    const decided = this.#p.affinity.decided(p, acquired);
+    if (!(decided instanceof GatewayError)) return decided;
+    if (acquired.ok) await this.#p.scheduler.release(acquired.lease);
+    throw decided;
   }
 }

@@ -94,8 +94,9 @@ t.test('defect 2: a captured path never reaches another upstream endpoint', asyn
   t.equal(upstream().length, 0, 'nothing reached any upstream');
   t.equal((await records('demo')).length, 0, 'nothing billed');
 
-  const cancel = await post(`${gateway.url}/v1/responses/resp_sim_1/cancel`, {}, bearer(DEMO_KEY));
-  t.equal(upstream().at(-1)?.path, '/v1/responses/resp_sim_1/cancel', 'a declared subpath still goes through');
+  const created = await (await post(`${gateway.url}/v1/responses`, { model: 'gpt-5', input: 'hi' }, bearer(DEMO_KEY))).json() as { id: string };
+  const cancel = await post(`${gateway.url}/v1/responses/${created.id}/cancel`, {}, bearer(DEMO_KEY));
+  t.equal(upstream().at(-1)?.path, `/v1/responses/${created.id}/cancel`, 'a declared subpath still goes through');
   t.not(cancel.status, 400);
 });
 

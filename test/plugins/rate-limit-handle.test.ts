@@ -17,7 +17,7 @@ function harness(answer: (req: AdmitRequest) => AdmitResult) {
   };
   const env = { store } as unknown as Env;
   // proxy takes the admission: the stage only hands it on.
-  const stage = rateLimit.create({ lease_ms: 60_000, heartbeat_ms: 20_000, output_fields: [], bytes_per_token: 4 }, env, { laterTakes: () => true });
+  const stage = rateLimit.create({ lease_ms: 60_000, heartbeat_ms: 20_000, output_fields: [], bytes_per_token: 4, limits: ['rpm'] }, env, { laterTakes: () => true });
   const vars = new Map<string, unknown>();
   const ctx = {
     id: 'req-1', key: { id: 'k1', limits: { rpm: 10 } },

@@ -51,8 +51,10 @@ t.test('a previous_response_id chain across a pool of three always reaches the a
     t.equal((await res.json() as { id: string }).id, id);
     t.equal(credentialOf(sim.requests.at(-1)!), home);
   }
+  const asked = sim.requests.length;
   const unknown = await fetch(`${gateway.url}/v1/responses/resp_never_made`, { headers: { authorization: 'Bearer sk-pool-0001' } });
-  t.equal(unknown.status, 404, 'an id the gateway never returned is not pinned: the upstream\'s own 404');
+  t.equal(unknown.status, 404, 'an id the gateway never returned to this key is not pinned: a 404');
+  t.equal(sim.requests.length, asked, 'before anything went upstream');
 });
 
 t.test('the pinned account cooling down, needing attention, or gone: CONVERSATION_ACCOUNT_UNAVAILABLE', async (t) => {
