@@ -40,6 +40,24 @@ export function drainable(server: Server): Drain {
   return state;
 }
 
+/** The requests whose stages are still running (a client may have left long ago): a shutdown waits for their settlements. */
+export class Running {
+  #count = 0;
+  #idle: (() => void) | undefined = undefined;
+
+  enter(): void { this.#count++; }
+  leave(): void { if (--this.#count === 0) this.#idle?.(); }
+
+  /** True once none is running, false when `ms` passed first. */
+  idle(ms: number): Promise<boolean> {
+    if (this.#count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { this.#idle = undefined; resolve(false); }, Math.max(0, ms));
+      this.#idle = () => { clearTimeout(timer); this.#idle = undefined; resolve(true); };
+    });
+  }
+}
+
 function closeWhenDone(socket: HttpSocket): void {
   if (socket.destroyed) return;
   const res = socket._httpMessage;

@@ -8,7 +8,7 @@ import { loadConfig, type ConfigDeps } from './config.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
-import { drainable, type Drain } from './drain.ts';
+import { drainable, Running, type Drain } from './drain.ts';
 import { asGatewayError, coreCodes, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
@@ -46,6 +46,8 @@ interface Runtime { config: GatewayConfig; router: Router<Compiled>; env: Env; k
 
 /** How long requests in flight may take to finish after a SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
+/** How long requests cut short at a shutdown (their background work aborted) may take to settle before the store closes. */
+const CUT_SETTLE_MS = 2_000;
 
 const deps: ConfigDeps = { plugins, formats, upstreamAuth };
 
@@ -53,6 +55,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.log ?? createLogger();
   const metrics = createMetrics();
   const simulators: Gateway['simulators'] = {};
+  const running = new Running();
+  const closing = new AbortController();
   let opened: { store: Store; keyChanges: KeyChanges } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
@@ -74,7 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       metrics.watchStore(store);
     }
     else if (storeMoved(config, runtimeConfig)) log.warn('store settings changed: restart to apply');
-    return buildRuntime(config, log, metrics, opened.store, opened.keyChanges);
+    return buildRuntime(config, log, metrics, opened.store, opened.keyChanges, closing.signal);
   };
   let runtimeConfig: GatewayConfig | undefined;
   /** Serve with this runtime from now on; only its stages hear issued-key changes (the old ones go with the old runtime). */
@@ -94,7 +98,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     connectionsCheckingInterval: Math.min(1000, limits.headers_timeout_ms),
   }, (req, res) => {
     if (drain.draining) res.setHeader('connection', 'close');
-    handle(runtime, req, res, metrics, drain).catch((err) => {
+    handle(runtime, req, res, metrics, drain, running).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
       if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
       else res.destroy();
@@ -126,7 +130,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       }
     },
     async close() {
+      const until = performance.now() + DRAIN_TIMEOUT_MS;
       await drain.drain(DRAIN_TIMEOUT_MS);
+      // Requests whose client left may still read their upstream for its usage: the rest of the drain's time, then they
+      // are cut and settle what they saw, before the store closes.
+      if (!await running.idle(until - performance.now())) {
+        closing.abort();
+        await running.idle(CUT_SETTLE_MS);
+      }
       await Promise.all(Object.values(simulators).map((s) => s.close()));
       await opened?.store.close();
     },
@@ -137,10 +148,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): boolean =>
   !!running && (next.store.redis !== running.store.redis || next.store.path !== running.store.path);
 
-function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges): Runtime {
+function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges, closing: AbortSignal): Runtime {
   const keys = keyChanges.listeners();
   const env: Env = {
-    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add,
+    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing,
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
   };
@@ -196,7 +207,7 @@ function leaveBody(req: IncomingMessage, res: ServerResponse): void {
 }
 
 
-async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, drain: Drain): Promise<void> {
+async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, metrics: Metrics, drain: Drain, running: Running): Promise<void> {
   const start = performance.now();
   const id = newRequestId();
   const clientId = clientRequestId(req);
@@ -232,6 +243,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     log: rt.env.log, bodyLimit: rt.config.server.body_limit, start,
   });
   metrics.inFlight.inc();
+  running.enter();
   let thrown: GatewayError | undefined;
   try {
     await compiled.run(ctx);
@@ -243,6 +255,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     leaveBody(req, res);
     sendError(res, thrown = asGatewayError(err), id, ctx.format, ctx);
   } finally {
+    running.leave();
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();
     metrics.observe(ctx, res.statusCode);

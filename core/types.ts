@@ -184,6 +184,8 @@ export interface Env {
    * Stages listen here, not on `store.onKeysChanged`: a reload drops these listeners with the stages that added them.
    */
   onKeysChanged(listener: () => void): void;
+  /** Aborted when the gateway shuts down and its requests' time is up: stages cut what they still do in the background. */
+  closing?: AbortSignal;
 }
 
 /**

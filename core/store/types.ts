@@ -81,8 +81,9 @@ export interface UsageRecord {
   duration_ms: number;
   ttft_ms: number | null;
   /**
-   * True when output_tokens is the gateway's estimate, not the upstream's count: a stream the client left before the
-   * upstream reported its output is billed for the text it relayed (metering `on_disconnect: observed`).
+   * True when output_tokens or input_tokens is the gateway's estimate, not the upstream's count: a stream the client left
+   * before the upstream reported its usage is billed for the text streamed and, when the prompt was not reported either,
+   * for count_tokens' estimate of the request (metering `on_disconnect: observed`).
    */
   estimated?: boolean;
   attempts?: { account: string; status: number; reason: string }[];

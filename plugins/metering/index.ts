@@ -7,6 +7,7 @@ import type { Ending, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { ADMISSION } from '../vars.ts';
 import { billable, cost, findPrice, type Price } from './pricing.ts';
+import { promptEstimate } from './prompt.ts';
 
 interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
@@ -45,11 +46,11 @@ export const metering: Plugin<Options> = {
       price_by: { type: 'string', enum: ['upstream', 'requested'], default: 'upstream', description: 'Which model name is looked up in pricing: the one served upstream or the one the client asked for.' },
       on_disconnect: {
         type: 'string', enum: ['observed', 'none'], default: 'observed',
-        description: 'When the client leaves mid-stream: bill what was observed (prompt usage when the upstream reported it, plus the output it reported, or else the output estimated from the text relayed to the client, see chars_per_token), or nothing.',
+        description: 'When the client leaves mid-stream: bill what was observed (the usage the upstream reported, read on after the client left within proxy usage_drain_ms; what it never reported is estimated: the output from the text streamed, see chars_per_token, the prompt as count_tokens estimates the request), or nothing.',
       },
       chars_per_token: {
         type: 'number', exclusiveMinimum: 0, default: 4,
-        description: 'on_disconnect observed: streamed output the upstream never counted is estimated as relayed characters / this, rounded up; the record says estimated: true.',
+        description: 'on_disconnect observed: streamed output the upstream never counted is estimated as streamed characters / this, rounded up; the record says estimated: true.',
       },
     },
   },
@@ -90,17 +91,21 @@ export const metering: Plugin<Options> = {
     };
 
     /**
-     * What a request the client abandoned is billed: nothing, or the usage the upstream reported so far; when the upstream
-     * had not yet counted the output (its final usage never came), the text relayed to the client stands in for it.
+     * What a request the client abandoned is billed: nothing, or the usage the upstream reported; when its final usage
+     * never came, the text streamed stands in for the output and, if the prompt was not counted either, the request
+     * itself for the prompt (a client must not get its prompt free by leaving before the usage chunk).
      */
-    function observed(ctx: Ctx): { usage: Usage; estimated: boolean } {
+    async function observed(ctx: Ctx): Promise<{ usage: Usage; estimated: boolean }> {
       if (options.on_disconnect === 'none') return { usage: ZERO, estimated: false };
-      const usage = ctx.usage ?? ZERO;
+      let usage = ctx.usage ?? ZERO;
       const streamed = ctx.streamed;
       if (!streamed || streamed.outputFinal) return { usage, estimated: false };
+      let estimated = false;
       const guess = Math.ceil(streamed.chars / options.chars_per_token);
       // A count the upstream did report (a placeholder such as message_start's) stands when the text suggests no more.
-      return guess > usage.output ? { usage: { ...usage, output: guess }, estimated: true } : { usage, estimated: false };
+      if (guess > usage.output) { usage = { ...usage, output: guess }; estimated = true; }
+      if (usage.input === 0) { usage = { ...usage, input: await promptEstimate(ctx) }; estimated = true; }
+      return { usage, estimated };
     }
 
     async function settle(ctx: Ctx, status: number): Promise<void> {
@@ -110,7 +115,7 @@ export const metering: Plugin<Options> = {
       // whose answers are not billed requests (token counting): rate-limit then hands its admission back unsettled.
       if (!key || !group || ctx.outcome === 'rejected' || ctx.route.billed === false) return;
       const ending: Ending = ctx.outcome ?? (status >= 400 ? 'failed' : 'completed');
-      const { usage, estimated } = ending === 'disconnected' ? observed(ctx) : { usage: ctx.usage ?? ZERO, estimated: false };
+      const { usage, estimated } = ending === 'disconnected' ? await observed(ctx) : { usage: ctx.usage ?? ZERO, estimated: false };
       const model = ctx.model ?? '';
       const upstreamModel = ctx.upstreamModel ?? model;
       const priced = options.price_by === 'upstream' ? upstreamModel : model;

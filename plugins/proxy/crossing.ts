@@ -5,6 +5,7 @@ import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../core/types.ts
 import { relay } from './relay.ts';
 import { bodyForAccount, type Body, type HeaderAllowList, upstreamBody, upstreamHeaders, upstreamPath } from './upstream-request.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
+import type { DrainBounds } from './usage-drain.ts';
 
 /** What goes to one account: the upstream path (and query), the headers, the body. */
 export interface Outbound { path: string; headers: IncomingHttpHeaders; body: Body }
@@ -16,8 +17,11 @@ export interface Crossing {
   readonly pins: boolean;
   /** The request for one account (ctx.account and ctx.upstreamModel are that account's). */
   outbound(account: AccountConfig): Promise<Outbound>;
-  /** Relays one upstream answer to the client; resolves when the client response ended or the client left. */
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void>;
+  /**
+   * Relays one upstream answer to the client; resolves when the client response ended or the client left (and a stream
+   * read on for its usage within `drain` ended).
+   */
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void>;
   /** Answers the request without any upstream (a count the upstream cannot make, a kept answer), when set. */
   readonly local?: () => Promise<void>;
 }
@@ -57,7 +61,7 @@ export class NativeCrossing implements Crossing {
     return { path: upstreamPath(ctx), body, headers: upstreamHeaders(this.#given, auth, account, body, this.#allowed) };
   }
 
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void> {
-    return relay(ctx, upstream, keepaliveMs, this.#usage);
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {
+    return relay(ctx, upstream, keepaliveMs, this.#usage, drain);
   }
 }

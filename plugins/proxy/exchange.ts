@@ -10,8 +10,9 @@ import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
+import type { DrainBounds } from './usage-drain.ts';
 
-export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number }
+export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number; usage_drain_ms: number; usage_drain_bytes: number }
 
 /** What one attempt came to: the request is answered (or the client left; `created`: the id it made, to pin), or the account failed. */
 export type Tried = { done: true; created?: string } | Failed;
@@ -22,10 +23,13 @@ export class Exchange {
   readonly #affinity: Affinity;
   readonly #failures: Failures;
   readonly #log: Logger;
+  readonly #drain: DrainBounds;
 
-  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger) {
+  /** `closing`: aborted when the gateway shuts down, which cuts the streams still read on for their usage. */
+  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger, closing?: AbortSignal) {
     this.#upstreams = upstreams;
     this.#o = o;
+    this.#drain = { ms: o.usage_drain_ms, bytes: o.usage_drain_bytes, signal: closing };
     this.#affinity = affinity;
     this.#failures = failures;
     this.#log = log;
@@ -55,7 +59,9 @@ export class Exchange {
     this.#failures.record(ctx, trail, group, account, status, verdict.reason);
     if (ctx.res.headersSent && !(status < 300 && sse)) return intoCommittedStream(ctx, upstream, status);
     const whole = crossing.pins && !ctx.stream && status < 300 ? readAll(upstream) : undefined;
-    const relayed = crossing.relay(ctx, upstream, o.keepalive_ms);
+    // A client that leaves mid-stream keeps the slot until the stream read on for its usage ends (usage-drain.ts): the
+    // upstream still works for it on this account.
+    const relayed = crossing.relay(ctx, upstream, o.keepalive_ms, this.#drain);
     // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
     // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
     if (early) await this.#affinity.pinNow(ctx, group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));

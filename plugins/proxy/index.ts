@@ -23,6 +23,8 @@ export const proxy: Plugin<PoolOptions> = {
       max_sockets: int('Connections to one upstream origin at once, beyond which requests wait for one (0 = no limit: account concurrency bounds them; long streams each hold one).', 0),
       usage: { type: 'boolean', default: true, description: 'Read usage from answers; false where an answer repeats usage already counted (reading a stored response).' },
       max_switches: int('Accounts a request may move to after a failure before the first byte (401, 403, 429, 529, 5xx, connect failure, header timeout, an error in a 200 stream before its content).', 3),
+      usage_drain_ms: int('A client that leaves a stream before the upstream reported its prompt\'s tokens (OpenAI Chat and Responses report usage only at the end): the stream is read on, unrelayed, for at most this long, holding the key\'s and the account\'s slots, so its real usage is billed (0 = hang up at once; metering then estimates the prompt).', 30_000),
+      usage_drain_bytes: int('Most bytes read on such a stream after the client left; past them it is cut and metering estimates.', 4 * 1024 * 1024),
       first_content_ms: int('A 200 stream\'s opening frames are held until its first content for at most this long, so an error before any content can still move to another account (0 = relay at once).', 10_000),
       lease_ms: int('An account slot expires this long after its last heartbeat (so a crashed process frees it).', 60_000, 1000),
       heartbeat_ms: int('How often running requests renew their account slots.', 20_000, 100),

@@ -24,6 +24,8 @@ import { HeaderAllowList } from './upstream-request.ts';
 
 export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityOptions, AttemptOptions {
   keepalive_ms: number;
+  usage_drain_ms: number;
+  usage_drain_bytes: number;
   media_max_bytes: number;
   media_timeout_ms: number;
   media_allow_private: string[];
@@ -59,7 +61,7 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const translate = { env, headers, conversations: new Conversations(store), media };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
-    exchange: new Exchange(upstreams, o, affinity, failures, log),
+    exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing),
     cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage)),
   };
 }

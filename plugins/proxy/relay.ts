@@ -8,6 +8,7 @@ import { readAll } from './attempt.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
+import { drainWanted, UsageDrain, type DrainBounds } from './usage-drain.ts';
 
 /** Each format's allow list of upstream response headers, compiled once. */
 const returned = new WeakMap<FormatAdapter, (name: string) => boolean>();
@@ -41,19 +42,27 @@ export function overheadMs(ctx: Ctx, since?: number): string {
   return (upstreamStart - start + (since === undefined ? 0 : performance.now() - since)).toFixed(1);
 }
 
-/** Relay one upstream response; resolves when the client response has ended or the client went away. */
-export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true): Promise<void> {
+/**
+ * Relay one upstream response; resolves when the client response has ended, or the client went away (and a stream
+ * read on for its usage, within `drain`, has ended too).
+ */
+export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true, drain?: DrainBounds): Promise<void> {
   const { res } = ctx;
   const status = upstream.statusCode ?? 502;
   const headers = clientHeaders(ctx, upstream);
   const type = String(upstream.headers['content-type'] ?? '');
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
-  // Set by the stream relays: copies what they observed onto ctx, as metering may settle before the upstream's own end.
-  let abandon: (() => void) | undefined;
+  // Set by the stream relays: copies what they observed onto ctx, as metering may settle before the upstream's own end;
+  // true when the stream is read on for its usage instead (usage-drain.ts), and `ended` is called when that read ends.
+  let abandon: ((ended: () => void) => boolean) | undefined;
   const { promise: done, resolve, reject } = Promise.withResolvers<void>();
   res.once('close', () => {
     // A JSON-array stream cut upstream is cut to the client too (relayTee): that close is not the client leaving.
-    if (!res.writableFinished && ctx.outcome !== 'missing-terminal') { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
+    if (!res.writableFinished && ctx.outcome !== 'missing-terminal') {
+      ctx.outcome = 'disconnected';
+      if (abandon?.(resolve)) return;
+      upstream.destroy();
+    }
     resolve();
   });
 
@@ -64,7 +73,7 @@ export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number,
     upstream.once('close', () => upstreamEnded(ctx, upstream));
     upstream.pipe(res);
   } else if (type.includes('text/event-stream')) {
-    abandon = relayStream(ctx, upstream, status, headers, keepaliveMs);
+    abandon = relayStream(ctx, upstream, status, headers, keepaliveMs, usage ? drain : undefined);
   } else if (ctx.stream) {
     abandon = relayTee(ctx, upstream, status, headers, usage);
   } else {
@@ -128,7 +137,7 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
  * A stream that is not SSE (Gemini's JSON array): bytes go out as they arrive; the format reads the whole at the end
  * (FormatAdapter.readWholeStream). Returns what to do when the client leaves first.
  */
-function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => void {
+function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => boolean {
   const chunks: Buffer[] = [];
   const read = (complete: boolean) => ctx.format.readWholeStream?.(Buffer.concat(chunks).toString('utf8'), complete);
   ctx.res.writeHead(status, headers);
@@ -145,11 +154,12 @@ function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers:
     ctx.outcome = 'missing-terminal';
     ctx.res.destroy();
   });
-  return () => { if (usage) ctx.usage = read(false)?.usage; };
+  // Its elements name the prompt as they come: nothing to read on for.
+  return () => { if (usage) ctx.usage = read(false)?.usage; return false; };
 }
 
 /** Relays an SSE stream frame by frame through the format's scanner; returns what to do when the client leaves first. */
-function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number): () => void {
+function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, bounds: DrainBounds | undefined): (ended: () => void) => boolean {
   const { res, format } = ctx;
   const parser = new SseParser();
   const scanner = format.scanStream(ctx);
@@ -167,7 +177,13 @@ function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, heade
     : undefined;
   // Nothing of an earlier chunk waits in the parser (no partial frame, no partial character).
   let aligned = true;
+  /** Set once the client left a stream that is read on for its usage: frames go to the scanner only. */
+  let drain: UsageDrain | undefined;
   upstream.on('data', (chunk: Buffer) => {
+    if (drain) {
+      if (drain.take(chunk)) for (const frame of parser.push(chunk)) scanner.frame(frame);
+      return;
+    }
     timer?.refresh();
     const fresh = aligned;
     let out = '';
@@ -196,6 +212,7 @@ function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, heade
   const finish = () => {
     if (finished) return;
     observe();
+    if (drain) return drain.end();
     if (scanner.error()) ctx.outcome = 'failed';
     else if (scanner.terminal()) ctx.outcome = scanner.incomplete?.() ? 'incomplete' : 'completed';
     else if (!res.writableEnded && !res.destroyed) {
@@ -208,8 +225,15 @@ function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, heade
   upstream.once('aborted', finish);
   upstream.once('error', finish);
   upstream.once('close', () => { upstreamEnded(ctx, upstream); finish(); });
-  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
-  return () => { if (!finished) observe(); };
+  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'; a stream that has not
+  // named its prompt's tokens is read on (bounded) for the usage its end reports.
+  return (ended) => {
+    if (finished) return false;
+    if (!drainWanted(scanner.usage(), bounds)) { observe(); return false; }
+    clearTimeout(timer);
+    drain = new UsageDrain(upstream, bounds, ended);
+    return true;
+  };
 }
 
 /**

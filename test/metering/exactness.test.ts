@@ -157,7 +157,8 @@ const CASES: Case[] = [
     run: (c, id) => c.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: chatQ }, opts(id, fault('truncate'))) },
   { name: 'chat, upstream 500', key: 'demo', model: 'gpt-4o-mini', stream: false, status: 'server error', ending: 'failed', input: 0, output: 0, sdk: 'error',
     run: (c, id) => c.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: chatQ }, opts(id, fault('status=500'))) },
-  { name: 'chat stream, client leaves', key: 'demo', model: 'gpt-4o-mini', stream: true, ending: 'disconnected', input: 0, output: ESTIMATE, estimated: true, sdk: 'ok', leaves: true,
+  // Chat and Responses report usage only at the end: the stream is read on after the client left, for the upstream's count.
+  { name: 'chat stream, client leaves', key: 'demo', model: 'gpt-4o-mini', stream: true, ending: 'disconnected', input: H_PROMPT, output: H_REPLY, sdk: 'ok', leaves: true,
     run: async (c, id) => {
       const stream = await c.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: chatH, stream: true }, opts(id, SLOW));
       return leaveAfter(stream, (e) => e.choices[0]?.delta?.content ?? undefined, 4, () => stream.controller.abort());
@@ -178,7 +179,7 @@ const CASES: Case[] = [
     run: async (c, id) => drain(await c.openai.responses.create({ model: 'gpt-5', instructions: SYS, input: Q, stream: true }, opts(id, fault('midstream-error')))) },
   { name: 'responses stream, upstream cut mid-stream', key: 'demo', model: 'gpt-5', stream: true, ending: 'missing-terminal', input: 0, output: 0, sdk: 'ok',
     run: async (c, id) => drain(await c.openai.responses.create({ model: 'gpt-5', instructions: SYS, input: Q, stream: true }, opts(id, fault('truncate')))) },
-  { name: 'responses stream, client leaves', key: 'demo', model: 'gpt-5', stream: true, ending: 'disconnected', input: 0, output: ESTIMATE, estimated: true, sdk: 'ok', leaves: true,
+  { name: 'responses stream, client leaves', key: 'demo', model: 'gpt-5', stream: true, ending: 'disconnected', input: H_PROMPT, output: H_REPLY, sdk: 'ok', leaves: true,
     run: async (c, id) => {
       const stream = await c.openai.responses.create({ model: 'gpt-5', input: H, stream: true }, opts(id, SLOW));
       return leaveAfter(stream, (e) => (e.type === 'response.output_text.delta' ? e.delta : undefined), 4, () => stream.controller.abort());
@@ -243,7 +244,7 @@ const CASES: Case[] = [
     run: async (c, id) => drain(await c.genai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: Q, config: { systemInstruction: SYS, ...geminiOpts(id) } })) },
   { name: 'limited: responses stream', key: 'demo-limited', model: 'gpt-5', stream: true, ending: 'completed', input: Q_PROMPT, output: Q_REPLY, sdk: 'ok',
     run: async (c, id) => drain(await c.openai.responses.create({ model: 'gpt-5', instructions: SYS, input: Q, stream: true }, opts(id))) },
-  { name: 'limited: chat stream, client leaves', key: 'demo-limited', model: 'gpt-4o-mini', stream: true, ending: 'disconnected', input: 0, output: ESTIMATE, estimated: true, sdk: 'ok', leaves: true,
+  { name: 'limited: chat stream, client leaves', key: 'demo-limited', model: 'gpt-4o-mini', stream: true, ending: 'disconnected', input: H_PROMPT, output: H_REPLY, sdk: 'ok', leaves: true,
     run: async (c, id) => {
       const stream = await c.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: chatH, stream: true }, opts(id, SLOW));
       return leaveAfter(stream, (e) => e.choices[0]?.delta?.content ?? undefined, 4, () => stream.controller.abort());

@@ -1,9 +1,11 @@
-// Stage `metering`: the disconnect policy (observed usage, estimated output, none), endings, and — through a gateway — that a
-// client leaving mid-stream is settled with what the stream showed up to that moment, in every streaming format.
+// Stage `metering`: the disconnect policy (observed usage, estimated output and prompt, none), endings, and — through a
+// gateway — that a client leaving mid-stream is settled with what the stream showed, in every streaming format (read on
+// for its usage where the prompt was not yet reported).
 import t from 'tap';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { metering } from '../../plugins/metering/index.ts';
+import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { MemoryStore } from '../../core/store/memory.ts';
 import type { Ctx, Env, Outcome, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -14,6 +16,9 @@ import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
 const silent = pino({ level: 'silent' });
 const PRICE = { input: 1, output: 2 }; // USD per 1M tokens
 
+/** The request of the fake context: 40 characters of prompt, count_tokens' estimate of which is 10 tokens. */
+const REQUEST = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x'.repeat(40) }] };
+
 /** Runs the metering stage once around a fake proxy that leaves `outcome`, `usage` and `streamed` on ctx; returns the record. */
 async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome; usage?: Usage; streamed?: StreamedText; status?: number }) {
   const store = new MemoryStore();
@@ -21,8 +26,9 @@ async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome
   const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { laterTakes: () => false });
   const ctx = {
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
-    route: { path: '/v1/messages' }, model: 'm', upstreamModel: 'm', stream: true, timings: { start: performance.now() },
-    res: { statusCode: seen.status ?? 200 }, log: silent, get: () => undefined,
+    route: { path: '/v1/chat/completions' }, path: '/v1/chat/completions', search: '', format: openaiChat, model: 'm', upstreamModel: 'm',
+    stream: true, timings: { start: performance.now() }, res: { statusCode: seen.status ?? 200 }, log: silent, get: () => undefined,
+    json: async () => REQUEST, body: async () => Buffer.from(JSON.stringify(REQUEST)),
   } as unknown as Ctx;
   await stage(ctx, async () => { ctx.outcome = seen.outcome; ctx.usage = seen.usage; ctx.streamed = seen.streamed; });
   const { records } = await store.records({ limit: 10 });
@@ -38,7 +44,8 @@ t.test('disconnected, output not yet counted: the prompt as reported plus the re
   t.match(r, { ending: 'disconnected', input_tokens: 18, output_tokens: 3, estimated: true });
   t.ok(Math.abs(r.cost - costOf(18, 3)) < 1e-12, 'the estimate is priced like any output');
   const none = await meter({}, { outcome: 'disconnected', streamed: { chars: 9, outputFinal: false } });
-  t.match(none, { input_tokens: 0, output_tokens: 3, estimated: true }, 'no usage reported at all: output only');
+  t.match(none, { input_tokens: 10, output_tokens: 3, estimated: true }, 'no usage reported at all: the prompt as count_tokens estimates it too');
+  t.ok(Math.abs(none.cost - costOf(10, 3)) < 1e-12, 'and priced');
   const ratio = await meter({ chars_per_token: 3 }, { outcome: 'disconnected', usage: u(18, 1), streamed: { chars: 11, outputFinal: false } });
   t.equal(ratio.output_tokens, 4, 'chars_per_token is the divisor, rounded up');
 });
@@ -139,15 +146,15 @@ const cases = [
     format: 'openai-chat', path: '/v1/chat/completions', marker: '"content":"',
     headers: { ...json, authorization: 'Bearer sk-alice-0001' },
     body: { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: TEXT }] },
-    // Chat reports usage only in its last chunk: the prompt is unknown when the client leaves.
-    input: 0,
+    // Chat reports usage only in its last chunk: the stream is read on after the client left, for the whole answer's usage.
+    input: 11, drained: true,
     skip: 1, // the role chunk carries "content":"" before any text
   },
   {
     format: 'openai-responses', path: '/v1/responses', marker: 'response.output_text.delta',
     headers: { ...json, authorization: 'Bearer sk-alice-0001' },
     body: { model: 'gpt-5', stream: true, input: TEXT },
-    input: 0, // usage arrives only with the terminal event
+    input: 11, drained: true, // usage arrives only with the terminal event: read on for it
     perFrame: 2, // the event name appears on the event line and in the data
   },
 ];
@@ -169,7 +176,7 @@ async function leaveAfter(path: string, headers: Record<string, string>, body: u
   return text;
 }
 
-t.test('a client leaving mid-stream: settled at once with the prompt already reported and the relayed text as output', async (t) => {
+t.test('a client leaving mid-stream: settled with the prompt already reported and the relayed text as output, or with the usage read on for', async (t) => {
   // One at a time: concurrent aborted fetches leave unused keep-alive connections that hold the gateway's close for 10 s.
   const results = [];
   for (const c of cases) {
@@ -180,8 +187,11 @@ t.test('a client leaving mid-stream: settled at once with the prompt already rep
     t.notMatch(seen, 'wonderful', `${c.format}: the client left before the whole answer`);
     const found = await eventually(() => admin(gateway, 'GET', `/admin/usage?key=alice`), (r) => r.body.records.some((x: any) => x.client_request_id === id));
     const record = found.body.records.find((x: any) => x.client_request_id === id);
-    t.match(record, { ending: 'disconnected', status: 200, stream: true, input_tokens: c.input, output_tokens: 5, estimated: true }, c.format);
-    t.ok(Math.abs(record.cost - (c.input * 1 + 5 * 2) / 1e6) < 1e-12, `${c.format}: priced`);
+    // Read on: the whole answer "Echo: Hello there, wonderful world" is 7 tokens, the upstream's own count.
+    const output = c.drained ? 7 : 5;
+    t.match(record, { ending: 'disconnected', status: 200, stream: true, input_tokens: c.input, output_tokens: output }, c.format);
+    t.equal(record.estimated, c.drained ? undefined : true, `${c.format}: ${c.drained ? 'the upstream\'s usage' : 'estimated'}`);
+    t.ok(Math.abs(record.cost - (c.input * 1 + output * 2) / 1e6) < 1e-12, `${c.format}: priced`);
     const line = await logLine(requests, id);
     t.equal(line.outcome, 'disconnected', `${c.format}: the ending was not overwritten when the upstream closed afterwards`);
   }

@@ -1,6 +1,6 @@
 // Stage `proxy`: timeouts, unreachable upstreams, client disconnects, broken streams, what is forwarded, and bad bodies.
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, expectOpenAIError, metricsText, post, rawRequest, sseData } from '../helpers/http.ts';
 import { slowChatStream, startUpstream, type Exchange } from '../helpers/upstream.ts';
@@ -20,6 +20,9 @@ const proxyPipeline = (options: string) => `[auth, group-check, model-allowlist,
 // unreachable_ms 0: a timed-out account is not cooled down, so the tests after a timeout still reach it.
 const config = demoConfig(`  - { method: POST, path: /slow/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ header_timeout_ms: 500, unreachable_ms: 0 }')}, upstream_path: /v1/chat/completions }
   - { method: POST, path: /ka/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ keepalive_ms: 100 }')}, upstream_path: /v1/chat/completions }
+  - { method: POST, path: /nodrain/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ usage_drain_ms: 0 }')}, upstream_path: /v1/chat/completions }
+  - { method: POST, path: /drain-ms/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ usage_drain_ms: 300 }')}, upstream_path: /v1/chat/completions }
+  - { method: POST, path: /drain-bytes/v1/chat/completions, format: openai-chat, pipeline: ${proxyPipeline('{ usage_drain_bytes: 100 }')}, upstream_path: /v1/chat/completions }
 `).replace('platforms:\n', `platforms:
   dead: { base_url: "http://127.0.0.1:1", format: openai-chat }
   scripted: { base_url: "${scripted.url}", format: openai-chat, forward_headers: [x-script] }
@@ -88,10 +91,37 @@ t.test('connect failure → native 502, naming no account', async (t) => {
   t.ok(Date.now() - start < 2000, 'a refused connection fails fast');
 });
 
-t.test('a client that leaves mid-stream aborts the upstream request', async (t) => {
+/** Starts the scripted 10 × 200 ms chat stream (it never reports usage) on `path`, reads its first chunk and leaves. */
+async function leaveSlowStream(t: Test, path: string): Promise<{ exchange: Exchange; abortedAt: number }> {
   const before = scripted.exchanges.length;
   const controller = new AbortController();
-  const res = await post(CHAT, streamBody, { ...SCRIPTED, 'x-script': 'slow-stream' }, controller.signal);
+  const res = await post(gw.url + path, streamBody, { ...SCRIPTED, 'x-script': 'slow-stream' }, controller.signal);
+  t.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  t.match(new TextDecoder().decode((await reader.read()).value), '"content":"w0 "', 'the first chunk arrived');
+  const abortedAt = Date.now();
+  controller.abort();
+  reader.cancel().catch(() => {});
+  return { exchange: scripted.exchanges[before], abortedAt };
+}
+
+// A stream whose prompt is not yet reported is read on for its usage (usage_drain_ms, usage_drain_bytes), then cut.
+for (const [path, bound] of [['/drain-ms/v1/chat/completions', 'usage_drain_ms 300'], ['/drain-bytes/v1/chat/completions', 'usage_drain_bytes 100']]) {
+  t.test(`a client that leaves a stream before its usage: the upstream is read on until ${bound}, then hung up on`, async (t) => {
+    const { exchange, abortedAt } = await leaveSlowStream(t, path);
+    t.notOk(await closedWithin(exchange, 150), 'the upstream is still read after the client left');
+    // The whole stream would take 10 × 200 ms; the bound cuts it: 300 ms, or the first 200 ms chunk past 100 bytes.
+    t.ok(await closedWithin(exchange, 1000), 'the upstream connection closed at the bound');
+    t.equal(exchange.finished, false, 'cut short, not completed');
+    t.ok(exchange.closedAt! - abortedAt >= 150 && exchange.closedAt! - abortedAt < 700, `closed ${exchange.closedAt! - abortedAt} ms after the client left`);
+    t.ok(await inFlightReachesZero(1000), 'the gateway finished the request');
+  });
+}
+
+t.test('with usage_drain_ms 0, a client that leaves mid-stream aborts the upstream request at once', async (t) => {
+  const before = scripted.exchanges.length;
+  const controller = new AbortController();
+  const res = await post(gw.url + '/nodrain/v1/chat/completions', streamBody, { ...SCRIPTED, 'x-script': 'slow-stream' }, controller.signal);
   t.equal(res.status, 200);
   const reader = res.body!.getReader();
   const first = await reader.read();
@@ -120,10 +150,10 @@ t.test('a client that leaves before the upstream answers aborts the upstream req
   t.ok(await inFlightReachesZero(1000));
 });
 
-t.test('with the simulator: the relay ends as soon as the client leaves (in-flight gauge back to 0)', async (t) => {
+t.test('with the simulator and usage_drain_ms 0: the relay ends as soon as the client leaves (in-flight gauge back to 0)', async (t) => {
   const controller = new AbortController();
   const start = Date.now();
-  const res = await post(CHAT, streamBody, { ...ALICE, 'x-simulator-chunk-delay-ms': '200' }, controller.signal);
+  const res = await post(gw.url + '/nodrain/v1/chat/completions', streamBody, { ...ALICE, 'x-simulator-chunk-delay-ms': '200' }, controller.signal);
   const reader = res.body!.getReader();
   await reader.read();
   controller.abort();

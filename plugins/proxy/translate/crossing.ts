@@ -6,11 +6,12 @@ import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../../core/types
 import type { Crossing, Outbound } from '../crossing.ts';
 import { type HeaderAllowList, upstreamHeaders } from '../upstream-request.ts';
 import type { Conversations, Keeping } from './conversations.ts';
-import { estimateInputTokens } from './estimate.ts';
+import { estimateInputTokens } from '../../../adapters/shared/estimate.ts';
 import { inlineMedia, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
 import { sendJson } from '../../../core/reply.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
+import type { DrainBounds } from '../usage-drain.ts';
 
 /** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
 export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions }
@@ -89,7 +90,7 @@ export class TranslatedCrossing implements Crossing {
     return { path: encoded.path, headers, body };
   }
 
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number): Promise<void> {
-    return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs);
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {
+    return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs, drain);
   }
 }

@@ -11,6 +11,7 @@ import { proxyErrors } from '../pool-errors.ts';
 import { overheadMs, upstreamEnded, wholeBody } from '../relay.ts';
 import { sendJson } from '../../../core/reply.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
+import { drainWanted, UsageDrain, type DrainBounds } from '../usage-drain.ts';
 
 /** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
 export interface Codecs {
@@ -57,13 +58,20 @@ class Observed {
   }
 }
 
-/** Relay one translated upstream answer; resolves when the client response ended or the client left. */
-export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs): Promise<void> {
+/**
+ * Relay one translated upstream answer; resolves when the client response ended, or the client left (and a stream read
+ * on for its usage, within `drain`, has ended too).
+ */
+export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs, drain?: DrainBounds): Promise<void> {
   const status = upstream.statusCode ?? 502;
   const { promise, resolve, reject } = Promise.withResolvers<void>();
-  let abandon: (() => void) | undefined;
+  let abandon: ((ended: () => void) => boolean) | undefined;
   ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) { ctx.outcome = 'disconnected'; abandon?.(); upstream.destroy(); }
+    if (!ctx.res.writableFinished) {
+      ctx.outcome = 'disconnected';
+      if (abandon?.(resolve)) return;
+      upstream.destroy();
+    }
     resolve();
   });
   if (status >= 400) {
@@ -75,7 +83,7 @@ export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveM
       answer(ctx, out.status, out.body, out.headers);
     }).catch(reject);
   } else if (ctx.stream) {
-    abandon = relayEvents(ctx, upstream, keepaliveMs, c);
+    abandon = relayEvents(ctx, upstream, keepaliveMs, c, drain);
   } else {
     const failed = (err: unknown) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; reject(err); };
     wholeBody(ctx, upstream, (bytes) => {
@@ -105,7 +113,7 @@ async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
 }
 
 /** A stream: upstream frames → canonical events → client frames. Returns what to do when the client leaves first. */
-function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs): () => void {
+function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs, bounds: DrainBounds | undefined): (ended: () => void) => boolean {
   const { res } = ctx;
   const parser = new SseParser();
   const decoder = c.upstream.decodeStream(c.cctx);
@@ -131,7 +139,13 @@ function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, 
     for (const e of batch) { seen.see(e); events?.push(e); out += encoder.event(e); }
     return out;
   };
+  /** Set once the client left a stream that is read on for its usage: events are only seen, not encoded. */
+  let drain: UsageDrain | undefined;
   upstream.on('data', (chunk: Buffer) => {
+    if (drain) {
+      if (drain.take(chunk)) for (const frame of parser.push(chunk)) for (const e of decoder.frame(frame)) seen.see(e);
+      return;
+    }
     arm();
     let out = '';
     for (const frame of parser.push(chunk)) out += encode(decoder.frame(frame));
@@ -146,6 +160,11 @@ function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, 
   };
   const finish = async () => {
     if (finished) return;
+    if (drain) {
+      for (const e of decoder.end()) seen.see(e);
+      observe();
+      return drain.end();
+    }
     // An error the upstream sent in its stream fails the answer; one only its end brings is the stream's cut.
     const failed = seen.error !== undefined;
     let out = encode(decoder.end());
@@ -170,6 +189,13 @@ function relayEvents(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, 
   upstream.once('aborted', onEnd);
   upstream.once('error', onEnd);
   upstream.once('close', () => { upstreamEnded(ctx, upstream); onEnd(); });
-  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'.
-  return () => { if (!finished) observe(); };
+  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'; a stream that has not
+  // named its prompt's tokens is read on (bounded) for the usage its end reports.
+  return (ended) => {
+    if (finished) return false;
+    if (!drainWanted(seen.usage(), bounds)) { observe(); return false; }
+    clearTimeout(timer);
+    drain = new UsageDrain(upstream, bounds, ended);
+    return true;
+  };
 }

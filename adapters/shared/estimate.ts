@@ -1,7 +1,7 @@
-// A local estimate of a prompt's input tokens, for count_tokens requests whose upstream format has no counter: about four
-// characters of text per token (the rule of thumb the vendors publish), a flat share per image or file. The answer says
-// it is an estimate (CanonCount.estimated).
-import type { CanonBlock, CanonRequest } from '../../../core/canonical.ts';
+// A local estimate of a prompt's input tokens, for count_tokens requests whose upstream format has no counter and for
+// metering a stream the client left before the upstream reported its prompt: about four characters of text per token
+// (the rule of thumb the vendors publish), a flat share per image or file. The answer or record says it is an estimate.
+import type { CanonBlock, CanonRequest } from '../../core/canonical.ts';
 
 const CHARS_PER_TOKEN = 4;
 /** What one image or file is taken to cost (a mid-sized image in the vendors' own tables). */
