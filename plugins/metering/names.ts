@@ -7,7 +7,7 @@ import { utcDate } from '../../core/store/units.ts';
 /** A longer name never gets a row of its own (real model ids are far shorter; a client's could be megabytes). */
 const ROW_CHARS = 256;
 /** Warnings about names the configuration does not know: at most one this often. */
-export const UNKNOWN_WARN_MS = 60_000;
+const UNKNOWN_WARN_MS = 60_000;
 
 /**
  * The names of unknown models that got rows of their own, per key, in the current UTC day: the first MODEL_ROWS a key
