@@ -5,6 +5,9 @@ import { utcDate } from '../../core/store/units.ts';
 import { redisForTest } from '../store/redis-server.ts';
 import { inventedModelsSuite } from './invented-models-suite.ts';
 
+// 2 000+ requests through one process (client, gateway, simulator): ~12 s of CPU, past 60 s on a loaded machine.
+t.setTimeout(150_000);
+
 const redis = await redisForTest(t, 'invented-models');
 const client = new Redis(redis.url);
 t.teardown(() => client.quit());

@@ -7,6 +7,9 @@ import t from 'tap';
 import { utcDate } from '../../core/store/units.ts';
 import { inventedModelsSuite } from './invented-models-suite.ts';
 
+// 2 000+ requests through one process (client, gateway, simulator): ~12 s of CPU, past 60 s on a loaded machine.
+t.setTimeout(150_000);
+
 const dir = mkdtempSync(join(tmpdir(), 'gw-invented-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const path = join(dir, 'gateway.db');
