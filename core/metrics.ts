@@ -3,6 +3,7 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { cellHistogram, counter } from './plugin-metrics.ts';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
+import type { ModelNames } from './model-names.ts';
 import type { Store } from './store/types.ts';
 import type { Ctx } from './types.ts';
 
@@ -44,12 +45,12 @@ export function createMetrics() {
         collect() { this.set(store.available?.() === false ? 0 : 1); },
       });
     },
-    /** Record a finished request; model is labelled only once it passed the allow-list (bounded by config). */
-    observe(ctx: Ctx, status: number): void {
+    /** Record a finished request; its model is labelled once it passed the allow-list, and only by a name `models` knows. */
+    observe(ctx: Ctx, status: number, models: ModelNames): void {
       const end = ctx.timings.end ?? performance.now();
       const labels = {
         route: ctx.route.path, format: ctx.format.name, platform: ctx.platform?.name ?? '-', group: ctx.group?.name ?? '-',
-        model: ctx.upstreamModel ? (ctx.model ?? '-') : '-', status_class: statusClass(status),
+        model: ctx.upstreamModel && ctx.model ? models.label(ctx.model, ctx.key) : '-', status_class: statusClass(status),
       };
       requests.inc(labels);
       duration.observe(labels, (end - ctx.timings.start) / 1000);

@@ -14,6 +14,7 @@ import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { createLogger, infoLine } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { ModelNames } from './model-names.ts';
 import { compose } from './pipeline.ts';
 import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
 import type { Simulator } from '../simulator/server.ts';
@@ -151,7 +152,7 @@ const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): bo
 function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges, closing: AbortSignal): Runtime {
   const keys = keyChanges.listeners();
   const env: Env = {
-    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing,
+    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing, models: new ModelNames(config),
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
   };
@@ -258,7 +259,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     running.leave();
     metrics.inFlight.dec();
     ctx.timings.end = performance.now();
-    metrics.observe(ctx, res.statusCode);
+    metrics.observe(ctx, res.statusCode, rt.env.models);
     // Build the log line only when it is written (LOG_LEVEL above info skips it).
     if (ctx.log.isLevelEnabled('info')) infoLine(ctx.log, requestRecord(ctx, caller, res.statusCode, thrown, drain.cut), 'request');
   }

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Codec, Operation } from './canonical.ts';
 import type { GatewayError } from './errors.ts';
 import type { JsonPick } from './json-pick.ts';
+import type { ModelNames } from './model-names.ts';
 import type { Usage } from './usage.ts';
 import type { IssuedKey, Store } from './store/types.ts';
 
@@ -178,6 +179,8 @@ export interface Env {
   upstreamAuth: Record<string, UpstreamAuthStyle>;
   keysBySha: Map<string, KeyConfig>;
   store: Store;
+  /** The model names this configuration knows (metric labels take only these). */
+  models: ModelNames;
   adminSha?: string;
   /**
    * Called whenever an issued key changes (in any process sharing the store), while this config is the running one.

@@ -1,5 +1,9 @@
 // Model-name globs ("gpt-5*", "claude-?-opus") compiled once and cached, and the one rule for which models a key may use.
 import type { GroupConfig, KeyConfig } from '../core/types.ts';
+import { isGlob } from '../core/model-names.ts';
+
+export { isGlob };
+
 const cache = new Map<string, RegExp>();
 
 function compile(glob: string): RegExp {
@@ -12,8 +16,6 @@ function compile(glob: string): RegExp {
 }
 
 export const matchesAny = (globs: readonly string[], name: string): boolean => globs.some((g) => g === name || compile(g).test(name));
-
-export const isGlob = (s: string): boolean => /[*?]/.test(s);
 
 /**
  * The one model aliasing rule (a group's or an account's model_map): an exact key wins, else the first glob key that

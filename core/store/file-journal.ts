@@ -9,7 +9,7 @@ import type { ConversationBook } from './memory-conversations.ts';
 import type { KeyLedger } from './memory-ledger.ts';
 import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
 import { RecordBytes } from './record-bytes.ts';
-import { COUNTER_FIELDS, type Counters } from './rollup.ts';
+import { COUNTER_FIELDS, rollupModel, type Counters } from './rollup.ts';
 import { DAY_MS, HOUR_MS, secondOf, utcDate } from './units.ts';
 
 /** The parts of a MemoryStore the file store keeps. */
@@ -108,12 +108,13 @@ export class Journal {
     const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
     // Most settlements in a batch share the last one's key, model and hour: its rollups are marked already.
     let last = this.last;
-    if (!last || last.key !== key || last.model !== r.model || last.date !== date || last.hour !== hour) {
+    const model = rollupModel(r);
+    if (!last || last.key !== key || last.model !== model || last.date !== date || last.hour !== hour) {
       this.mark(key, 'day', date, -1, '');
-      this.mark(key, 'dm', date, -1, r.model);
+      this.mark(key, 'dm', date, -1, model);
       this.mark(key, 'hr', date, hour, '');
-      this.mark(key, 'hm', date, hour, r.model);
-      this.last = last = { key, model: r.model, date, hour, second: NaN };
+      this.mark(key, 'hm', date, hour, model);
+      this.last = last = { key, model, date, hour, second: NaN };
     }
     const second = secondOf(time);
     if (last.second !== second) {

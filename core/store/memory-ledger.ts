@@ -1,6 +1,6 @@
 // One key's limits and ledger in the memory store: the same rules as the Redis Lua scripts, in plain objects.
 import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
-import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, type Counters } from './rollup.ts';
+import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from './rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
   msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
@@ -164,8 +164,9 @@ export class KeyLedger {
     addCounters(day, add);
     let models = this.dayModels.get(date);
     if (!models) this.dayModels.set(date, (models = new Map()));
-    addCounters(modelCounters(models, r.model), add);
-    this.rollHour(date, clock, r.model, add);
+    const model = rollupModel(r);
+    addCounters(modelCounters(models, model), add);
+    this.rollHour(date, clock, model, add);
     this.duration.ms += recordDuration(r);
     this.duration.requests += 1;
     this.countSecond(clock, recordTokens(r));

@@ -3,7 +3,7 @@
 // V8's heap. Held there for up to BATCH_MS, past young-generation collections, they were promoted to the old generation,
 // with the objects of the requests they kept waiting.
 import type { UsageRecord } from './types.ts';
-import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens } from './rollup.ts';
+import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens, rollupModel } from './rollup.ts';
 import { summaryFields } from './summary.ts';
 import { secondOf, utcHour } from './units.ts';
 
@@ -59,8 +59,9 @@ class KeySums {
   add(r: UsageRecord): void {
     const time = Math.floor(r.time);
     const hour = utcHour(time);
-    let p = this.#per.get(`${hour}:${r.model}`);
-    if (!p) this.#per.set(`${hour}:${r.model}`, (p = { model: r.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    const model = rollupModel(r);
+    let p = this.#per.get(`${hour}:${model}`);
+    if (!p) this.#per.set(`${hour}:${model}`, (p = { model, hour, c: COUNTER_FIELDS.map(() => 0) }));
     const c = recordCounters(r);
     for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
     this.#duration += recordDuration(r);

@@ -63,7 +63,28 @@ export function countersFromHash(h: Record<string, string> | null | undefined): 
   return c;
 }
 
+/** The per-model row of whatever has none of its own (see rollupModel and topModels). */
+export const OTHER_MODEL = 'other';
+/**
+ * Per-model rows at most: of names the configuration does not know, per key and UTC day (metering decides, in each
+ * process), and in a usage answer. The rest count under OTHER_MODEL: a client can invent any number of names.
+ */
+export const MODEL_ROWS = 100;
+
+/** The model a record's per-model rollups (a key's days and hours, the gateway-wide buckets) count it under. */
+export const rollupModel = (r: UsageRecord): string => (r.rollup_model === OTHER_MODEL ? OTHER_MODEL : r.model);
+
 /** Per-model stats, busiest first (then by name, so both stores answer in the same order). */
 export function sortModels<T extends { model: string; requests: number }>(rows: T[]): T[] {
   return rows.sort((a, b) => b.requests - a.requests || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}
+
+/** The MODEL_ROWS busiest models, then one OTHER_MODEL row for the rest (and what was counted under it) when any. */
+export function topModels(models: Map<string, Counters>): { model: string; counters: Counters }[] {
+  const rows = sortModels([...models].filter(([model]) => model !== OTHER_MODEL).map(([model, c]) => ({ model, requests: c.requests, counters: c })));
+  const other = models.get(OTHER_MODEL);
+  if (rows.length <= MODEL_ROWS && !other) return rows;
+  const rest = other ? { ...other } : emptyCounters();
+  for (const row of rows.slice(MODEL_ROWS)) addCounters(rest, row.counters);
+  return [...rows.slice(0, MODEL_ROWS), { model: OTHER_MODEL, requests: rest.requests, counters: rest }];
 }

@@ -1,7 +1,7 @@
 // The gateway-wide rollups behind the operator's overview, the same fields in both stores: per minute, hour and UTC day,
 // usage by key, group and model (requests, errors, tokens, cost) and failed upstream attempts by group, account and reason.
 import type { RollupUnit, UsageBucket, UsageRecord } from './types.ts';
-import { recordCost, recordTokens } from './rollup.ts';
+import { recordCost, recordTokens, rollupModel } from './rollup.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, fromNano } from './units.ts';
 
 export const UNIT_MS: Record<RollupUnit, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
@@ -26,9 +26,10 @@ let lastNames: UsageNames | undefined;
  */
 function usageNames(r: UsageRecord): UsageNames {
   const d = lastNames;
-  if (d && d.key === r.key_id && d.group === r.group && d.model === r.model) return d;
-  const dims = JSON.stringify([r.key_id, r.group, r.model]);
-  return (lastNames = { key: r.key_id, group: r.group, model: r.model, r: `r${dims}`, e: `e${dims}`, t: `t${dims}`, c: `c${dims}` });
+  const model = rollupModel(r);
+  if (d && d.key === r.key_id && d.group === r.group && d.model === model) return d;
+  const dims = JSON.stringify([r.key_id, r.group, model]);
+  return (lastNames = { key: r.key_id, group: r.group, model, r: `r${dims}`, e: `e${dims}`, t: `t${dims}`, c: `c${dims}` });
 }
 
 /**

@@ -87,6 +87,11 @@ export interface UsageRecord {
    */
   estimated?: boolean;
   attempts?: { account: string; status: number; reason: string }[];
+  /**
+   * 'other': per-model rollups count the record under `other`, not its model (metering: a name the configuration does
+   * not know that the upstream refused, or past the key's MODEL_ROWS such names of the day). Absent: under its model.
+   */
+  rollup_model?: 'other';
 }
 
 export interface UsageTotals {

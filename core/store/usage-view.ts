@@ -1,7 +1,7 @@
 // Assembles a KeyUsage answer from stored counters, identically for both stores: UTC-day and UTC-hour rollups
 // summed into the usage days of the asked time zone (usage-plan.ts), totals, windows and the current rate.
 import type { KeyUsage, WindowState } from './types.ts';
-import { COUNTER_FIELDS, addCounters, emptyCounters, sortModels, toTotals, type Counters } from './rollup.ts';
+import { COUNTER_FIELDS, addCounters, emptyCounters, toTotals, topModels, type Counters } from './rollup.ts';
 import type { DayRead, UsagePlan } from './usage-plan.ts';
 import { WINDOWS, fromNano, type WindowName } from './units.ts';
 
@@ -100,7 +100,7 @@ export function buildKeyUsage(plan: UsagePlan, s: StoredUsage, now: number): Key
     total: toTotals(s.total),
     today: plan.today,
     days: [...days].filter(([, c]) => c.requests > 0).map(([date, c]) => ({ date, ...toTotals(c) })),
-    models: sortModels([...models].map(([model, c]) => ({ model, ...toTotals(c) }))),
+    models: topModels(models).map(({ model, counters }) => ({ model, ...toTotals(counters) })),
     windows,
     averageDurationMs: s.duration.requests > 0 ? Math.round((s.duration.ms / s.duration.requests) * 100) / 100 : 0,
     lastMinute: { requests: s.lastMinute.requests, tokens: s.lastMinute.tokens },

@@ -78,7 +78,11 @@ export function catalogue(env: Env, o: CatalogueOptions) {
     if (entry.pending) return;
     entry.askedAt = Date.now();
     entry.pending = ask(group, source).then(
-      (ids) => { entry.ids = ids; entry.failed = false; },
+      (ids) => {
+        entry.ids = ids;
+        entry.failed = false;
+        env.models.listed(ids); // names an upstream serves may label metrics
+      },
       (err: Error & { cause?: { code?: unknown; message?: unknown } }) => {
         // Said once per outage, not on every retry; a status, a socket error or a bound, never a header or a body.
         const cause = err.cause?.code ?? err.cause?.message;

@@ -2,16 +2,26 @@
 import { GatewayError, isBodyAborted } from '../../core/errors.ts';
 import { counter, gauge } from '../../core/plugin-metrics.ts';
 import { isStoreUnavailable } from '../../core/store/guard.ts';
-import type { Ctx, Env, Plugin } from '../../core/types.ts';
-import type { Ending, UsageRecord } from '../../core/store/types.ts';
+import type { Ctx, Env, KeyConfig, Plugin } from '../../core/types.ts';
+import { OTHER_MODEL } from '../../core/store/rollup.ts';
+import type { Ending, Store, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { ADMISSION } from '../vars.ts';
 import { billable, cost, findPrice, type Price } from './pricing.ts';
 import { promptEstimate } from './prompt.ts';
+import { ModelRows, NameWarnings } from './names.ts';
 
 interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
 const ZERO: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+
+// One per store, which is opened once per process: a reload keeps the day's rows.
+const rowsByStore = new WeakMap<Store, ModelRows>();
+function modelRows(store: Store): ModelRows {
+  let rows = rowsByStore.get(store);
+  if (!rows) rowsByStore.set(store, (rows = new ModelRows()));
+  return rows;
+}
 
 function metrics(env: Env) {
   const labels = ['model', 'group'] as const;
@@ -58,18 +68,19 @@ export const metering: Plugin<Options> = {
   requires: ['key', 'group'],
   create(options, env) {
     const m = metrics(env);
-    const warned = new Set<string>();
-    /** Some answers carry no usage (e.g. older Gemini embedding models): counted and said once, never guessed. */
-    const unreported = (route: string, model: string): void => {
-      m.unreported.inc({ route, model: model || '-' });
-      const said = `${route}\n${model}`;
-      if (!warned.has(said)) { warned.add(said); env.log.warn({ route, model }, 'the upstream reported no usage: recorded with 0 tokens (nothing is estimated)'); }
+    const unreportedWarnings = new NameWarnings(env.log, 'the upstream reported no usage: recorded with 0 tokens (nothing is estimated)');
+    const unpricedWarnings = new NameWarnings(env.log, 'model has no price: billed 0 (add it to pricing)');
+    const rows = modelRows(env.store);
+    /** Some answers carry no usage (e.g. older Gemini embedding models): counted and said, never guessed. */
+    const unreported = (route: string, model: string, label: string): void => {
+      m.unreported.inc({ route, model: label });
+      unreportedWarnings.warn(label === model, { route, model });
     };
-    const priceOf = (model: string): Price | undefined => {
+    const priceOf = (model: string, label: string): Price | undefined => {
       const price = findPrice(env.config.pricing, model);
       if (!price) {
-        m.unpriced.inc({ model });
-        if (!warned.has(model)) { warned.add(model); env.log.warn({ model }, 'model has no price: billed 0 (add it to pricing)'); }
+        m.unpriced.inc({ model: label });
+        unpricedWarnings.warn(label === model, { model });
       }
       return price;
     };
@@ -108,6 +119,14 @@ export const metering: Plugin<Options> = {
       return { usage, estimated };
     }
 
+    /**
+     * Whether a record gets per-model rollups under its own model: a name the configuration knows always; another only
+     * when the upstream did not refuse it, and within the key's MODEL_ROWS such names of the day.
+     */
+    function ownRow(key: KeyConfig, model: string, status: number, time: number): boolean {
+      return model === '' || env.models.known(model, key) || (status < 400 && rows.take(key.id, model, time));
+    }
+
     async function settle(ctx: Ctx, status: number): Promise<void> {
       const key = ctx.key;
       const group = ctx.group;
@@ -119,13 +138,16 @@ export const metering: Plugin<Options> = {
       const model = ctx.model ?? '';
       const upstreamModel = ctx.upstreamModel ?? model;
       const priced = options.price_by === 'upstream' ? upstreamModel : model;
-      if (ending === 'completed' && status < 300 && !ctx.usage) unreported(ctx.route.path, priced);
-      const price = usage === ZERO ? undefined : priceOf(priced);
+      // Metric labels take only names the configuration knows: a client's invented ones share `other`.
+      const shown = priced ? env.models.label(priced, key) : '-';
+      if (ending === 'completed' && status < 300 && !ctx.usage) unreported(ctx.route.path, priced, shown);
+      const price = usage === ZERO ? undefined : priceOf(priced, shown);
       const usd = price ? cost(usage, price, group.rate_multiplier) : 0;
       const b = billable(usage);
+      const time = Date.now();
       const { start, firstByte, end } = ctx.timings;
       const record: UsageRecord = {
-        request_id: ctx.id, ...(ctx.clientRequestId === undefined ? {} : { client_request_id: ctx.clientRequestId }), time: Date.now(), key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
+        request_id: ctx.id, ...(ctx.clientRequestId === undefined ? {} : { client_request_id: ctx.clientRequestId }), time, key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
         account: ctx.account?.id ?? '', route: ctx.route.path, model, upstream_model: upstreamModel, stream: ctx.stream,
         status, ending, input_tokens: b.input, output_tokens: b.output, cache_read_tokens: b.cacheRead,
         cache_write_tokens: b.cacheWrite, reasoning_tokens: usage.reasoning, cost: usd,
@@ -134,12 +156,12 @@ export const metering: Plugin<Options> = {
         ...(b.cacheWrite1h > 0 ? { cache_write_1h_tokens: b.cacheWrite1h } : {}),
         ...(estimated ? { estimated } : {}),
         ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
+        ...(ownRow(key, model, status, time) ? {} : { rollup_model: OTHER_MODEL }),
       };
       const admission = ctx.get(ADMISSION);
       if (admission) admission.settled = true;
       ctx.cost = usd;
       await env.store.settle(record, admission?.admission, key.limits);
-      const shown = priced || '-';
       const tokens = (direction: string, n: number) => { if (n > 0) m.tokens.inc({ direction, model: shown, group: group.name }, n); };
       tokens('input', b.input);
       tokens('output', b.output);

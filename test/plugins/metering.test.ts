@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { metering } from '../../plugins/metering/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { MemoryStore } from '../../core/store/memory.ts';
+import { ModelNames } from '../../core/model-names.ts';
 import type { Ctx, Env, Outcome, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
@@ -18,11 +19,16 @@ const PRICE = { input: 1, output: 2 }; // USD per 1M tokens
 
 /** The request of the fake context: 40 characters of prompt, count_tokens' estimate of which is 10 tokens. */
 const REQUEST = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x'.repeat(40) }] };
+/** What the stage reads of its env, with model `m` priced at `price`. */
+function stageEnv(store: MemoryStore, price: Record<string, number>): Env {
+  const config = { groups: {}, keys: [], pricing: { m: price } };
+  return { store, config, models: new ModelNames(config), metrics: new Registry(), log: silent } as unknown as Env;
+}
 
 /** Runs the metering stage once around a fake proxy that leaves `outcome`, `usage` and `streamed` on ctx; returns the record. */
 async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome; usage?: Usage; streamed?: StreamedText; status?: number }) {
   const store = new MemoryStore();
-  const env = { store, config: { pricing: { m: PRICE } }, metrics: new Registry(), log: silent } as unknown as Env;
+  const env = stageEnv(store, PRICE);
   const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { laterTakes: () => false });
   const ctx = {
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
@@ -78,7 +84,7 @@ t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_writ
   const usage: Usage = { input: 1000 + 300 + 200, cacheRead: 0, cacheWrite: 500, cacheWrite1h: 200, output: 10, reasoning: 0 };
   const priced = async (price: Record<string, number>) => {
     const store = new MemoryStore();
-    const env = { store, config: { pricing: { m: price } }, metrics: new Registry(), log: silent } as unknown as Env;
+    const env = stageEnv(store, price);
     const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { laterTakes: () => false });
     const ctx = {
       id: 'req-1h', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, route: { path: '/v1/messages' },

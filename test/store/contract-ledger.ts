@@ -1,4 +1,5 @@
 // Contract: rollups (totals, days, models) exact to the nano-dollar, and record listings (paging, filters, caps, retention).
+import { MODEL_ROWS, OTHER_MODEL } from '../../core/store/rollup.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 import { DAY, HOUR, T0, admitReq, open, record, type MakeStore, type Tap } from './fixtures.ts';
 
@@ -45,6 +46,27 @@ export function ledgerContract(t: Tap, make: MakeStore): void {
       days: [], models: [], windows: [{ window: '5h', used: 0, start: null }, { window: '1d', used: 0, start: null }, { window: '7d', used: 0, start: null }],
       averageDurationMs: 0, lastMinute: { requests: 0, tokens: 0 },
     });
+  });
+
+  t.test('rollups: a record marked other counts under other; a usage answer lists the busiest MODEL_ROWS and other', async (t) => {
+    const s = await open(t, make);
+    const rs: UsageRecord[] = [
+      ...Array.from({ length: 3 }, () => record({ model: 'busy', output_tokens: 2, cost: 0.5 })),
+      ...Array.from({ length: MODEL_ROWS + 5 }, (_, i) => record({ model: `m-${String(i).padStart(3, '0')}`, output_tokens: 1, cost: 0.1, time: T0 + i })),
+      record({ model: 'refused-1', status: 400, rollup_model: OTHER_MODEL }),
+      record({ model: 'refused-2', status: 400, rollup_model: OTHER_MODEL }),
+    ];
+    for (const r of rs) await s.settle(r, undefined, {});
+    const u = await s.keyUsage('k1', { days: 1, now: T0 + HOUR });
+    t.equal(u.models.length, MODEL_ROWS + 1);
+    t.match(u.models[0], { model: 'busy', requests: 3, output_tokens: 6 }, 'busiest first');
+    t.strictSame(u.models.slice(1, MODEL_ROWS).map((m) => m.model), rs.slice(3, 2 + MODEL_ROWS).map((r) => r.model), 'then by name');
+    t.match(u.models[MODEL_ROWS], { model: OTHER_MODEL, requests: 6 + 2, output_tokens: 6, cost: 0.6 }, 'the rest and the records marked other');
+    t.equal(u.models.reduce((n, m) => n + m.requests, 0), u.total.requests, 'every request once');
+    const [day] = await s.usageBuckets('day', T0, T0);
+    t.notOk(day.usage.some((b) => b.model.startsWith('refused-')), 'the gateway-wide rollups count them under other too');
+    t.match(day.usage.find((b) => b.model === OTHER_MODEL), { requests: 2, errors: 2 });
+    t.match((await s.records({ model: 'refused-1', limit: 5 })).records, [{ model: 'refused-1', rollup_model: OTHER_MODEL }], 'the record keeps its name');
   });
 
   t.test('rollups: a thousand nano-dollar additions stay exact', async (t) => {
