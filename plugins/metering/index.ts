@@ -6,7 +6,7 @@ import type { Ctx, Env, Plugin } from '../../core/types.ts';
 import type { Ending, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { ADMISSION } from '../vars.ts';
-import { billable, cost, findPrice, type Price } from './pricing.ts';
+import { billable, cost, findPrice, type Price } from '../pricing.ts';
 
 interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
