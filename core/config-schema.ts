@@ -131,7 +131,7 @@ export const rootSchema: JSONSchema = {
               rpm: int('Requests per minute.', { minimum: 0 }),
               tpm: int('Tokens per minute.', { minimum: 0 }),
               concurrency: int('Requests in flight at once.', { minimum: 0 }),
-              quota_usd: { type: 'number', minimum: 0, description: 'Lifetime spend cap in USD (0 = none).' },
+              quota_usd: { type: 'number', minimum: 0, description: 'Lifetime spend cap in USD (0 = none). Like the windows, it counts what requests in flight hold (rate-limit).' },
               usd_5h: { type: 'number', minimum: 0, description: 'Spend cap per 5-hour window (the window starts at the first spend).' },
               usd_1d: { type: 'number', minimum: 0, description: 'Spend cap per 1-day window.' },
               usd_7d: { type: 'number', minimum: 0, description: 'Spend cap per 7-day window.' },

@@ -5,6 +5,7 @@ import type { Ctx, Env, Plugin } from '../core/types.ts';
 import type { Admission, AdmitRequest, AdmitResult, KeyLimits } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
 import { Heartbeats } from './heartbeats.ts';
+import { cost, findPrice } from './pricing.ts';
 import { ADMISSION, type AdmissionHandle } from './vars.ts';
 
 type LimitName = keyof KeyLimits;
@@ -19,10 +20,15 @@ function only(limits: KeyLimits, names: LimitName[]): KeyLimits {
   return out;
 }
 
-const limit = (doc: string, text: string) => ({ status: 429, doc, message: (window: string | undefined) => (window ? `${text} (${window})` : text) });
+/** `held`: reached with the estimated cost of the key's requests in flight, which settle for their actual cost. */
+const limit = (doc: string, text: string) => ({
+  status: 429, doc,
+  message: ({ window, held }: { window?: string; held?: boolean }) =>
+    text + (held ? ` (${window ? `${window}, ` : ''}with the estimated cost of its requests in flight)` : window ? ` (${window})` : ''),
+});
 const errors = defineErrors('rate-limit', {
-  API_KEY_QUOTA_EXHAUSTED: limit('The key has spent its `quota_usd` (`x-should-retry: false`).', 'This API key has used up its quota'),
-  API_KEY_USAGE_WINDOW_EXCEEDED: limit('The key reached `usd_5h` / `usd_1d` / `usd_7d` in the current window (`retry-after`: when it resets).', 'This API key has reached its spend limit for the current window'),
+  API_KEY_QUOTA_EXHAUSTED: limit('The key has spent its `quota_usd` (`x-should-retry: false`), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has used up its quota'),
+  API_KEY_USAGE_WINDOW_EXCEEDED: limit('The key reached `usd_5h` / `usd_1d` / `usd_7d` in the current window (`retry-after`: when it resets), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has reached its spend limit for the current window'),
   API_KEY_RPM_EXCEEDED: limit('The key reached its `rpm`.', 'This API key has reached its requests-per-minute limit'),
   API_KEY_TPM_EXCEEDED: limit('The key reached its `tpm`.', 'This API key has reached its tokens-per-minute limit'),
   API_KEY_CONCURRENCY_EXCEEDED: limit('The key has `concurrency` requests in flight.', 'This API key has too many requests in flight'),
@@ -37,14 +43,14 @@ function refusal(result: Extract<AdmitResult, { ok: false }>): GatewayError {
   const headers: Record<string, string> = { 'x-gateway-limit': result.window ? `${result.reason}:${result.window}` : result.reason };
   if (result.retryAfterMs === undefined) headers['x-should-retry'] = 'false';
   else headers['retry-after'] = String(Math.max(1, Math.ceil(result.retryAfterMs / 1000)));
-  return BY_REASON[result.reason](result.window, { headers });
+  return BY_REASON[result.reason]({ window: result.window, held: result.held }, { headers });
 }
 
 
-/** Prompt size from the body bytes plus the requested output cap: reserved against tpm, reconciled at settlement. */
-async function estimate(ctx: Ctx, options: Options): Promise<number> {
+/** Prompt tokens from the body bytes, and the output cap the body names (undefined: none). */
+async function measure(ctx: Ctx, options: Options): Promise<{ prompt: number; output: number | undefined }> {
   const bytes = (await ctx.body()).length;
-  let output = 0;
+  let output: number | undefined;
   if (ctx.format.jsonBody && bytes > 0) {
     const body = await ctx.json();
     for (const field of options.output_fields) {
@@ -52,7 +58,22 @@ async function estimate(ctx: Ctx, options: Options): Promise<number> {
       if (typeof v === 'number' && v > 0) { output = v; break; }
     }
   }
-  return Math.ceil(bytes / options.bytes_per_token) + output;
+  return { prompt: Math.ceil(bytes / options.bytes_per_token), output };
+}
+
+/**
+ * USD the request may cost, held against the USD limits until it settles: the prompt at the input price and the output cap
+ * (or the group's default_max_tokens) at the output price, by the dearer of the requested and upstream model's prices
+ * (metering may bill by either).
+ */
+function costEstimate(ctx: Ctx, pricing: Env['config']['pricing'], m: { prompt: number; output: number | undefined }): number {
+  const usage = { input: m.prompt, output: m.output ?? ctx.group?.default_max_tokens ?? 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+  let usd = 0;
+  for (const model of [ctx.model, ctx.upstreamModel]) {
+    const price = model === undefined ? undefined : findPrice(pricing, model);
+    if (price) usd = Math.max(usd, cost(usage, price, ctx.group?.rate_multiplier ?? 1));
+  }
+  return usd;
 }
 
 /**
@@ -93,7 +114,7 @@ class Admitting implements AdmissionHandle {
 
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
-  description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
+  description: 'Enforces the key\'s rpm, tpm, concurrency, lifetime quota and 5h/1d/7d spend windows, shared by every gateway process. With a USD limit, a request holds its estimated cost (prompt estimate × input price + output cap, or the group\'s default_max_tokens, × output price, by the dearer of the requested and upstream model) until it settles, and what requests in flight hold counts as spent, so concurrent requests cannot overdraw the limit together. With a later proxy stage the admission is sent with proxy\'s account decision (one store round trip); a refused request is not metered.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
@@ -102,9 +123,9 @@ export const rateLimit: Plugin<Options> = {
       output_fields: {
         type: 'array', items: { type: 'string' },
         default: ['max_tokens', 'max_completion_tokens', 'max_output_tokens', 'generationConfig.maxOutputTokens'],
-        description: 'Body fields naming the output cap, first found wins (dotted paths).',
+        description: 'Body fields naming the output cap, first found wins (dotted paths): part of the tpm estimate and of the cost held.',
       },
-      bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate.' },
+      bytes_per_token: { type: 'number', minimum: 1, default: 4, description: 'Request bytes per token for the prompt estimate (tpm and cost held).' },
       limits: {
         type: 'array', items: { type: 'string', enum: LIMITS }, uniqueItems: true, default: LIMITS,
         description: 'The key\'s limits this stage enforces; a route that spends nothing (reading a stored response) takes [rpm, concurrency].',
@@ -123,9 +144,12 @@ export const rateLimit: Plugin<Options> = {
       const key = ctx.key!;
       const limits = every ? key.limits : only(key.limits, options.limits);
       if (!limits.rpm && !limits.tpm && !limits.concurrency && !limits.quota_usd && !limits.usd_5h && !limits.usd_1d && !limits.usd_7d) return next();
+      const usd = !!(limits.quota_usd || limits.usd_5h || limits.usd_1d || limits.usd_7d) && ctx.route.billed !== false;
+      const m = limits.tpm || usd ? await measure(ctx, options) : undefined;
       const handle = new Admitting(env.store, ctx, {
-        keyId: key.id, requestId: ctx.id, limits,
-        estimatedTokens: limits.tpm ? await estimate(ctx, options) : 0, leaseMs: options.lease_ms,
+        keyId: key.id, requestId: ctx.id, limits, leaseMs: options.lease_ms,
+        estimatedTokens: limits.tpm && m ? m.prompt + (m.output ?? 0) : 0,
+        estimatedCost: usd && m ? costEstimate(ctx, env.config.pricing, m) : 0,
       }, leases);
       ctx.set(ADMISSION, handle);
       if (!deferred) await handle.send();

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
 import type { AccountLease, AcquireAccountRequest, Admission, AdmitRequest, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
-import { minuteOf } from './units.ts';
+import { fromNano, holdNano, minuteOf } from './units.ts';
 
 /** Held calls at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
 export const OUTBOX_LIMIT = 100_000;
@@ -46,12 +46,13 @@ interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: str
 
 /**
  * The admission `admit` would have made for this request: what to give back when its answer never came (the call
- * may still have been carried out). A refusal carried out late has nothing to give back but its tpm estimate, which
- * then leaves the minute's bucket early: the one inexactness an outage can cause, bounded by one estimate.
+ * may still have been carried out). A refusal carried out late has nothing to give back but its tpm estimate and cost
+ * held, which then leave the minute's counts early: the one inexactness an outage can cause, bounded by one estimate.
  */
 const admissionOf = (req: AdmitRequest): Admission => ({
   keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now),
-  estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0), lease: (req.limits.concurrency ?? 0) > 0,
+  estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0), estimatedCost: fromNano(holdNano(req.estimatedCost)),
+  lease: (req.limits.concurrency ?? 0) > 0,
 });
 
 /** The store with failures turned into 503s, and settlements and released slots kept until they land. */

@@ -2,16 +2,16 @@
 import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from './rollup.ts';
 import {
-  CONCURRENCY_RETRY_MS, DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, WINDOWS, minuteOf,
-  msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
+  CONCURRENCY_RETRY_MS, DAY_MS, HELD_RETRY_MS, HOLD_MINUTES, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS,
+  SETTLE_MARKERS_PER_KEY, WINDOWS, fromNano, holdNano, minuteOf, msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
 } from './units.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex, type RecordEntry, type RecordText } from './memory-index.ts';
 import type { Rate } from './rate.ts';
 
 type Refusal = Extract<AdmitResult, { ok: false }>;
-const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName): Refusal =>
-  ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}) });
+const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName, held?: boolean): Refusal =>
+  ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}), ...(held ? { held } : {}) });
 
 const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
 
@@ -27,6 +27,7 @@ export class KeyLedger {
   leases = new ExpiringMap();
   rpm = new ExpiringMap(); // request id -> admitted at
   tpm = new Map<number, number>(); // minute -> reserved + actual tokens
+  held = new Map<number, number>(); // admission minute -> nano-dollars held by requests in flight (HOLD_MINUTES)
   spend = 0; // lifetime, nano-dollars
   windows: Partial<Record<WindowName, { start: number; used: number }>> = {};
   total: Counters = emptyCounters();
@@ -52,19 +53,28 @@ export class KeyLedger {
   check(req: AdmitRequest): Refusal | undefined {
     const { now, limits: l, requestId: id } = req;
     const quota = toNano(l.quota_usd);
+    const usd = quota > 0 || toNano(l.usd_5h) > 0 || toNano(l.usd_1d) > 0 || toNano(l.usd_7d) > 0;
+    // What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
+    const held = usd ? this.heldAt(minuteOf(now)) : 0;
     if (quota > 0 && this.spend >= quota) return refuse('quota_exhausted');
+    if (quota > 0 && this.spend + held >= quota) return refuse('quota_exhausted', HELD_RETRY_MS, undefined, true);
     let wait = -1;
     let win: WindowName | undefined;
+    let byHeld = false;
     for (const w of WINDOWS) {
       const limit = toNano(l[`usd_${w.window}`]);
+      if (limit <= 0) continue;
       const s = this.windows[w.window];
+      const used = s && now < s.start + w.ms ? s.used : 0;
       // With several windows exhausted, only the one that resets last tells when waiting helps.
-      if (limit > 0 && s && now < s.start + w.ms && s.used >= limit && s.start + w.ms - now > wait) {
-        wait = s.start + w.ms - now;
+      const until = used >= limit ? s!.start + w.ms - now : used + held >= limit ? HELD_RETRY_MS : -1;
+      if (until > wait) {
+        wait = until;
         win = w.window;
+        byHeld = used < limit;
       }
     }
-    if (win) return refuse('window_exhausted', wait, win);
+    if (win) return refuse('window_exhausted', wait, win, byHeld);
     const conc = positive(l.concurrency);
     // Leases and rpm entries expire mostly in insertion order: the front is pruned per request, the whole map
     // only when it looks full (exact either way, and O(1) amortised while a key is under its limits).
@@ -94,7 +104,7 @@ export class KeyLedger {
     return undefined;
   }
 
-  reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number } {
+  reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number; estimatedCost: number } {
     const { now, requestId: id, limits: l } = req;
     const lease = positive(l.concurrency) > 0;
     if (lease) this.leases.set(id, now + req.leaseMs);
@@ -105,7 +115,28 @@ export class KeyLedger {
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
     // Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
     if (est > 0) this.tpm.set(minute, (this.tpm.get(minute) ?? 0) + est);
-    return { lease, estimatedTokens: est };
+    const cost = holdNano(req.estimatedCost);
+    if (cost > 0) this.held.set(minute, (this.held.get(minute) ?? 0) + cost);
+    return { lease, estimatedTokens: est, estimatedCost: fromNano(cost) };
+  }
+
+  /** Nano-dollars held by requests admitted in the last HOLD_MINUTES; older holds lapse and go (as lua/held.lua's). */
+  private heldAt(minute: number): number {
+    let sum = 0;
+    for (const [m, nano] of this.held) {
+      if (m > minute - HOLD_MINUTES) sum += nano;
+      else this.held.delete(m);
+    }
+    return sum;
+  }
+
+  /** The cost an admission holds goes: at its settlement or release (a lapsed hold is gone already). */
+  private unhold(a: { minute: number; estimatedCost: number }): void {
+    const left = this.held.get(a.minute);
+    if (left === undefined) return;
+    const rest = left - holdNano(a.estimatedCost);
+    if (rest > 0) this.held.set(a.minute, rest);
+    else this.held.delete(a.minute);
   }
 
   heartbeat(requestId: string, leaseMs: number, now: number): void {
@@ -113,13 +144,14 @@ export class KeyLedger {
     if (exp !== undefined && exp > now) this.leases.set(requestId, now + leaseMs);
   }
 
-  /** Gives back the lease and the tpm estimate of a request that ends unsettled; once, and never after settle. */
-  release(a: { requestId: string; minute: number; estimatedTokens: number }): void {
+  /** Gives back the lease, the tpm estimate and the cost held of a request that ends unsettled; once, never after settle. */
+  release(a: { requestId: string; minute: number; estimatedTokens: number; estimatedCost: number }): void {
     if (this.done.has(a.requestId) || this.released.has(a.requestId)) return;
     this.released.set(a.requestId, a.minute);
     this.leases.delete(a.requestId);
     const bucket = this.tpm.get(a.minute);
     if (bucket !== undefined) this.tpm.set(a.minute, bucket - a.estimatedTokens);
+    this.unhold(a);
   }
 
   /** True when the request id was settled already (its marker, or its record while kept); prunes expired markers. */
@@ -130,7 +162,7 @@ export class KeyLedger {
 
   settle(
     r: UsageRecord,
-    admission: { requestId: string; minute: number; estimatedTokens: number } | undefined,
+    admission: { requestId: string; minute: number; estimatedTokens: number; estimatedCost: number } | undefined,
     opts: { retentionMs: number; recordsPerKey: number },
     entry: RecordEntry,
   ): void {
@@ -141,8 +173,11 @@ export class KeyLedger {
       this.leases.delete(admission.requestId);
       const bucket = this.tpm.get(admission.minute);
       // After a release the estimate has left the bucket already: add every actual token.
-      const est = this.released.has(admission.requestId) ? 0 : admission.estimatedTokens;
+      const released = this.released.has(admission.requestId);
+      const est = released ? 0 : admission.estimatedTokens;
       if (bucket !== undefined) this.tpm.set(admission.minute, bucket + recordTokens(r) - est);
+      // The actual cost is added to the spend below, in place of what was held.
+      if (!released) this.unhold(admission);
     }
     const add = recordCounters(r);
     if (add.cost > 0) {

@@ -89,8 +89,8 @@ export class MemoryStore implements Store {
     const l = this.ledger(req.keyId);
     const refusal = l.check(req);
     if (refusal) return refusal;
-    const { lease, estimatedTokens } = l.reserve(req);
-    return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens, lease } };
+    const { lease, estimatedTokens, estimatedCost } = l.reserve(req);
+    return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens, estimatedCost, lease } };
   }
 
   async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {

@@ -41,6 +41,7 @@ function keyNames(prefix: string, keyId: string) {
     rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
     tpm: lastOf((minute: number) => `${p}tpm:${minute}`), // string: reserved + actual tokens of that minute
     acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
+    held: `${p}held`, // hash admission minute -> nano-dollars held by requests in flight (lua/held.lua)
     total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS), duration_ms and timed (requests with a duration)
     day: (date: string) => `${p}day:${date}`, // hash of counters for one UTC day
     dayModels: (date: string) => `${p}dm:${date}`, // hash "<counter>:<model>" for one UTC day

@@ -18,7 +18,7 @@ import { KeyLayout } from './redis-keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './redis-reads.ts';
 import { recordCounters, recordTokens } from './rollup.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, minuteOf, toNano } from './units.ts';
+import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from './units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -45,6 +45,12 @@ const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Numb
 /** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
 const admitTerms = (l: KeyLimits, leaseMs: number): string =>
   `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
+
+/** The cost an admission holds, as settle.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
+const heldArg = (a: Admission | undefined): string => {
+  const nano = holdNano(a?.estimatedCost);
+  return nano > 0 ? `${a!.minute} ${nano}` : '';
+};
 
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
@@ -96,18 +102,23 @@ export class RedisStore implements Store {
     const l = req.limits;
     const minute = minuteOf(req.now);
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
-    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct], [
-      Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)),
-    ])) as number | [0, AdmitRefusal, number, string];
+    const cost = holdNano(req.estimatedCost);
+    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], [
+      Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)), cost,
+    ])) as number | [0, AdmitRefusal, number, string, number?];
     // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
     if (typeof r === 'number') {
-      return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, lease: r === 1 } };
+      return {
+        ok: true,
+        admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, estimatedCost: fromNano(cost), lease: r === 1 },
+      };
     }
-    const [, reason, retry, window] = r;
+    const [, reason, retry, window, held] = r;
     return {
       ok: false, reason,
       ...(retry >= 0 ? { retryAfterMs: retry } : {}),
       ...(window ? { window: window as '5h' | '1d' | '7d' } : {}),
+      ...(held === 1 ? { held: true as const } : {}),
     };
   }
 
@@ -119,8 +130,8 @@ export class RedisStore implements Store {
 
   async release(admission: Admission): Promise<void> {
     const k = this.layout.key(admission.keyId);
-    await scripts.release.run(this.client, [k.lease, k.tpm(admission.minute), k.markers(admission.minute)],
-      [admission.requestId, admission.lease ? admission.requestId : '', admission.estimatedTokens, this.markerMs]);
+    await scripts.release.run(this.client, [k.lease, k.tpm(admission.minute), k.markers(admission.minute), k.held],
+      [admission.requestId, admission.lease ? admission.requestId : '', admission.estimatedTokens, this.markerMs, heldArg(admission)]);
   }
 
   async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
@@ -131,11 +142,11 @@ export class RedisStore implements Store {
     const args: (string | number)[] = [
       record.request_id, admission?.lease ? (admission.requestId === record.request_id ? '1' : `=${admission.requestId}`) : '',
       admission ? String(recordTokens(record) - admission.estimatedTokens) : '',
-      time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost), this.settleTtls,
+      time, admission?.estimatedTokens ?? 0, String(recordCounters(record).cost), this.settleTtls, heldArg(admission),
     ];
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
-    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.records], args));
+    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.records, k.held], args));
     // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
     // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
     // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.

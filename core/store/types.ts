@@ -35,6 +35,11 @@ export interface AdmitRequest {
   limits: KeyLimits;
   /** Tokens reserved against tpm until settlement reconciles them with the actual count. */
   estimatedTokens: number;
+  /**
+   * USD held against quota_usd and the 5h/1d/7d windows until the request settles (its actual cost then counts instead)
+   * or is released: what requests in flight hold counts as spent when others are admitted.
+   */
+  estimatedCost?: number;
   /** A concurrency lease lives this long unless renewed by heartbeat (a crashed process frees it by itself). */
   leaseMs: number;
 }
@@ -44,9 +49,17 @@ export type AdmitRefusal =
 
 export type AdmitResult =
   | { ok: true; /** Opaque token to hand back at settle (what was reserved and where). */ admission: Admission }
-  | { ok: false; reason: AdmitRefusal; /** ms until waiting can help (concurrency: at most 1 s, leases are usually freed by settle); undefined when it cannot (quota; a tpm estimate larger than the whole tpm). */ retryAfterMs?: number; window?: '5h' | '1d' | '7d' };
+  | {
+    ok: false; reason: AdmitRefusal;
+    /** ms until waiting can help (concurrency: at most 1 s, leases are usually freed by settle); undefined when it cannot (quota; a tpm estimate larger than the whole tpm). */
+    retryAfterMs?: number;
+    window?: '5h' | '1d' | '7d';
+    /** A USD limit reached only with what requests in flight hold (retryAfterMs: HELD_RETRY_MS). */
+    held?: true;
+  };
 
-export interface Admission { keyId: string; requestId: string; minute: number; estimatedTokens: number; lease: boolean }
+/** `estimatedCost`: the USD held (see AdmitRequest), 0 for none. */
+export interface Admission { keyId: string; requestId: string; minute: number; estimatedTokens: number; estimatedCost: number; lease: boolean }
 
 /** How a metered request ended: the request's outcome. */
 export type Ending = Outcome;
@@ -229,12 +242,13 @@ export interface Store {
   admit(req: AdmitRequest): Promise<AdmitResult>;
   heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void>;
   /**
-   * Give back what admit reserved (lease, tpm estimate) when the request ends without a settlement.
+   * Give back what admit reserved (lease, tpm estimate, cost held) when the request ends without a settlement.
    * Once per request id, a no-op after settle; the rpm entry stays (the request was made). A settle after a
    * release still records, counting its actual tokens in full.
    */
   release(admission: Admission): Promise<void>;
-  // ... and one after: release the lease, reconcile tokens, append the record, roll up totals. Idempotent by request id.
+  // ... and one after: release the lease and the cost held, reconcile tokens, append the record, roll up totals.
+  // Idempotent by request id.
   // `limits` is not needed by either store today (the 5h/1d/7d windows are tracked whether or not a limit is set,
   // so a limit added later starts from the real spend); admission undefined = never admitted, still recorded.
   /** `held`: the store could not take it now; it is kept and written later (see guard.ts). */

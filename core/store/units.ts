@@ -9,6 +9,11 @@ export const NANO = 1e9;
 export const toNano = (usd: number | undefined): number =>
   typeof usd === 'number' && Number.isFinite(usd) ? Math.round(usd * NANO) : 0;
 export const fromNano = (nano: number): number => nano / NANO;
+/** The most one request holds against the USD limits (a million USD): sums of holds stay exact integers. */
+export const MAX_HOLD_NANO = 1e15;
+/** Nano-dollars an estimated cost holds: none for a non-positive or non-number one, at most MAX_HOLD_NANO. */
+export const holdNano = (usd: number | undefined): number =>
+  typeof usd === 'number' && usd > 0 ? Math.min(MAX_HOLD_NANO, Math.round(usd * NANO)) : 0;
 
 export const WINDOWS = [
   { window: '5h', ms: 5 * 3_600_000 },
@@ -33,6 +38,13 @@ export const HOUR_ROLLUP_DAYS = 92;
  * heartbeat, so the earliest lease expiry is only an upper bound on when a slot frees (settle frees it sooner).
  */
 export const CONCURRENCY_RETRY_MS = 1000;
+/**
+ * A request's estimated cost is held against quota_usd and the 5h/1d/7d windows from its admission until it settles or
+ * is released, at most this many minutes (the holds of a crashed process lapse; a longer request counts when it settles).
+ */
+export const HOLD_MINUTES = 15;
+/** A USD limit taken up only by what requests in flight hold: come back after this long (they settle, mostly for less). */
+export const HELD_RETRY_MS = 1000;
 /**
  * A settlement's idempotency marker lives this long (at most the retention): a repeated settlement comes within
  * seconds (a retry, an outbox flush), and later ones are still caught while the request's record is kept. The markers

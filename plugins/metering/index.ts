@@ -7,7 +7,7 @@ import { OTHER_MODEL } from '../../core/store/rollup.ts';
 import type { Ending, Store, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { ADMISSION } from '../vars.ts';
-import { billable, cost, findPrice, type Price } from './pricing.ts';
+import { billable, cost, findPrice, type Price } from '../pricing.ts';
 import { promptEstimate } from './prompt.ts';
 import { ModelRows, NameWarnings } from './names.ts';
 

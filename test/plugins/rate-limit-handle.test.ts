@@ -27,7 +27,7 @@ function harness(answer: (req: AdmitRequest) => AdmitResult) {
   return { asked, released, stage, ctx };
 }
 
-const admission: Admission = { keyId: 'k1', requestId: 'req-1', minute: 1, estimatedTokens: 0, lease: false };
+const admission: Admission = { keyId: 'k1', requestId: 'req-1', minute: 1, estimatedTokens: 0, estimatedCost: 0, lease: false };
 
 t.test('the handle is sent once, however often a later stage asks; the admission is there once admitted', async (t) => {
   const h = harness(() => ({ ok: true, admission }));

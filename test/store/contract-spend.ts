@@ -1,5 +1,5 @@
 // Contract: money limits (lifetime quota, 5h/1d/7d windows) and settle idempotence.
-import { DAY, HOUR, T0, admitReq, open, record, type MakeStore, type Tap } from './fixtures.ts';
+import { DAY, HOUR, MIN, T0, admitReq, open, record, type MakeStore, type Tap } from './fixtures.ts';
 
 export function spendContract(t: Tap, make: MakeStore): void {
   t.test('quota: refused once lifetime spend reaches quota_usd; 0 means unlimited', async (t) => {
@@ -44,6 +44,77 @@ export function spendContract(t: Tap, make: MakeStore): void {
     t.strictSame(await s.admit(admitReq(lim, T0 + 3 * DAY)),
       { ok: false, reason: 'window_exhausted', retryAfterMs: 4 * DAY, window: '7d' });
     t.equal((await s.admit(admitReq(lim, T0 + 7 * DAY))).ok, true);
+  });
+
+  t.test('holds: the estimated cost of requests in flight counts as spent until they settle', async (t) => {
+    const s = await open(t, make);
+    const lim = { quota_usd: 1 };
+    await s.settle(record({ cost: 0.5 }), undefined, lim);
+    const a = await s.admit(admitReq(lim, T0, { estimatedCost: 0.3 }));
+    if (!a.ok) return t.fail('admit a');
+    t.equal(a.admission.estimatedCost, 0.3, 'the admission says what it holds');
+    const b = await s.admit(admitReq(lim, T0 + 10, { estimatedCost: 0.3 }));
+    if (!b.ok) return t.fail('admit b: 0.5 spent + 0.3 held is below the quota');
+    t.strictSame(await s.admit(admitReq(lim, T0 + 20, { estimatedCost: 0.01 })),
+      { ok: false, reason: 'quota_exhausted', retryAfterMs: 1000, held: true }, '0.5 + 0.6 held: come back once they settle');
+    // a cost 0.05 in place of its 0.3: 0.55 spent, b's 0.3 held
+    t.strictSame(await s.settle(record({ request_id: a.admission.requestId, time: T0 + 30, cost: 0.05 }), a.admission, lim), { recorded: true });
+    const c = await s.admit(admitReq(lim, T0 + 40, { estimatedCost: 0.5 }));
+    if (!c.ok) return t.fail('admit c: 0.85 of 1, an estimate larger than what is left still gets in');
+    t.equal((await s.admit(admitReq(lim, T0 + 50, { estimatedCost: 0.01 }))).ok, false, '0.55 + 0.8 held');
+    await s.release(c.admission);
+    await s.release(c.admission); // once only
+    t.equal((await s.admit(admitReq(lim, T0 + 60))).ok, true, 'release gave c\'s hold back');
+    await s.settle(record({ request_id: b.admission.requestId, time: T0 + 70, cost: 0.4 }), b.admission, lim);
+    await s.settle(record({ request_id: c.admission.requestId, time: T0 + 80, cost: 0.05 }), c.admission, lim);
+    t.strictSame(await s.admit(admitReq(lim, T0 + 90)), { ok: false, reason: 'quota_exhausted' }, '1.0 spent: c released, then settled');
+    t.equal((await s.keyUsage('k1', { days: 1, now: T0 })).total.cost, 1, 'actual costs count, holds do not');
+  });
+
+  t.test('holds: the 5h/1d/7d windows count them too; a hold lapses after 15 minutes', async (t) => {
+    const s = await open(t, make);
+    const lim = { usd_5h: 1, usd_1d: 2 };
+    await s.settle(record({ time: T0, cost: 0.9 }), undefined, lim);
+    const a = await s.admit(admitReq(lim, T0 + MIN, { estimatedCost: 0.2 }));
+    if (!a.ok) return t.fail('admit');
+    t.strictSame(await s.admit(admitReq(lim, T0 + MIN)), { ok: false, reason: 'window_exhausted', retryAfterMs: 1000, window: '5h', held: true });
+    t.equal((await s.admit(admitReq({ usd_1d: 2 }, T0 + MIN))).ok, true, '1.1 of the 1d window');
+    t.equal((await s.admit(admitReq({ rpm: 100 }, T0 + MIN))).ok, true, 'no USD limit: holds do not matter');
+    // Once a window ended, only what is in flight counts in it.
+    await s.settle(record({ key_id: 'k2', time: T0, cost: 0.9 }), undefined, lim);
+    t.equal((await s.admit(admitReq({ usd_5h: 0.1 }, T0 + 5 * HOUR, { keyId: 'k2', estimatedCost: 0.1 }))).ok, true, 'a new window');
+    t.strictSame(await s.admit(admitReq({ usd_5h: 0.1 }, T0 + 5 * HOUR, { keyId: 'k2' })),
+      { ok: false, reason: 'window_exhausted', retryAfterMs: 1000, window: '5h', held: true });
+    await s.settle(record({ time: T0 + 2 * MIN, cost: 0.1 }), undefined, lim);
+    // An exhausted window (1.0 of 1) outlasts one reached only with holds: its reset is the wait reported.
+    t.strictSame(await s.admit(admitReq({ usd_5h: 1, usd_1d: 1.1 }, T0 + 2 * MIN)), { ok: false, reason: 'window_exhausted', retryAfterMs: 5 * HOUR - 2 * MIN, window: '5h' });
+    // a's process died: its hold lapses 15 minutes after its admission minute.
+    const lapse = await s.admit(admitReq({ quota_usd: 1.2 }, T0 + 15 * MIN + 59_999));
+    t.equal(lapse.ok, false, '1.0 spent + 0.2 held, 14 minutes on');
+    const after = await s.admit(admitReq({ quota_usd: 1.2 }, T0 + 16 * MIN, { estimatedCost: 0.15 }));
+    t.equal(after.ok, true, 'lapsed at 15 minutes');
+    if (!after.ok) return;
+    t.equal((await s.admit(admitReq({ quota_usd: 1.2 }, T0 + 16 * MIN))).ok, true, '1.15 of 1.2');
+    await s.settle(record({ request_id: a.admission.requestId, time: T0 + 17 * MIN, cost: 0.05 }), a.admission, lim);
+    t.equal((await s.admit(admitReq({ quota_usd: 1.2 }, T0 + 17 * MIN))).ok, false, 'a settles late: its cost counts, nothing is given back twice (1.05 + 0.15 held)');
+    await s.release(after.admission);
+    t.equal((await s.admit(admitReq({ quota_usd: 1.2 }, T0 + 17 * MIN))).ok, true, '1.05 spent, nothing held');
+  });
+
+  t.test('holds: what an estimate holds is bounded, nonsense holds nothing', async (t) => {
+    const s = await open(t, make);
+    const lim = { quota_usd: 1e9 };
+    const huge = await s.admit(admitReq(lim, T0, { estimatedCost: Infinity }));
+    t.ok(huge.ok && huge.admission.estimatedCost === 1e6, 'an endless estimate holds a million USD');
+    for (const estimatedCost of [NaN, -5, 0, undefined]) {
+      const r = await s.admit(admitReq(lim, T0, { estimatedCost }));
+      t.ok(r.ok && r.admission.estimatedCost === 0, `${estimatedCost}: nothing held`);
+    }
+    const tiny = { quota_usd: 0.000000003 };
+    const odd = await s.admit(admitReq(tiny, T0, { keyId: 'k2', estimatedCost: 0.0000000014 }));
+    t.ok(odd.ok && odd.admission.estimatedCost === 0.000000001, 'held to the nano-dollar');
+    t.equal((await s.admit(admitReq(tiny, T0, { keyId: 'k2', estimatedCost: 1 }))).ok, true, '1 of 3 nano held');
+    t.equal((await s.admit(admitReq(tiny, T0, { keyId: 'k2' }))).ok, false, 'and then 1e9 + 1');
   });
 
   t.test('settle is idempotent by request id', async (t) => {

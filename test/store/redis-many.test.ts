@@ -47,6 +47,8 @@ async function bothWays<X>(
 
 const BASE = Date.UTC(2025, 0, 15, 10, 0, 30);
 const MINUTE = 60_000;
+/** BASE's minute, as held hashes name their fields. */
+const M0 = Math.floor(BASE / MINUTE);
 
 t.test('settle: the settlements of a turn together, as one by one', async (t) => {
   const { url, prefix } = await redisForTest(t, 'many-settle');
@@ -58,7 +60,8 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     // What both copies start from: windows that end inside the turn (5h), buckets that exist or not, leases held,
-    // records kept already (marked 'k', in a legacy records hash, in a log chunk), releases that happened already.
+    // records kept already (marked 'k', in a legacy records hash, in a log chunk), releases that happened already, costs
+    // held (a minute's field that the turn's settlements empty, or not).
     const seed = async (p: string) => {
       for (const key of ['a', 'b']) {
         const k = new KeyLayout(p).key(key);
@@ -70,6 +73,8 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
         await c.zadd(k.logIndex, BASE, `c1 ${BASE} 1`);
         await c.hset(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 'r3', 'k', 'r4', 'r', 'r5', 'r');
         await c.pexpire(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 300_000);
+        await c.hset(k.held, String(M0), String(300 + round * 20), String(M0 - 3), '40');
+        await c.pexpire(k.held, 960_000);
       }
     };
     const calls = Array.from({ length: 30 }, () => {
@@ -83,6 +88,8 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
         args: [
           id, admitted && rand() < 0.7 ? pick(['1', '1', '=other']) : '', admitted ? String(Math.floor(rand() * 200) - 60) : '', time,
           Math.floor(rand() * 50), pick(['0', String(1 + Math.floor(rand() * 2_000_000)), '123456789']), '600000 86400000',
+          // The cost held: in a field of the hash, in one that is not there (lapsed), or none.
+          admitted ? pick(['', `${M0} ${1 + Math.floor(rand() * 120)}`, `${M0 - 3} 40`, `${M0 + 1} 50`]) : '',
           // A record older than a marker's life: a repeat is looked for in the log (and the legacy records hash).
           ...(rand() < 0.4 ? [JSON.stringify(id)] : []),
         ],
@@ -90,7 +97,7 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
     });
     const run = (p: string, x: (typeof calls)[number]) => {
       const k = new KeyLayout(p).key(x.key);
-      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.log, k.logIndex, k.records], x.args);
+      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.log, k.logIndex, k.records, k.held], x.args);
     };
     if (!(await bothWays(t, c, prefix, round, seed, calls, run)).same) differing++;
   }
@@ -109,7 +116,8 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
     const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
     const minute = Math.floor(BASE / MINUTE) * MINUTE;
     // Leases held (some expired, one by a request of this turn), rpm entries (some older than the window; round 3n: 62
-    // of them, so the 64th-entry pruning falls inside the turn), a tpm bucket part used, spend and windows.
+    // of them, so the 64th-entry pruning falls inside the turn), a tpm bucket part used, spend and windows, costs held
+    // (one field lapsed, one that lapses for the calls made in the next minute).
     const seed = async (p: string) => {
       for (const key of ['a', 'b']) {
         const k = new KeyLayout(p).key(key);
@@ -118,6 +126,8 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
         for (let i = 0; i < rpmEntries; i++) await c.zadd(k.rpm, BASE - 61_000 + i * 1000, `past-${i}`);
         await c.set(k.tpm(minute), '400', 'PX', 180_000);
         await c.hset(k.acct, 'spend', '900', 's5h', String(BASE - 1000), 'u5h', '500', 's1d', String(BASE - 86_400_000 - 1), 'u1d', '99999');
+        await c.hset(k.held, String(M0), '60', String(M0 - 14), '30', String(M0 - 15), '999');
+        await c.pexpire(k.held, 960_000);
       }
     };
     const calls = Array.from({ length: 30 }, () => {
@@ -126,20 +136,24 @@ t.test('admit: the admissions of a turn together, as one by one', async (t) => {
         pick([0, 0, 0, 1000, 900]), pick([0, 0, 600, 400]), pick([0, 0, 500]), 0, // quota, 5h, 1d, 7d (nano)
         pick([0, 3, 5, 8]), pick([0, 6, 10, 70, 100]), pick([0, 450, 1000, 5000]), // concurrency, rpm, tpm
       ];
+      // One call in ten a minute later (BASE + 30 s: the next minute), when the field of M0 - 14 has lapsed.
+      const now = BASE + (rand() < 0.1 ? 30_000 : 0) + Math.floor(rand() * 50);
       return {
-        key: pick(['a', 'b']),
-        args: [BASE + Math.floor(rand() * 50), id, pick([0, 20, 100, 600]), [pick([30_000, 60_000]), ...limits].join(' ')],
+        key: pick(['a', 'b', 'c']),
+        args: [now, id, pick([0, 20, 100, 600]), [pick([30_000, 60_000]), ...limits].join(' '), pick([0, 0, 40, 150])],
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {
       const k = new KeyLayout(p).key(x.key);
-      return scripts.admit.run(c, [k.lease, k.rpm, k.tpm(minute), k.acct], x.args);
+      return scripts.admit.run(c, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], x.args);
     };
     const { alone, same } = await bothWays(t, c, prefix, round, seed, calls, run);
-    for (const r of alone as (number | [number, string])[]) refusals.add(typeof r === 'number' ? 'admitted' : r[1]);
+    for (const r of alone as (number | [number, string, number, string, number?])[]) refusals.add(typeof r === 'number' ? 'admitted' : r[1] + (r[4] === 1 ? ' (held)' : ''));
     if (!same) differing++;
   }
-  t.strictSame([...refusals].sort(), ['admitted', 'concurrency', 'quota_exhausted', 'rpm', 'tpm', 'window_exhausted'], 'every answer occurs');
+  t.strictSame([...refusals].sort(), [
+    'admitted', 'concurrency', 'quota_exhausted', 'quota_exhausted (held)', 'rpm', 'tpm', 'window_exhausted', 'window_exhausted (held)',
+  ], 'every answer occurs');
   t.equal(differing, 0, '40 rounds of 30 admissions: the same answers and the same keys');
 });
 

@@ -1,7 +1,7 @@
 -- The list form of admit.lua (fuse.ts): admit_many takes several admissions of one turn, with the answers and the
 -- writes of running admit.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here). Each key's spend and windows, lease and rpm zsets (zset.lua) and tpm bucket are read once; what the
--- admitted add is written once.
+-- change here). Each key's spend and windows, held hash (held.lua), lease and rpm zsets (zset.lua) and tpm bucket are
+-- read once; what the admitted add is written once.
 -- Call i's keys and arguments are admit.lua's, from KEYS[K[i] + 1] and ARGV[A[i] + 1] (fuse.ts).
 local function admit_many(n, K, A)
   local names = {'5h', '1d', '7d'}
@@ -26,6 +26,13 @@ local function admit_many(n, K, A)
   local function acct(key)
     if not accts[key] then accts[key] = redis.call('HMGET', key, 'spend', 's5h', 'u5h', 's1d', 'u1d', 's7d', 'u7d') end
     return accts[key]
+  end
+  local held, horder = {}, {}
+  local function hold(key)
+    local h = holds(key)
+    held[key] = h
+    horder[#horder + 1] = key
+    return h
   end
   local buckets, border = {}, {}
   local function bucket(key)
@@ -56,26 +63,44 @@ local function admit_many(n, K, A)
     local conc, rpm, tpm = terms[6], terms[7], terms[8]
 
     local quota = terms[2]
-    if quota > 0 and N[acct(KEYS[ko + 4])[1] or '0'] >= quota then return {0, 'quota_exhausted', -1, ''} end
+    local cost = N[ARGV[ao + 5]]
+    local minute = math.floor(now / 60000)
+    -- What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
+    local windows = terms[3] > 0 or terms[4] > 0 or terms[5] > 0
+    local h = held[KEYS[ko + 5]]
+    local inflight = 0
+    if quota > 0 or windows then
+      h = h or hold(KEYS[ko + 5])
+      inflight = h.at(minute)
+    end
+    if quota > 0 then
+      local spent = N[acct(KEYS[ko + 4])[1] or '0']
+      if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
+      if spent + inflight >= quota then return {0, 'quota_exhausted', 1000, '', 1} end
+    end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
-    if terms[3] > 0 or terms[4] > 0 or terms[5] > 0 then
-      local wait, win = -1, ''
+    if windows then
+      local wait, win, by_held = -1, '', 0
       for i = 1, 3 do
         local limit = terms[2 + i]
         if limit > 0 then
           local t = acct(KEYS[ko + 4])
           local s, u = t[2 * i], t[2 * i + 1]
+          local used, ends = 0, 0
           if s then
-            local ends = N[s] + lens[i]
-            if now < ends and N[u or '0'] >= limit and ends - now > wait then
-              wait = ends - now
-              win = names[i]
-            end
+            ends = N[s] + lens[i]
+            if now < ends then used = N[u or '0'] end
+          end
+          local w = -1
+          if used >= limit then w = ends - now elseif used + inflight >= limit then w = 1000 end
+          if w > wait then
+            wait, win = w, names[i]
+            by_held = used < limit and 1 or 0
           end
         end
       end
-      if win ~= '' then return {0, 'window_exhausted', wait, win} end
+      if win ~= '' then return {0, 'window_exhausted', wait, win, by_held} end
     end
 
     -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.
@@ -127,6 +152,7 @@ local function admit_many(n, K, A)
       local b = buckets[key] or bucket(key)
       b.add = b.add + est
     end
+    if cost > 0 then (h or hold(KEYS[ko + 5])).add(minute, cost) end
     return answer
   end
 
@@ -149,5 +175,6 @@ local function admit_many(n, K, A)
     local add = buckets[key].add
     if add > 0 and redis.call('INCRBY', key, string.format('%d', add)) == add then redis.call('PEXPIRE', key, 180000) end
   end
+  for _, key in ipairs(horder) do held[key].write() end
   return out
 end

@@ -1,10 +1,12 @@
 -- Atomic check-and-reserve for one API key (all keys share the key's hash tag, so one slot).
--- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used)
+-- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used), 5 held hash
+--       (held.lua)
 -- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms, one string of eight integers apart by spaces (the
 --       same for all of a key's requests, so the list form reads it once a turn): lease ms, quota nano, 5h/1d/7d limit
---       nano, concurrency, rpm, tpm   (0 = unlimited)
+--       nano, concurrency, rpm, tpm   (0 = unlimited); 5 estimated cost nano (held until settled)
 -- Returns 1 (admitted, a lease taken), 2 (admitted, no lease: the key has no concurrency limit) or {0, reason,
--- retry-after ms (-1: waiting cannot help), window}. (A number is the cheapest answer for the fused script to pass on.)
+-- retry-after ms (-1: waiting cannot help), window, 1 when only what requests in flight hold reaches the limit}. (A
+-- number is the cheapest answer for the fused script to pass on.)
 -- Check order: quota, windows, concurrency, rpm, tpm; nothing is reserved unless every check passes.
 -- Several calls of one turn run its list form instead, admit-many.lua (fuse.ts): a change here is a change there.
 local now = tonumber(ARGV[1])
@@ -17,31 +19,44 @@ local quota = terms[2]
 local conc = terms[6]
 local rpm = terms[7]
 local tpm = terms[8]
+local cost = tonumber(ARGV[5])
+local minute = math.floor(now / 60000)
 local function int(x) return string.format('%d', x) end
 
+-- What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
+local h, held = nil, 0
+if quota > 0 or terms[3] > 0 or terms[4] > 0 or terms[5] > 0 then
+  h = holds(KEYS[5])
+  held = h.at(minute)
+end
 if quota > 0 then
   local spent = tonumber(redis.call('HGET', KEYS[4], 'spend') or '0')
   if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
+  if spent + held >= quota then return {0, 'quota_exhausted', 1000, '', 1} end
 end
 
 -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
 local names = {'5h', '1d', '7d'}
 local lens = {18000000, 86400000, 604800000}
-local wait, win = -1, ''
+local wait, win, by_held = -1, '', 0
 for i = 1, 3 do
   local limit = terms[2 + i]
   if limit > 0 then
     local s = redis.call('HMGET', KEYS[4], 's' .. names[i], 'u' .. names[i])
+    local used, ends = 0, 0
     if s[1] then
-      local ends = tonumber(s[1]) + lens[i]
-      if now < ends and tonumber(s[2] or '0') >= limit and ends - now > wait then
-        wait = ends - now
-        win = names[i]
-      end
+      ends = tonumber(s[1]) + lens[i]
+      if now < ends then used = tonumber(s[2] or '0') end
+    end
+    local w = -1
+    if used >= limit then w = ends - now elseif used + held >= limit then w = 1000 end
+    if w > wait then
+      wait, win = w, names[i]
+      by_held = used < limit and 1 or 0
     end
   end
 end
-if win ~= '' then return {0, 'window_exhausted', wait, win} end
+if win ~= '' then return {0, 'window_exhausted', wait, win, by_held} end
 
 -- A zset's size counting its stale entries too, exact (pruned first) whenever it reaches `limit`. Below the limit the
 -- exact size is below it too, so pruning waits: it runs every 64th entry, which bounds what a zset holds.
@@ -99,4 +114,9 @@ end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
 -- The minute's bucket gets its life when this creates it (settle and release never create one).
 if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[3]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
+if cost > 0 then
+  h = h or holds(KEYS[5])
+  h.add(minute, cost)
+  h.write()
+end
 return answer

@@ -49,7 +49,9 @@ export class LuaScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit.lua', undefined, ['zadd.lua'], { file: 'admit-many.lua', uses: ['zadd.lua', 'zset.lua'], fn: 'admit_many' }),
+  admit: new LuaScript('admit.lua', undefined, ['zadd.lua', 'held.lua'], {
+    file: 'admit-many.lua', uses: ['zadd.lua', 'zset.lua', 'held.lua'], fn: 'admit_many',
+  }),
   heartbeat: new LuaScript('heartbeat.lua'),
   settle: new LuaScript('settle.lua', undefined, ['log.lua'], { file: 'settle-many.lua', uses: ['log.lua'], fn: 'settle_many' }),
   release: new LuaScript('release.lua'),

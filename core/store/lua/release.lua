@@ -1,10 +1,18 @@
--- Gives back what admit reserved (lease, tpm estimate) for a request that ends without a settlement.
+-- Gives back what admit reserved (lease, tpm estimate, cost held) for a request that ends without a settlement.
 -- Once only, and never after a settle (which returned them already); a later settle sees the marker
 -- and counts its full tokens instead of correcting an estimate that is no longer in the bucket.
--- KEYS: 1 lease zset, 2 tpm bucket of the admission minute, 3 marker hash of the admission minute (settle.lua)
--- ARGV: 1 request id, 2 lease member ('' = none), 3 estimated tokens, 4 marker ttl ms   Returns 1 when released.
+-- KEYS: 1 lease zset, 2 tpm bucket of the admission minute, 3 marker hash of the admission minute (settle.lua), 4 held
+--       hash (held.lua)
+-- ARGV: 1 request id, 2 lease member ('' = none), 3 estimated tokens, 4 marker ttl ms, 5 the cost held, "<admission
+--       minute> <nano>" ('' = none)   Returns 1 when released.
 if redis.call('HSETNX', KEYS[3], ARGV[1], 'r') == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[1], ARGV[2]) end
 if ARGV[3] ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECRBY', KEYS[2], ARGV[3]) end
+if ARGV[5] ~= '' then
+  local field, nano = string.match(ARGV[5], '^(%d+) (%d+)$')
+  if redis.call('HEXISTS', KEYS[4], field) == 1 and redis.call('HINCRBY', KEYS[4], field, '-' .. nano) <= 0 then
+    redis.call('HDEL', KEYS[4], field)
+  end
+end
 return 1

@@ -1,6 +1,6 @@
 -- The list form of settle.lua (fuse.ts): settle_many takes several settlements of one turn, with the answers and the
 -- writes of running settle.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here). What they share (a key's markers, tpm bucket, lease zset, spend) is read once and written
+-- change here). What they share (a key's markers, tpm bucket, lease zset, held hash, spend) is read once and written
 -- once, as sums: money from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d'
 -- (a Lua number written by tostring would have 14 significant digits and lose exactness).
 -- Call i's keys and arguments are settle.lua's, from KEYS[K[i] + 1] and NA[i] of them from ARGV[A[i] + 1] (fuse.ts). A
@@ -29,14 +29,14 @@ local function settle_many(n, K, A, NK, NA)
     end
   end
 
-  local leases, buckets, accts = {}, {}, {}
-  local leaseOrder, bucketOrder, acctOrder = {}, {}, {}
+  local leases, buckets, accts, helds = {}, {}, {}, {}
+  local leaseOrder, bucketOrder, acctOrder, heldOrder = {}, {}, {}, {}
   for i = 1, n do
     local k, a = K[i], A[i]
     local m = byMarkers[KEYS[k + 1]]
     local id = ARGV[a + 1]
     local mark = m.mark[id]
-    if mark == 'k' or (not mark and NA[i] >= 8 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 8], ARGV[a + 4])) then
+    if mark == 'k' or (not mark and NA[i] >= 9 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 9], ARGV[a + 4])) then
       out[i] = 0
     elseif mark == 'd' then
       out[i] = redis.call('HEXISTS', KEYS[k + 7], id) == 1 and 0 or 2
@@ -68,6 +68,19 @@ local function settle_many(n, K, A, NK, NA)
         end
         -- After a release (release.lua) the estimate has left the bucket already: add every actual token.
         if b.live then b.delta = b.delta + N[ARGV[a + 3]] + (mark == 'r' and N[ARGV[a + 5]] or 0) end
+      end
+      -- The hold goes (after a release it has gone already): per field, the turn's sum.
+      if ARGV[a + 8] ~= '' and mark ~= 'r' then
+        local key = KEYS[k + 8]
+        local hd = helds[key]
+        if not hd then
+          hd = {fields = {}, order = {}}
+          helds[key] = hd
+          heldOrder[#heldOrder + 1] = key
+        end
+        local field, nano = string.match(ARGV[a + 8], '^(%d+) (%d+)$')
+        if not hd.fields[field] then hd.order[#hd.order + 1] = field end
+        hd.fields[field] = (hd.fields[field] or 0) + N[nano]
       end
       if ARGV[a + 6] ~= '0' then
         local key = KEYS[k + 4]
@@ -103,6 +116,16 @@ local function settle_many(n, K, A, NK, NA)
   for _, key in ipairs(bucketOrder) do
     local delta = buckets[key].delta
     if delta ~= 0 then redis.call('INCRBY', key, int(delta)) end
+  end
+
+  -- Holds only shrink here: a field that one of the calls would have emptied is emptied by their sum too.
+  for _, key in ipairs(heldOrder) do
+    local hd = helds[key]
+    for _, field in ipairs(hd.order) do
+      if redis.call('HEXISTS', key, field) == 1 and redis.call('HINCRBY', key, field, int(-hd.fields[field])) <= 0 then
+        redis.call('HDEL', key, field)
+      end
+    end
   end
 
   -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.

@@ -1,12 +1,14 @@
--- Settles one request for its API key, once per request id: what limits read, at once. Releases the lease, reconciles
--- tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch (log-key.lua).
+-- Settles one request for its API key, once per request id: what limits read, at once. Releases the lease and the cost
+-- held, reconciles tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch
+-- (log-key.lua).
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
---       6 log index, 7 legacy records hash
+--       6 log index, 7 legacy records hash, 8 held hash (held.lua)
 -- ARGV: 1 request id, 2 its lease member: '' none, '1' the request id (a lease the gateway took), else '=' and it,
 --       3 tpm delta ('' = no admission), 4 record time, 5 estimated tokens of the admission, 6 cost nano,
---       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: the list form parses it once a turn), 8 (only for a
---       record older than its marker's life) the request id as JSON text
+--       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: the list form parses it once a turn), 8 the cost the
+--       admission holds, "<admission minute> <nano>" ('' = none), 9 (only for a record older than its marker's life) the
+--       request id as JSON text
 -- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
 -- and its expiry table, and an expiry of its own). Money is added straight from ARGV strings with HINCRBY: a Lua number
 -- would be formatted with 14 significant digits and lose exactness. Returns 1 when recorded; for a repeat, 0 when its
@@ -17,7 +19,7 @@ local mark = redis.call('HGET', KEYS[1], ARGV[1])
 if mark == 'k' then return 0 end
 -- Settled before: 2 unless an older gateway kept its record (in the legacy records hash).
 if mark == 'd' then return redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 and 0 or 2 end
-if not mark and ARGV[8] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[8], ARGV[4]) then return 0 end
+if not mark and ARGV[9] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[9], ARGV[4]) then return 0 end
 local marker_ttl, acct_ttl = string.match(ARGV[7], '^(%d+) (%d+)$')
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
 redis.call('PEXPIRE', KEYS[1], marker_ttl)
@@ -30,6 +32,13 @@ if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
   -- After a release the estimate has left the bucket already: add every actual token.
   if mark == 'r' then delta = delta + tonumber(ARGV[5]) end
   if delta ~= 0 then redis.call('INCRBY', KEYS[3], string.format('%d', delta)) end
+end
+-- The actual cost counts from now on instead (below); after a release the hold has gone already; a lapsed one is gone.
+if ARGV[8] ~= '' and mark ~= 'r' then
+  local field, nano = string.match(ARGV[8], '^(%d+) (%d+)$')
+  if redis.call('HEXISTS', KEYS[8], field) == 1 and redis.call('HINCRBY', KEYS[8], field, '-' .. nano) <= 0 then
+    redis.call('HDEL', KEYS[8], field)
+  end
 end
 
 local cost = ARGV[6]

@@ -1,6 +1,7 @@
-// Cost of a request from the pricing table (USD per 1M tokens, model names may be globs) and the group's multiplier.
-import type { Usage } from '../../core/usage.ts';
-import { matchesAny } from '../globs.ts';
+// Cost of a request from the pricing table (USD per 1M tokens, model names may be globs) and the group's multiplier:
+// what metering bills, and what rate-limit holds against the USD limits before the answer.
+import type { Usage } from '../core/usage.ts';
+import { matchesAny } from './globs.ts';
 
 export type Price = { input?: number; output?: number; cache_read?: number; cache_write?: number; cache_write_1h?: number };
 

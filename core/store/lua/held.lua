@@ -1,0 +1,43 @@
+-- A key's USD holds (prepended by lua/index.ts to admit.lua and admit-many.lua): the held hash has a field per admission
+-- minute, the nano-dollars its requests in flight hold against quota_usd and the windows. Settlement and release take a
+-- request's hold back (settle.lua, release.lua); a field older than HOLD minutes lapses (units.ts HOLD_MINUTES: the
+-- holds of a crashed process) and is deleted.
+local HOLD = 15
+
+-- The held hash `key`, read once for the admissions of a turn: at(minute) is what is held then (lapsed fields are deleted
+-- at once), add(minute, nano) holds more, write() sends what was added. The hash lives while its newest field counts.
+local function holds(key)
+  local all = redis.call('HGETALL', key)
+  local fields, adds, order = {}, {}, {}
+  for i = 1, #all, 2 do fields[tonumber(all[i])] = tonumber(all[i + 1]) end
+  local h = {}
+  function h.at(minute)
+    local sum, gone = 0, {}
+    for m, nano in pairs(fields) do
+      if m > minute - HOLD then sum = sum + nano else gone[#gone + 1] = m end
+    end
+    for i, m in ipairs(gone) do
+      fields[m], adds[m] = nil, nil
+      gone[i] = string.format('%d', m)
+    end
+    if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+    return sum
+  end
+  function h.add(minute, nano)
+    fields[minute] = (fields[minute] or 0) + nano
+    if not adds[minute] then order[#order + 1] = minute end
+    adds[minute] = (adds[minute] or 0) + nano
+  end
+  function h.write()
+    local new = false
+    for _, m in ipairs(order) do
+      local a = adds[m]
+      if a then
+        adds[m] = nil
+        if redis.call('HINCRBY', key, string.format('%d', m), string.format('%d', a)) == a then new = true end
+      end
+    end
+    if new then redis.call('PEXPIRE', key, (HOLD + 1) * 60000) end
+  end
+  return h
+end
