@@ -5,6 +5,9 @@ import { mapModel, modelAllowed } from './globs.ts';
 
 interface Options { list_endpoint: string; required: boolean }
 
+/** The longest model name taken: a name is echoed in errors and written to logs and records, and no vendor's is near it. */
+export const MAX_MODEL_NAME = 256;
+
 export const modelErrors = defineErrors('model-allowlist', {
   model_required: { status: 400, doc: 'The request names no model (or a non-string one).', message: (text: string | undefined) => text ?? 'The request must name a model (a non-empty string)' },
   model_not_found: {
@@ -45,6 +48,9 @@ export const modelAllowlist: Plugin<Options> = {
       if (!options.required && model === undefined) return next();
       if (typeof model !== 'string' || model === '') {
         throw modelErrors.model_required(undefined, { param: 'model' });
+      }
+      if (model.length > MAX_MODEL_NAME) {
+        throw modelErrors.model_required(`The model name is ${model.length} characters long; at most ${MAX_MODEL_NAME} are taken`, { param: 'model' });
       }
       if (!modelAllowed(group, ctx.key!, model)) {
         throw modelErrors.model_not_found({ model, list: options.list_endpoint }, { param: 'model' });

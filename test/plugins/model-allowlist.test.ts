@@ -100,3 +100,17 @@ t.test('names inherited from Object.prototype are not aliases', async (t) => {
   }
   t.equal(sim.requests.length, 0, 'no request without a model name was forwarded');
 });
+
+t.test('a model name longer than 256 characters is refused before anything else: not echoed, logged or sent', async (t) => {
+  await allowed(t, `gpt-5-${'x'.repeat(250)}`);
+  const before = sim.requests.length;
+  const long = `gpt-5-${'x'.repeat(251)}`;
+  const err = await expectOpenAIError(t, await post(CHAT, chatBody(long), ALICE), 400, 'model_required', 'invalid_request_error');
+  t.equal(err.param, 'model');
+  t.match(String(err.message), /257 characters long; at most 256/);
+  t.notOk(String(err.message).includes('xxxxxxxxxx'), 'the name is not echoed');
+  t.equal(sim.requests.length, before, 'refused before the upstream');
+  const huge = await post(CHAT, chatBody(`gpt-5-${'x'.repeat(60_000)}`), ALICE);
+  t.equal(huge.status, 400);
+  t.ok((await huge.text()).length < 1000, 'a name of 60,000 characters gets a short answer');
+});
