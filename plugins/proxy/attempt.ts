@@ -1,11 +1,13 @@
 // One upstream attempt: send, wait for the response headers (bounded), and for a 200 stream hold its opening frames
 // until its first content, so an error before any content can still move the request to another account.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
 import { scratchCtx } from '../../core/context.ts';
 import type { Ctx, FormatAdapter } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
+import type { Chunked } from './upstream-request.ts';
 import { UpstreamResponse, errorCode, requestHeaders, upstreamAgent } from './upstream-response.ts';
 
 export interface AttemptOptions { header_timeout_ms: number; connect_timeout_ms: number; max_sockets: number; first_content_ms: number }
@@ -83,9 +85,9 @@ export class Upstreams {
 
   /**
    * Send the request with these headers (the upstream's own set: the Host is the target's) and wait for the response
-   * headers. The body is always bytes in hand: a retry cannot re-read the client's request stream.
+   * headers. The body is always in hand (bytes, or chunks made from bytes): a retry cannot re-read the client's request stream.
    */
-  send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | undefined): Promise<Sent> {
+  send(ctx: Ctx, target: Target, headers: IncomingHttpHeaders, body: Buffer | Chunked | undefined): Promise<Sent> {
     return new Promise<Sent>((resolve) => {
       const upstream = new UpstreamResponse();
       const sending = new Sending(upstream, ctx.res, this.#o.header_timeout_ms, resolve);
@@ -99,9 +101,11 @@ export class Upstreams {
   }
 
   /** Hands the request to undici; an error it throws at once (a bad header) reaches the handler as any failure does. */
-  #dispatch(target: Target, method: Dispatcher.HttpMethod, headers: IncomingHttpHeaders, body: Buffer | undefined, handler: Dispatcher.DispatchHandlers): void {
+  #dispatch(target: Target, method: Dispatcher.HttpMethod, headers: IncomingHttpHeaders, body: Buffer | Chunked | undefined, handler: Dispatcher.DispatchHandlers): void {
+    // Made a chunk at a time as the socket drains, anew for each attempt.
+    const sent = body === undefined || Buffer.isBuffer(body) ? body ?? null : Readable.from(body.chunks(), { objectMode: false });
     try {
-      this.#dispatcher().dispatch({ origin: target.url.origin, path: target.path, method, headers: requestHeaders(headers), body: body ?? null }, handler);
+      this.#dispatcher().dispatch({ origin: target.url.origin, path: target.path, method, headers: requestHeaders(headers), body: sent }, handler);
     } catch (err) {
       handler.onError!(err as Error);
     }

@@ -40,6 +40,7 @@ export const proxy: Plugin<PoolOptions> = {
       session_headers: names('Request headers naming a session, first present wins.', SESSION_DEFAULTS.session_headers),
       session_fields: names('Body fields (dotted paths) naming a session, tried after the headers.', SESSION_DEFAULTS.session_fields),
       media_max_bytes: int('Translated requests to an upstream that takes media only inline (Gemini): largest image or file fetched from a client\'s URL.', 20 * 1024 * 1024, 1),
+      media_max_total_bytes: int('All the images and files one such request fetches, together; past it the request is refused (0 = the server\'s body_limit).', 0),
       media_timeout_ms: int('Longest fetch of one such image or file.', 10_000, 1),
       media_allow_private: names('host:port origins whose media may be fetched although their address is not public (an operator\'s own media server). Every other loopback, private or link-local address is refused.', []),
       session_prefix: names('Body fields (dotted paths; a number indexes a list) whose values, hashed together, stand for the session when nothing names one.', SESSION_DEFAULTS.session_prefix),

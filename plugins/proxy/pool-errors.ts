@@ -16,7 +16,7 @@ export const proxyErrors = defineErrors('proxy', {
   upstream_invalid: { status: 502, doc: 'A translated upstream answered with a body that is not JSON.', message: 'The upstream answered with a body that is not JSON' },
   previous_response_not_found: { status: 404, doc: 'A Responses request continues an answer this key was not given (another key\'s, unknown, or expired), before anything goes upstream.', message: (id: string) => `Previous response with id '${id}' not found.` },
   response_not_found: { status: 404, doc: 'GET or cancel of a stored Responses answer this key was not given (another key\'s, unknown, or expired), before anything goes upstream.', message: (id: string) => `Response with id '${id}' not found.` },
-  media_fetch_failed: { status: 400, doc: 'An image or file URL for an inline-only upstream could not be fetched (private address, scheme, redirect, size, time, type).', message: (p: { host: string; why: string }) => `Could not fetch the media at ${p.host}: ${p.why}. Send it inline (base64) instead.` },
+  media_fetch_failed: { status: 400, doc: 'An image or file URL for an inline-only upstream could not be fetched (private address, scheme, redirect, size, time, type), or the request\'s media together passed `media_max_total_bytes`; nothing was sent upstream or billed.', message: (p: { host: string; why: string }) => `Could not fetch the media at ${p.host}: ${p.why}. Send it inline (base64) instead.` },
 });
 
 /** Attempts that failed at the upstream itself (not a refused credential, not a rate limit). */

@@ -27,6 +27,7 @@ export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityO
   usage_drain_ms: number;
   usage_drain_bytes: number;
   media_max_bytes: number;
+  media_max_total_bytes: number;
   media_timeout_ms: number;
   media_allow_private: string[];
   usage: boolean;
@@ -57,7 +58,10 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams));
   // The session headers the pool reads also reach the upstream (they name the client's own conversation).
   const headers = new HeaderAllowList(o.session_headers);
-  const media = { maxBytes: o.media_max_bytes, timeoutMs: o.media_timeout_ms, maxItems: MEDIA_DEFAULTS.maxItems, allowPrivate: o.media_allow_private };
+  const media = {
+    maxBytes: o.media_max_bytes, totalBytes: o.media_max_total_bytes || env.config.server.body_limit, timeoutMs: o.media_timeout_ms,
+    maxItems: MEDIA_DEFAULTS.maxItems, allowPrivate: o.media_allow_private,
+  };
   const translate = { env, headers, conversations: new Conversations(store), media };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,

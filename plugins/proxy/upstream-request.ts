@@ -75,8 +75,11 @@ export function upstreamHeaders(given: IncomingHttpHeaders, auth: UpstreamAuthSt
   return headers;
 }
 
+/** Bytes made only as they are sent (fetched media, base64-encoded on the way), of a length known before. */
+export interface Chunked { length: number; chunks(): AsyncIterable<Buffer> }
+
 /** A request body as it goes upstream: its bytes (none for GET), and whether it is JSON. */
-export interface Body { bytes?: Buffer; json: boolean }
+export interface Body { bytes?: Buffer | Chunked; json: boolean }
 
 /** The body to send: the original bytes when nothing changed, else the re-serialised JSON. */
 export async function upstreamBody(ctx: Ctx): Promise<Body> {

@@ -7,7 +7,7 @@ import type { Crossing, Outbound } from '../crossing.ts';
 import { type HeaderAllowList, upstreamHeaders } from '../upstream-request.ts';
 import type { Conversations, Keeping } from './conversations.ts';
 import { estimateInputTokens } from '../../../adapters/shared/estimate.ts';
-import { inlineMedia, type MediaOptions } from './media.ts';
+import { inlineMedia, type Inlined, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
 import { sendJson } from '../../../core/reply.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
@@ -33,7 +33,7 @@ export class TranslatedCrossing implements Crossing {
   readonly #allowed: (name: string) => boolean;
   readonly #media: MediaOptions;
   /** URL media fetched inline, once, for an upstream that takes media only inline: after the admission, never before. */
-  #inlined: Promise<void> | undefined;
+  #inlined: Promise<Inlined | undefined> | undefined;
 
   private constructor(ctx: Ctx, p: TranslateParts, codecs: Codecs, local?: () => Promise<void>) {
     this.#ctx = ctx;
@@ -80,14 +80,24 @@ export class TranslatedCrossing implements Crossing {
   async outbound(account: AccountConfig): Promise<Outbound> {
     const ctx = this.#ctx;
     const { upstream, cctx } = this.#codecs;
-    if (upstream.inlineMedia) await (this.#inlined ??= inlineMedia(cctx.request, this.#media));
-    const request = { ...cctx.request, model: ctx.upstreamModel ?? cctx.request.model };
+    const inlined = upstream.inlineMedia ? await (this.#inlined ??= this.#inline()) : undefined;
+    const base = inlined?.request ?? cctx.request;
+    const request = { ...base, model: ctx.upstreamModel ?? base.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
-    const body = { bytes: Buffer.from(JSON.stringify(encoded.body)), json: true };
+    const json = JSON.stringify(encoded.body);
+    const body = { bytes: inlined ? inlined.body(json) : Buffer.from(json), json: true };
     const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? this.upstreamFormat.upstreamAuth];
     const headers = upstreamHeaders(this.#given, auth, account, body, this.#allowed);
     Object.assign(headers, encoded.headers);
     return { path: encoded.path, headers, body };
+  }
+
+  /** A refused fetch (an address, a cap) is the client's: nothing went upstream, so nothing is billed. */
+  #inline(): Promise<Inlined | undefined> {
+    return inlineMedia(this.#codecs.cctx.request, this.#media).catch((err: unknown) => {
+      this.#ctx.outcome = 'rejected';
+      throw err;
+    });
   }
 
   relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {
