@@ -75,7 +75,7 @@ export const rootSchema: JSONSchema = {
     },
     admin: {
       type: 'object', additionalProperties: false, description: 'Operator access.',
-      properties: { token: str('Bearer token guarding /admin/*; refused on model routes. Empty disables the admin API.', { default: '' }) },
+      properties: { token: str('Bearer token guarding /admin/*; refused on model routes. At least 32 characters, no spaces, no key\'s secret (`openssl rand -hex 32`); empty disables the admin API.', { default: '' }) },
     },
     platforms: {
       type: 'object', description: 'Upstream kinds, by name.',

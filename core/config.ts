@@ -207,6 +207,8 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     keys.push({ id: k.id, sha256: hash, group: k.group, pools: k.pools ?? [], models: k.models, limits: k.limits ?? {}, expires_at: expires, disabled: k.disabled === true });
   });
 
+  checkAdminToken(String(raw.admin?.token ?? ''), keys, problem);
+
   // Each named pipeline is checked once (used or not), so a bad stage is reported once.
   const pipelines = new Map<string, StageRef[]>();
   for (const [name, list] of Object.entries<unknown[]>(raw.pipelines ?? {})) {
@@ -253,6 +255,23 @@ function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, pro
     admin: { token: raw.admin?.token ?? '' },
     platforms, groups, keys, pricing: raw.pricing ?? {}, routes,
   };
+}
+
+/** The shortest admin.token accepted (`openssl rand -hex 32` makes 64 characters). */
+const ADMIN_TOKEN_MIN = 32;
+
+/**
+ * The admin token issues keys and reads every key's usage: one short enough to guess, or a key's own secret (whose
+ * holder would then be the operator), is refused. Empty is allowed: the admin API is then off.
+ */
+function checkAdminToken(token: string, keys: KeyConfig[], problem: Problem): void {
+  if (!token) return;
+  const how = `generate one with \`openssl rand -hex 32\` (e.g. GATEWAY_ADMIN_TOKEN=$(openssl rand -hex 32)), or leave it empty to turn the admin API off`;
+  if (token.length < ADMIN_TOKEN_MIN) problem(['admin', 'token'], `must be at least ${ADMIN_TOKEN_MIN} characters (it has ${token.length}): ${how}`);
+  if (/\s/.test(token)) problem(['admin', 'token'], `must not contain spaces (it is sent as Authorization: Bearer <token>): ${how}`);
+  const hash = sha256(token);
+  const same = keys.find((k) => k.sha256 === hash);
+  if (same) problem(['admin', 'token'], `is the secret of key "${same.id}": the admin token must be a secret of its own; ${how}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 // Prometheus metrics the core records for every request; plugins register their own on the same registry.
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { cellHistogram, counter } from './plugin-metrics.ts';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
@@ -43,6 +43,14 @@ export function createMetrics() {
         aggregator: 'min', // under workers: 0 when any worker cannot reach it
         registers: [registry],
         collect() { this.set(store.available?.() === false ? 0 : 1); },
+      });
+      const failures = store.writeFailures?.bind(store);
+      if (!failures) return;
+      let counted = 0;
+      new Counter({
+        name: 'gateway_store_write_failures_total', help: 'Times the embedded store could not write a batch to its file (a full disk, an I/O error); it tries again every second.',
+        registers: [registry],
+        collect() { const n = failures(); this.inc(n - counted); counted = n; },
       });
     },
     /** Record a finished request; its model is labelled once it passed the allow-list, and only by a name `models` knows. */

@@ -3,8 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from './node-http.ts';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { basename } from 'node:path';
 import type { Logger } from 'pino';
-import { loadConfig, type ConfigDeps } from './config.ts';
+import { ConfigError, loadConfig, type ConfigDeps } from './config.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
@@ -79,6 +80,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       metrics.watchStore(store);
     }
     else if (storeMoved(config, runtimeConfig)) log.warn('store settings changed: restart to apply');
+    await refuseIssuedAdminToken(config, opened.store);
     return buildRuntime(config, log, metrics, opened.store, opened.keyChanges, closing.signal);
   };
   let runtimeConfig: GatewayConfig | undefined;
@@ -88,7 +90,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     rt.keys.run();
     return rt;
   };
-  let runtime = live(await load());
+  let runtime: Runtime;
+  try {
+    runtime = live(await load());
+  } catch (err) {
+    await Promise.all([opened?.store.close(), ...Object.values(simulators).map((s) => s.close())]);
+    throw err;
+  }
 
   // Connection limits are read once, at start: a reload does not re-listen.
   const limits = runtime.config.server;
@@ -143,6 +151,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await opened?.store.close();
     },
   };
+}
+
+/**
+ * gateway.yaml's keys are checked as it loads (config.ts); an issued key's secret as admin.token would make that key's
+ * holder the operator too. A store that cannot answer (Redis down at start) does not stop the start.
+ */
+async function refuseIssuedAdminToken(config: GatewayConfig, store: Store): Promise<void> {
+  if (!config.admin.token) return;
+  const issued = await store.getKey(createHash('sha256').update(config.admin.token).digest('hex')).catch(() => undefined);
+  if (issued) throw new ConfigError([`${basename(config.file)} admin.token: is the secret of issued key "${issued.id}": the admin token must be a secret of its own`]);
 }
 
 /** The store a reload names is another one (it is opened once, at start). */

@@ -40,7 +40,7 @@ const key = (f: Format) => `sk-cli-${f}`;
 const config = () => `
 server: { host: 127.0.0.1, port: 0 }
 store: { path: ":memory:" }
-admin: { token: cli-admin-token }
+admin: { token: cli-admin-token-0123456789abcdef0123 }
 platforms:
 ${FORMATS.map((f) => `  sim-${f}: { simulator: true, format: [${f}] }`).join('\n')}
 groups:
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
         const r = await run(join(CACHE, 'node_modules', '.bin', cli), [...args], {
           cwd: home, env: { PATH: process.env.PATH, HOME: home, NO_COLOR: '1', CI: '1', ...env }, timeoutMs: TIMEOUT_MS,
         });
-        const usage = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=100`, { headers: { authorization: 'Bearer cli-admin-token' } });
+        const usage = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=100`, { headers: { authorization: 'Bearer cli-admin-token-0123456789abcdef0123' } });
         const records = ((await usage.json()) as { records: { status: number; ending: string; input_tokens: number; output_tokens: number }[] }).records;
         const ledger = records.map((x) => `${x.status}/${x.ending}/${x.input_tokens}+${x.output_tokens}`).join(' ');
         const answered = /Echo:|Tool result:/.test(r.out);

@@ -1,6 +1,6 @@
 // Opens the file store's SQLite database: one owner (a lock file held exclusively), WAL, a commit that survives power
 // loss, the tables.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { sqlite } from './sqlite.ts';
@@ -81,12 +81,23 @@ function ownerLock(path: string): DatabaseSync {
 }
 
 /**
+ * The files hold usage and prompt text (kept conversations): the gateway's user alone may read them, a new folder
+ * included. SQLite makes a file 0644 and its -wal and -shm with the database's mode, so the two it makes are made here
+ * first; files of an older gateway are tightened too.
+ */
+function ownerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  for (const file of [path, `${path}.lock`]) closeSync(openSync(file, 'a', 0o600));
+  for (const file of [path, `${path}.lock`, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+}
+
+/**
  * Opens the store (creating it and its folder when missing) for its one owner. WAL: readers never wait for the writer.
  * synchronous FULL syncs every commit: with one commit a second that costs one fsync a second, off the gateway's
  * thread, and a power cut then loses no more than a kill -9 does.
  */
 export function openDatabase(path: string): OpenFile {
-  mkdirSync(dirname(path), { recursive: true });
+  ownerOnly(path);
   const lock = ownerLock(path);
   let db: DatabaseSync | undefined;
   try {

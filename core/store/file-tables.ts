@@ -39,6 +39,11 @@ export class FileTables {
     };
   }
 
+  /** SQLite has rolled back already after some errors (a full disk): a second ROLLBACK would hide the cause. */
+  private rollback(): void {
+    if (this.db.isTransaction) this.db.exec('ROLLBACK');
+  }
+
   /** One batch, one transaction: all of it or (on an error) none of it. */
   write(b: Batch): void {
     const { put, drop } = this;
@@ -60,7 +65,7 @@ export class FileTables {
       for (const c of b.conversations) c.value === null ? drop.conversation.run(c.key, c.id) : put.conversation.run(c.key, c.id, c.value, c.expires);
       this.db.exec('COMMIT');
     } catch (err) {
-      this.db.exec('ROLLBACK');
+      this.rollback();
       throw err;
     }
   }
@@ -107,7 +112,7 @@ export class FileTables {
       this.db.prepare('DELETE FROM conversations WHERE expires <= ?').run(Date.now());
       this.db.exec('COMMIT');
     } catch (err) {
-      this.db.exec('ROLLBACK');
+      this.rollback();
       throw err;
     }
   }

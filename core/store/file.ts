@@ -52,6 +52,7 @@ export class FileStore extends MemoryStore {
   private alive = true;
   private closing?: Promise<void>;
   private failureLoggedAt = -Infinity;
+  private failedWrites = 0;
   /** A flush is queued for when the current settlement is over (FLUSH_BYTES). */
   private flushQueued = false;
   /** Set while the writer is stopped or failing (textsToEntries), and once the store is closed. */
@@ -126,6 +127,7 @@ export class FileStore extends MemoryStore {
       return this.ack(m.seq);
     }
     if (m.type === 'write-failed') {
+      this.failedWrites++;
       // Batches will pile up until the file takes writes again: their texts are not left to be searched for as bytes.
       this.textsToEntries();
       const now = Date.now();
@@ -166,6 +168,11 @@ export class FileStore extends MemoryStore {
       this.global.keepText(row.time, row.id, row.json);
     }
     this.unwritten.clear();
+  }
+
+  /** Batches the file did not take (each try counts): gateway_store_write_failures_total. */
+  writeFailures(): number {
+    return this.failedWrites;
   }
 
   /** While the writer writes, texts are in the file or on their way there. */

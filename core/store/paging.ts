@@ -18,12 +18,13 @@ export const MAX_PAGE = 1000;
 
 /**
  * The cursor names a position, not an offset, so records settled while a client pages never shift
- * the pages: "<score>:<n>" = after the first n entries whose score is exactly <score>.
+ * the pages: "<score>:<n>" = after the first n entries whose score is exactly <score>. Undefined when it is not one.
  */
-function parseCursor(cursor: string): { score: number; skip: number } {
+export function parseCursor(cursor: string): { score: number; skip: number } | undefined {
   const m = /^(-?\d+):(\d+)$/.exec(cursor);
-  if (!m) throw new Error(`invalid records cursor: ${cursor}`);
-  return { score: Number(m[1]), skip: Number(m[2]) };
+  const score = Number(m?.[1]);
+  const skip = Number(m?.[2]);
+  return Number.isSafeInteger(score) && Number.isSafeInteger(skip) ? { score, skip } : undefined;
 }
 
 const matches = (r: UsageRecord, f: RecordFilter): boolean =>
@@ -40,6 +41,8 @@ export async function pageRecords(index: RecordIndex, filter: RecordFilter): Pro
   let skip = 0;
   if (filter.cursor) {
     const c = parseCursor(filter.cursor);
+    // A RangeError: the caller's argument, never a store failure (guard.ts).
+    if (!c) throw new RangeError('invalid records cursor');
     if (c.score <= max) ({ score: max, skip } = c);
   }
   const filtered = filter.group !== undefined || filter.model !== undefined || filter.status !== undefined || filter.ending !== undefined;

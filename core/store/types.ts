@@ -257,6 +257,8 @@ export interface Store {
   pendingSettlements?(): number;
   /** A shared store behind guard.ts: false from a call that failed until one succeeds (an embedded store has none). */
   available?(): boolean;
+  /** The embedded store's file: how many times writing a batch to it failed (a full disk), retried every second. */
+  writeFailures?(): number;
 
   // reads
   /** `timezone` (IANA, default UTC) sets the usage days of `days`, `from` and `to`; an unknown zone rejects with a RangeError. */

@@ -22,5 +22,6 @@ export const adminErrors = defineErrors('admin', {
   invalid_status: { status: 400, doc: 'A record filter status that is not an HTTP status or class.', message: 'status must be an HTTP status (e.g. 429) or a class (2xx, 4xx, 5xx)' },
   invalid_query: { status: 400, doc: 'An unknown query parameter.', message: (p: { name: string; known: string }) => `Unknown query parameter "${p.name}" (known: ${p.known})` },
   invalid_limit: { status: 400, doc: 'A page `limit` out of range.', message: (max: number) => `limit must be an integer from 1 to ${max}` },
+  invalid_cursor: { status: 400, doc: 'A page `cursor` that is not one a previous page answered.', message: 'cursor must be the cursor a previous page answered (as given)' },
   invalid_ending: { status: 400, doc: 'An unknown record ending.', message: (known: string) => `ending must be one of ${known}` },
 });

@@ -22,13 +22,16 @@ const readBody = bodyValidator({
 /** The same rules gateway.yaml's keys follow: a real group, and dedicated groups only as pools. */
 function checkGroups(env: Env, body: IssueBody): void {
   const groups = env.config.groups;
+  // Own names only: "constructor" or "__proto__" is no group.
+  const group = (name: string) => (Object.hasOwn(groups, name) ? groups[name] : undefined);
   const known = Object.keys(groups).join(', ');
-  if (!groups[body.group]) throw adminErrors.unknown_group({ group: body.group, known }, { param: 'group' });
+  const main = group(body.group);
+  if (!main) throw adminErrors.unknown_group({ group: body.group, known }, { param: 'group' });
   const pools = body.pools ?? [];
   for (const pool of pools) {
-    if (!groups[pool]?.dedicated) throw adminErrors.invalid_pool(pool, { param: 'pools' });
+    if (!group(pool)?.dedicated) throw adminErrors.invalid_pool(pool, { param: 'pools' });
   }
-  if (groups[body.group].dedicated && !pools.includes(body.group)) {
+  if (main.dedicated && !pools.includes(body.group)) {
     throw adminErrors.dedicated_group(body.group, { param: 'group' });
   }
 }

@@ -2,6 +2,7 @@
 import { adminErrors } from './errors.ts';
 import type { Plugin } from '../../core/types.ts';
 import type { Ending, RecordFilter } from '../../core/store/types.ts';
+import { parseCursor } from '../../core/store/paging.ts';
 import { parseTime, reply } from './common.ts';
 
 interface Options { default_limit: number; max_limit: number }
@@ -45,6 +46,7 @@ export const adminUsage: Plugin<Options> = {
         const v = q.get(name);
         if (v) filter[name] = v;
       }
+      if (filter.cursor && !parseCursor(filter.cursor)) throw adminErrors.invalid_cursor(undefined, { param: 'cursor' });
       if (q.get('status')) filter.status = statusRange(q.get('status')!);
       const ending = q.get('ending');
       if (ending) {

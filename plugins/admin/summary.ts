@@ -26,7 +26,8 @@ const nano = (usd: number) => Math.round(usd * 1e9);
 
 /** The window's buckets, read from the store: which rollup unit, and its first and last bucket. */
 export async function windowBuckets(store: { usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> }, window: string, now: number) {
-  const w = WINDOWS[window];
+  // Own names only: a query of "constructor" or "__proto__" is not a window.
+  const w = Object.hasOwn(WINDOWS, window) ? WINDOWS[window] : undefined;
   if (!w) throw adminErrors.invalid_window(Object.keys(WINDOWS).join(', '), { param: 'window' });
   const buckets = await store.usageBuckets(w.unit, now - (w.buckets - 1) * UNIT_MS[w.unit], now);
   return { ...w, buckets };

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Gateway } from '../../core/server.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 
-export const ADMIN = 'admin-secret-token';
+export const ADMIN = 'admin-secret-token-0123456789abcdef';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The admin and page routes exactly as the shipped gateway.yaml declares them (pages resolve from the gateway's directory). */

@@ -9,7 +9,7 @@ import { admin, adminRoutes, chat, eventually, issue } from './helpers.ts';
 export const overviewConfig = (store: string) => `
 server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
 ${store}
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   sim: { simulator: true }
   sim-anthropic: { simulator: true, format: anthropic-messages }

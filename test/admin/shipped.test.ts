@@ -57,7 +57,7 @@ t.test('no admin token in the environment: the admin API is disabled', async (t)
 });
 
 t.test('with GATEWAY_ADMIN_TOKEN: issue a demo key, use it at once, revoke it', async (t) => {
-  const token = 'shipped-admin-token';
+  const token = 'shipped-admin-token-0123456789abcdef';
   const gw = await start({ GATEWAY_ADMIN_TOKEN: token });
   const made = await admin(gw, 'POST', '/admin/keys', { group: 'demo', pools: ['demo-antigravity'] }, token);
   t.equal(made.status, 201);

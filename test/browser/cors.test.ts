@@ -25,7 +25,7 @@ if (browser) {
     routes: `  - { method: GET, path: /v1/models, format: openai-chat, pipeline: [auth, list-models] }
   - { method: GET, path: /admin/usage, format: gateway, pipeline: [admin-auth, admin-usage] }
 `,
-  }).replace('pricing:', 'admin: { token: admin-token-0001 }\npricing:'));
+  }).replace('pricing:', 'admin: { token: admin-token-0001-0123456789abcdef }\npricing:'));
   const sim = gw.simulators.upstream;
 
   /** fetch from inside the page: what its script can read of the answer, or the error the browser raised. */
@@ -81,7 +81,7 @@ if (browser) {
     t.match(errors.join('\n'), /blocked by CORS policy/, 'the browser says why');
 
     const fromAllowed = await openPage(browser, allowed.origin + '/');
-    const admin = await call(fromAllowed.page, '/admin/usage', { headers: { authorization: 'Bearer admin-token-0001' } });
+    const admin = await call(fromAllowed.page, '/admin/usage', { headers: { authorization: 'Bearer admin-token-0001-0123456789abcdef' } });
     t.match(admin, { error: /TypeError: Failed to fetch/ }, 'the admin API is never cross-origin');
   });
 }

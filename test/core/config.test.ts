@@ -98,7 +98,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
 t.test('explicit values are kept; key options, limits and expiry normalise', async (t) => {
   const { config } = parse(`server: { host: 127.0.0.1, port: 0, workers: auto, body_limit: 512kb }
 store: { redis: "redis://r:6379" }
-admin: { token: tok }
+admin: { token: tok-0123456789abcdef0123456789abcdef }
 platforms:
   openai: { base_url: "https://api.openai.com/", auth: x-api-key }
   pool: { simulator: true }
@@ -116,7 +116,7 @@ routes:
   t.strictSame(config.store, {
     redis: 'redis://r:6379', path: '/etc/gw/data/gateway.db', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000,
   }, 'workers: auto with Redis is fine');
-  t.strictSame(config.admin, { token: 'tok' });
+  t.strictSame(config.admin, { token: 'tok-0123456789abcdef0123456789abcdef' });
   t.match(config.platforms.openai, { name: 'openai', base_url: 'https://api.openai.com', auth: 'x-api-key', simulator: false });
   t.ok(config.platforms.openai.formats?.includes('openai-chat'));
   t.equal(config.groups.g.rate_multiplier, 1.5);
@@ -197,26 +197,26 @@ keys:
   - { id: k, key: "\${K}", group: g }
 routes:
 ${ROUTE}`;
-  const { config } = parse(yaml, { TOKEN: 'adm', UP_HOST: 'up.local', CRED: '{"not": yaml}', K: 'sk-from-env' });
+  const { config } = parse(yaml, { TOKEN: 'adm-0123456789abcdef0123456789abcdef', UP_HOST: 'up.local', CRED: '{"not": yaml}', K: 'sk-from-env' });
   t.equal(config.server.port, 8080, 'a quoted "${PORT:-8080}" becomes the integer 8080');
   t.equal(typeof config.server.port, 'number');
   t.equal(config.server.host, '127.0.0.1');
-  t.equal(config.admin.token, 'adm');
+  t.equal(config.admin.token, 'adm-0123456789abcdef0123456789abcdef');
   t.equal(config.platforms.up.base_url, 'http://up.local:80/v1', 'several variables in one scalar');
   t.equal(config.groups.g.accounts[0].credential, '{"not": yaml}', 'the value is text, never parsed as YAML');
   t.equal(config.groups.g.accounts[1].credential, 'fallback', 'unquoted block scalars are interpolated too');
   t.equal(config.keys[0].sha256, sha256('sk-from-env'));
 
-  const once = parse(`admin: { token: "\${TOKEN}" }\nroutes:\n${ROUTE}`, { TOKEN: '\${OTHER}', OTHER: 'no' }).config;
-  t.equal(once.admin.token, '\${OTHER}', 'an interpolated value is not interpolated again');
+  const once = parse(`admin: { token: "\${TOKEN}" }\nroutes:\n${ROUTE}`, { TOKEN: '\${OTHER}-0123456789abcdef0123456789abcdef', OTHER: 'no' }).config;
+  t.equal(once.admin.token, '\${OTHER}-0123456789abcdef0123456789abcdef', 'an interpolated value is not interpolated again');
 
-  const set = parse(yaml, { TOKEN: 'adm', UP_HOST: 'h', CRED: 'c', K: 'k', PORT: '9090', HOST: '0.0.0.0', CRED_B: 'real', UP_PORT: '8443' }).config;
+  const set = parse(yaml, { TOKEN: 'adm-0123456789abcdef0123456789abcdef', UP_HOST: 'h', CRED: 'c', K: 'k', PORT: '9090', HOST: '0.0.0.0', CRED_B: 'real', UP_PORT: '8443' }).config;
   t.equal(set.server.port, 9090, 'a set variable wins over the default');
   t.equal(set.server.host, '0.0.0.0');
   t.equal(set.platforms.up.base_url, 'http://h:8443/v1');
   t.equal(set.groups.g.accounts[1].credential, 'real');
 
-  const empty = parse(yaml, { TOKEN: 'adm', UP_HOST: 'h', CRED: 'c', K: 'k', PORT: '' }).config;
+  const empty = parse(yaml, { TOKEN: 'adm-0123456789abcdef0123456789abcdef', UP_HOST: 'h', CRED: 'c', K: 'k', PORT: '' }).config;
   t.equal(empty.server.port, 8080, 'an empty variable takes the default, as in the shell');
 
   t.strictSame(problemsOf(`server: { port: "\${PORT}" }\nroutes:\n${ROUTE}`, { PORT: 'eighty' }), [
@@ -576,10 +576,30 @@ t.test('CLI: node core/main.ts --check', async (t) => {
   t.match(missing.stderr, /nope\.yaml: ENOENT/);
 });
 
+t.test('admin.token: 32 characters at least, no spaces, no key\'s secret; empty is allowed (the admin API is off)', async (t) => {
+  const long = 'k'.repeat(40);
+  const yaml = (token: string) => `${SIM}groups:
+  g: { platform: sim, models: [m], accounts: [{ id: a, credential: c }] }
+admin: { token: "\${TOKEN}" }
+keys:
+  - { id: plain, key: ${long}, group: g }
+  - { id: hashed, key_sha256: ${sha256(`${long}-2`)}, group: g }
+routes:
+${ROUTE}`;
+  const at = `gateway.yaml:${pos(yaml(''), '"${TOKEN}"')} admin.token:`;
+  const how = 'generate one with `openssl rand -hex 32` (e.g. GATEWAY_ADMIN_TOKEN=$(openssl rand -hex 32)), or leave it empty to turn the admin API off';
+  t.strictSame(problemsOf(yaml(''), { TOKEN: 'x'.repeat(31) }), [`${at} must be at least 32 characters (it has 31): ${how}`]);
+  t.strictSame(problemsOf(yaml(''), { TOKEN: `${'x'.repeat(16)} ${'y'.repeat(16)}` }), [`${at} must not contain spaces (it is sent as Authorization: Bearer <token>): ${how}`]);
+  t.strictSame(problemsOf(yaml(''), { TOKEN: long }), [`${at} is the secret of key "plain": the admin token must be a secret of its own; ${how}`]);
+  t.strictSame(problemsOf(yaml(''), { TOKEN: `${long}-2` }), [`${at} is the secret of key "hashed": the admin token must be a secret of its own; ${how}`]);
+  t.equal(parse(yaml(''), { TOKEN: 'x'.repeat(32) }).config.admin.token, 'x'.repeat(32), '32 characters are enough');
+  t.equal(parse(yaml(''), { TOKEN: '' }).config.admin.token, '', 'empty: accepted');
+});
+
 t.test('stage contracts: a chain whose stage lacks what it requires is refused at load, pointing at the stage', async (t) => {
   const yaml = `${SIM}groups:
   g: { platform: sim, models: [m], accounts: [{ id: a, credential: c }] }
-admin: { token: t }
+admin: { token: t-0123456789abcdef0123456789abcdef }
 pipelines:
   misordered: [group-check, auth, model-allowlist, rate-limit, metering, proxy]
   unguarded: [{ admin-keys: { action: list } }]

@@ -12,7 +12,7 @@ const routes = `  - { method: GET, path: /v1/models, format: openai-chat, pipeli
   - { method: GET, path: /admin/usage, format: gateway, pipeline: [admin-auth, admin-usage] }
 `;
 const config = (origins: string) => chatConfig({ keyId: 'cors', key: KEY, server: `cors: { origins: ${origins} }`, routes })
-  .replace('pricing:', 'admin: { token: admin-token-0001 }\npricing:');
+  .replace('pricing:', 'admin: { token: admin-token-0001-0123456789abcdef }\npricing:');
 const gw = await withGateway(t, config(`[${APP}, "http://127.0.0.1:5173"]`));
 
 const preflight = (path: string, origin: string, method = 'POST', headers = 'authorization, content-type') =>
@@ -68,7 +68,7 @@ t.test('answers to an allowed origin: relayed, refused and listed ones carry the
   const other = await post(gw.url + '/v1/chat/completions', chatBody(), { ...bearer(KEY), origin: 'https://evil.example.com' });
   t.equal(other.status, 200, 'served (a non-browser client sends what it likes), but a browser may not read it');
   t.equal(other.headers.get('access-control-allow-origin'), null);
-  const admin = await fetch(gw.url + '/admin/usage', { headers: { ...bearer('admin-token-0001'), origin: APP } });
+  const admin = await fetch(gw.url + '/admin/usage', { headers: { ...bearer('admin-token-0001-0123456789abcdef'), origin: APP } });
   t.equal(admin.status, 200);
   t.equal(admin.headers.get('access-control-allow-origin'), null, 'never on /admin/*');
 });

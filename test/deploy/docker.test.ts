@@ -117,7 +117,7 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
 
   const [node, ...entry] = execForm(one('ENTRYPOINT'))!;
   const cmd = execForm(one('CMD'))!;
-  const run = { ...env, PORT: String(await freePort()), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: 'image-admin-token' };
+  const run = { ...env, PORT: String(await freePort()), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: 'image-admin-token-0123456789abcdef' };
   const nodeBin = node === 'node' ? process.execPath : node;
 
   const checked = spawnSync(nodeBin, [...entry, ...cmd, '--check'], { cwd: image, env: run, encoding: 'utf8', timeout: 30_000 });

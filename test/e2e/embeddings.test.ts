@@ -10,7 +10,7 @@ import { DEMO_KEY, logLine, rejection, rid, SHIPPED_CONFIG, usage } from '../hel
 import { bearer, expectOpenAIError, post } from '../helpers/http.ts';
 import { vectorOf } from '../../simulator/vectors.ts';
 
-const ADMIN = 'admin-token-for-embeddings';
+const ADMIN = 'admin-token-for-embeddings-0123456789';
 const { gateway, requests } = await withLoggedGateway(t, SHIPPED_CONFIG, { GATEWAY_ADMIN_TOKEN: ADMIN });
 const sim = gateway.simulators.demo;
 const last = () => sim.requests[sim.requests.length - 1];

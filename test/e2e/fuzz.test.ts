@@ -10,7 +10,7 @@ import { eventually } from '../admin/helpers.ts';
 import { withLoggedGateway } from '../helpers/gateway.ts';
 import { DEMO_KEY, SHIPPED_CONFIG } from '../helpers/e2e.ts';
 
-const ADMIN = 'fuzz-admin-token';
+const ADMIN = 'fuzz-admin-token-0123456789abcdef';
 const { gateway } = await withLoggedGateway(t, SHIPPED_CONFIG, { GATEWAY_ADMIN_TOKEN: ADMIN });
 const upstream = () => Object.values(gateway.simulators).flatMap((s) => s.requests);
 

@@ -10,7 +10,7 @@ import { withLoggedGateway } from '../helpers/gateway.ts';
 import { DEMO_KEY, SHIPPED_CONFIG } from '../helpers/e2e.ts';
 import { bearer, metricsText, metricValue, post, rawRequest } from '../helpers/http.ts';
 
-const ADMIN = 'hardening-admin-token';
+const ADMIN = 'hardening-admin-token-0123456789abcdef';
 const LIMITED = 'sk-demo-limited';
 const env = { GATEWAY_ADMIN_TOKEN: ADMIN };
 const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }] };

@@ -21,7 +21,7 @@ import { redisForTest } from '../store/redis-server.ts';
 t.setTimeout(180_000);
 
 const MB = 1024 * 1024;
-const ADMIN = 'media-budget-admin-token';
+const ADMIN = 'media-budget-admin-token-0123456789abcdef';
 const KEY = 'sk-media-budget-0001';
 
 /** A media server of `size`-byte images at /img/<n>.png, counting the fetches it saw. */

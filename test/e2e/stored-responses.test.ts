@@ -17,7 +17,7 @@ import { gatewayProcess } from '../helpers/process.ts';
 import { bearer, post } from '../helpers/http.ts';
 import { redisForTest } from '../store/redis-server.ts';
 
-const ADMIN = 'stored-responses-admin';
+const ADMIN = 'stored-responses-admin-0123456789abcdef';
 const KEYS = { alice: 'sk-alice-stored', bob: 'sk-bob-stored', reader: 'sk-reader-stored', slow: 'sk-slow-stored' };
 
 // Three gateway processes and a restart: more than the usual minute on a busy machine.

@@ -32,7 +32,7 @@ export async function withGateway(t: Teardown, yaml: string, env: NodeJS.Process
 export const demoConfig = (extra = '') => `
 server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
 store: { path: ":memory:" }
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   sim: { simulator: true }
 groups:

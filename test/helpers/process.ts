@@ -20,11 +20,13 @@ export const freePort = () => new Promise<number>((resolve, reject) => {
 
 /**
  * One gateway process on a config file; stopped (SIGTERM, then SIGKILL) when the test ends. The shipped config's
- * embedded store is kept in memory (GATEWAY_STORE_PATH) unless `env` says otherwise; `port` reuses a port (a restart).
+ * embedded store is kept in memory (GATEWAY_STORE_PATH) unless `env` says otherwise; `port` reuses a port (a restart);
+ * `prefix` runs it through a command that execs it (the process keeps its pid).
  */
-export async function gatewayProcess(t: Teardown, config: string, o: { env?: NodeJS.ProcessEnv; port?: number } = {}): Promise<{ url: string; child: ChildProcess; stdout: () => string }> {
+export async function gatewayProcess(t: Teardown, config: string, o: { env?: NodeJS.ProcessEnv; port?: number; prefix?: string[] } = {}): Promise<{ url: string; child: ChildProcess; stdout: () => string }> {
   const port = o.port ?? await freePort();
-  const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
+  const [command, ...args] = [...o.prefix ?? [], process.execPath, 'core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'];
+  const child = spawn(command, args, {
     cwd: ROOT, env: { ...process.env, GATEWAY_STORE_PATH: ':memory:', LOG_LEVEL: 'warn', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -28,7 +28,7 @@ const usd = (input: number, output: number) => (input * PRICE.input + output * P
 export const config = (store: string, upstream: string, chatOnly: string) => `
 server: { host: 127.0.0.1, port: 0 }
 ${store}
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   sim: { simulator: true }
   silent: { base_url: "${upstream}", format: openai-chat }

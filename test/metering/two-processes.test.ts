@@ -44,7 +44,7 @@ t.test('two gateway processes on one Redis', async (t) => {
   const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }
 store: { redis: "${redisUrl}", prefix: "${prefix}" }
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   upstream: { base_url: "${upstreamUrl}", auth: bearer, format: [openai-chat, anthropic-messages], forward_headers: [x-simulator-*] }
 groups:

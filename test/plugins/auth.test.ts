@@ -77,9 +77,9 @@ t.test('?key= is accepted under /v1beta/ and never forwarded', async (t) => {
 
 t.test('the admin token is refused on model routes', async (t) => {
   sim.clear();
-  await expectOpenAIError(t, await post(CHAT, chatBody(), bearer('admin-secret-token')), 401, 'INVALID_API_KEY', 'invalid_request_error');
-  await expectOpenAIError(t, await post(CHAT, chatBody(), { 'x-api-key': 'admin-secret-token' }), 401, 'INVALID_API_KEY', 'invalid_request_error');
-  await expectOpenAIError(t, await fetch(gw.url + '/v1/models', { headers: bearer('admin-secret-token') }), 401, 'INVALID_API_KEY', 'invalid_request_error');
+  await expectOpenAIError(t, await post(CHAT, chatBody(), bearer('admin-secret-token-0123456789abcdef')), 401, 'INVALID_API_KEY', 'invalid_request_error');
+  await expectOpenAIError(t, await post(CHAT, chatBody(), { 'x-api-key': 'admin-secret-token-0123456789abcdef' }), 401, 'INVALID_API_KEY', 'invalid_request_error');
+  await expectOpenAIError(t, await fetch(gw.url + '/v1/models', { headers: bearer('admin-secret-token-0123456789abcdef') }), 401, 'INVALID_API_KEY', 'invalid_request_error');
   t.equal(sim.requests.length, 0);
 });
 

@@ -106,7 +106,7 @@ t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_writ
 
 const config = writeConfig(`
 server: { host: 127.0.0.1, port: 0 }
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   sim: { simulator: true }
 groups:

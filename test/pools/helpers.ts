@@ -18,7 +18,7 @@ const flow = (a: PoolAccount) => `{ ${Object.entries(a).map(([k, v]) => `${k}: $
 /** One group `pool` on the simulator with these accounts; every route the tests use, metered, the proxy with `proxy` options. */
 export const poolConfig = (accounts: PoolAccount[], proxy = '{}', extra = '') => `
 server: { host: 127.0.0.1, port: 0, body_limit: 1mb }
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
   sim: { simulator: true }
 groups:
@@ -76,7 +76,7 @@ export async function requestLog(logs: LogLine[], id: string, timeoutMs = 3000):
 
 /** Usage records from the admin API, newest first. */
 export async function records(gateway: Gateway): Promise<Record<string, any>[]> {
-  const res = await fetch(`${gateway.url}/admin/usage?limit=500`, { headers: { authorization: 'Bearer admin-secret-token' } });
+  const res = await fetch(`${gateway.url}/admin/usage?limit=500`, { headers: { authorization: 'Bearer admin-secret-token-0123456789abcdef' } });
   return ((await res.json()) as { records: Record<string, any>[] }).records;
 }
 

@@ -29,7 +29,7 @@ const group = (name: string) => `
 export const bridgeConfig = (extra = '') => `
 server: { host: 127.0.0.1, port: 0 }
 store: { path: ":memory:" }
-admin: { token: admin-secret-token }
+admin: { token: admin-secret-token-0123456789abcdef }
 platforms:
 ${UPSTREAMS.map((f) => `  sim-${f}: { simulator: true, format: [${f}] }`).join('\n')}
 groups:${UPSTREAMS.map(group).join('')}

@@ -23,7 +23,7 @@ export const lastJson = (gw: Gateway, up: UpstreamFormat): Record<string, any> =
 /** The ledger record of one request (by the gateway's request id). */
 export async function ledgerRecord(gw: Gateway, up: UpstreamFormat, requestId: string): Promise<Record<string, any>> {
   for (let i = 0; i < 50; i++) {
-    const res = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=200`, { headers: { authorization: 'Bearer admin-secret-token' } });
+    const res = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=200`, { headers: { authorization: 'Bearer admin-secret-token-0123456789abcdef' } });
     const found = ((await res.json()) as { records: Record<string, any>[] }).records.find((r) => r.request_id === requestId);
     if (found) return found;
     await new Promise((r) => setTimeout(r, 20));
@@ -34,7 +34,7 @@ export async function ledgerRecord(gw: Gateway, up: UpstreamFormat, requestId: s
 /** The newest ledger record of a group's key. */
 export async function newestRecord(gw: Gateway, up: UpstreamFormat): Promise<Record<string, any>> {
   await new Promise((r) => setTimeout(r, 30));
-  const res = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=1`, { headers: { authorization: 'Bearer admin-secret-token' } });
+  const res = await fetch(`${gw.url}/admin/usage?key=k-${up}&limit=1`, { headers: { authorization: 'Bearer admin-secret-token-0123456789abcdef' } });
   return ((await res.json()) as { records: Record<string, any>[] }).records[0];
 }
 
