@@ -21,6 +21,29 @@ const seg = fc.oneof(
   fc.constantFrom('..', '.', '%2e%2e', '%2E', '%2F', 'a%2Fb', '%3F', 'a%3Fb=1', '%23', '%5C', '%00', '%0D%0A', '%', '%zz', '', 'caf%C3%A9', '~', '*'),
   fc.stringMatching(/^[A-Za-z0-9._~:-]{1,12}$/),
 );
+// Admin reads with hostile query values: cursors that are not ones, windows named like Object.prototype's fields, limits
+// of every kind.
+const adminQuery = fc.array(fc.tuple(
+  fc.constantFrom('cursor', 'window', 'limit', 'key', 'since', 'until', 'model', 'group', 'status'),
+  fc.oneof(fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', '5h', '1d', '7d', '-1', '0', '1e309', 'NaN',
+    'abc', '%00', '%FF', 'eyJ4IjoxfQ', 'demo', '2026-13-45', '9'.repeat(40)), fc.stringMatching(/^[A-Za-z0-9_~.-]{0,40}$/)),
+), { minLength: 1, maxLength: 3 }).map((pairs) => `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`);
+// Model names a glob admits but no configuration names (each one may not become a metric series, a rollup or a log
+// line), names of every length, and names that are no names.
+const INVENTED = 'fz';
+const modelName = fc.oneof(
+  fc.constantFrom('gpt-4o-mini', 'gpt-5', 'claude-sonnet-4-5', 'gemini-2.5-flash'),
+  fc.stringMatching(/^[a-z0-9._:-]{1,24}$/).map((x) => `gpt-5-${INVENTED}${x}`),
+  fc.stringMatching(/^[a-z0-9._-]{1,24}$/).map((x) => `claude-${INVENTED}${x}`),
+  fc.integer({ min: 200, max: 5000 }).map((n) => `gpt-5-${INVENTED}${'x'.repeat(n)}`),
+  fc.constantFrom('', ' ', '../x', 'gpt-5\u0000', 'gpt-5\n', '__proto__', 'constructor'),
+);
+// Media given by URL: private and special addresses in every spelling, schemes that are not http, and data URLs.
+const mediaUrl = fc.constantFrom(
+  'http://127.0.0.1/a.png', 'http://[::1]/a.png', 'http://[::ffff:127.0.0.1]/a.png', 'http://[::7f00:1]/a.png', 'http://[64:ff9b::7f00:1]/a.png',
+  'http://[2002:7f00:1::]/a.png', 'http://169.254.169.254/latest/meta-data', 'http://10.0.0.1/a.png', 'http://0x7f000001/a.png',
+  'http://2130706433/a.png', 'file:///etc/passwd', 'gopher://x/', 'ftp://x/a.png', 'data:image/png;base64,iVBORw0KGgo=', 'data:,x', 'http://localhost:1/a.png',
+);
 const families: [string, fc.Arbitrary<string>][] = [
   ['chat', fc.constantFrom('/v1/chat/completions', '/chat/completions')],
   ['responses', fc.tuple(fc.constantFrom('/v1/responses', '/responses', '/backend-api/codex/responses'), fc.array(seg, { maxLength: 3 }))
@@ -32,7 +55,11 @@ const families: [string, fc.Arbitrary<string>][] = [
   ['images', fc.constantFrom('/v1/images/generations', '/v1/images/edits', '/images/generations')],
   ['models', fc.tuple(fc.constantFrom('/v1/models', '/v1beta/models', '/antigravity/v1/models'), fc.option(seg)).map(([b, s]) => (s === null ? b : `${b}/${s}`))],
   ['usage', fc.constantFrom('/v1/usage', '/antigravity/v1/usage')],
-  ['admin', fc.tuple(fc.constantFrom('/admin/keys', '/admin/usage', '/admin/keys/'), fc.option(seg)).map(([b, s]) => b + (s ?? ''))],
+  ['admin', fc.oneof(
+    fc.tuple(fc.constantFrom('/admin/keys', '/admin/usage', '/admin/keys/'), fc.option(seg)).map(([b, s]) => b + (s ?? '')),
+    fc.tuple(fc.constantFrom('/admin/usage', '/admin/usage/summary', '/admin/groups', '/admin/accounts', '/admin/keys/demo/usage'), adminQuery)
+      .map(([b, q]) => b + q),
+  )],
   ['other', fc.array(seg, { minLength: 1, maxLength: 4 }).map((s) => `/${s.join('/')}`)],
 ];
 const query = fc.array(fc.tuple(fc.constantFrom('key', 'api_key', 'alt', 'beta', 'stream', 'include[]', 'x', 'redirect', 'url'),
@@ -75,6 +102,16 @@ const anything = fc.record({
 // Requests a real client would make, with hostile headers, query parameters and extra body fields on top: these reach
 // the upstream, so what it sees can be checked.
 const extra = fc.dictionary(fc.constantFrom('metadata', 'user', 'store', 'x', 'stream_options', 'generationConfig'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 });
+const withImage = (body: Record<string, unknown>, url: string): Record<string, unknown> => {
+  if (Array.isArray(body.messages) && 'max_tokens' in body) {
+    return { ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image', source: { type: 'url', url } }] }] };
+  }
+  if (Array.isArray(body.messages)) return { ...body, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url } }] }] };
+  if ('input' in body) return { ...body, input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is it?' }, { type: 'input_image', image_url: url }] }] };
+  if (Array.isArray(body.contents)) return { ...body, contents: [{ role: 'user', parts: [{ text: 'What is it?' }, { fileData: { mimeType: 'image/png', fileUri: url } }] }] };
+  return body;
+};
+const clientChanges = fc.record({ model: fc.option(modelName, { freq: 2 }), image: fc.option(mediaUrl, { freq: 2 }) });
 const near = fc.tuple(fc.constantFrom(
   ['/v1/chat/completions', { authorization: `Bearer ${DEMO_KEY}` }, validBodies[0]],
   ['/chat/completions', { authorization: `Bearer ${DEMO_KEY}` }, validBodies[1]],
@@ -86,9 +123,12 @@ const near = fc.tuple(fc.constantFrom(
   ['/v1beta/models/gemini-2.5-flash:generateContent', { 'x-goog-api-key': DEMO_KEY }, validBodies[4]],
   ['/v1beta/models/gemini-2.5-flash:streamGenerateContent', { 'x-goog-api-key': DEMO_KEY }, validBodies[4]],
   ['/v1/images/generations', { authorization: `Bearer ${DEMO_KEY}` }, validBodies[5]],
-) as fc.Arbitrary<[string, Record<string, string>, Record<string, unknown>]>, extra, query, hostileHeaders).map(([[path, auth, body], more, q, headers]) => ({
-  method: 'POST', family: 'near', path, query: q, headers, auth, body: JSON.stringify({ ...body, ...more }), contentType: 'application/json',
-}));
+) as fc.Arbitrary<[string, Record<string, string>, Record<string, unknown>]>, extra, query, hostileHeaders, clientChanges).map(([[path, auth, body], more, q, headers, change]) => {
+  let sent: Record<string, unknown> = { ...body, ...more };
+  if (change.image !== null) sent = withImage(sent, change.image);
+  if (change.model !== null && 'model' in body) sent.model = change.model;
+  return { method: 'POST', family: 'near', path, query: q, headers, auth, body: JSON.stringify(sent), contentType: 'application/json' };
+});
 
 const requestArb = fc.oneof(anything, near);
 
@@ -190,4 +230,25 @@ t.test('random requests to every route family', async (t) => {
   }, (rs) => rs.length >= relayed.length, 5000);
   t.equal(records.length, relayed.length, `the ledger holds the ${relayed.length} requests that reached the upstream`);
   t.equal(new Set(records.map((r) => r.request_id)).size, records.length, 'each once');
+
+  // Invented model names leave no trace in what every scrape and every usage page carries.
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  t.notOk(metrics.includes(`-${INVENTED}`), 'no metric series names an invented model');
+  const usage = await (await fetch(`${gateway.url}/v1/usage`, { headers: { authorization: `Bearer ${DEMO_KEY}` } })).text();
+  t.ok(usage.length < 64_000, `/v1/usage stays small (${usage.length} bytes)`);
+  t.notOk(/x{257}/.test(usage) || /x{257}/.test(JSON.stringify(records)), 'no model name over 256 characters was recorded');
+});
+
+t.test('admin reads with hostile query values: a 400 in the gateway\'s envelope or an answer, never a 5xx', async (t) => {
+  const problems: string[] = [];
+  const paths = fc.tuple(fc.constantFrom('/admin/usage', '/admin/usage/summary', '/admin/groups', '/admin/accounts', '/admin/keys', '/admin/keys/demo/usage'), adminQuery);
+  await fc.assert(fc.asyncProperty(paths, async ([path, q]) => {
+    const res = await fetch(gateway.url + path + q, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const text = await res.text();
+    if (res.status >= 500) problems.push(`GET ${path}${q} → ${res.status}: ${text.slice(0, 160)}`);
+    else if (res.status >= 400 && !ENVELOPES.gateway(JSON.parse(text))) problems.push(`GET ${path}${q} → ${res.status}: not the gateway's envelope`);
+  }), { numRuns: 300, seed: Number(process.env.FUZZ_SEED ?? 20261202) });
+  t.same(problems.slice(0, 10), [], 'every admin answer well formed');
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  t.match(metrics, /^gateway_store_available 1$/m, 'and no request of theirs marked the store unavailable');
 });
