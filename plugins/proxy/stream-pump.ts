@@ -52,6 +52,8 @@ class StreamPump implements Leaving {
   /** Nothing of an earlier chunk waits in the parser (no partial frame, no partial character). */
   #aligned = true;
   #finished = false;
+  /** The client reads slower than the upstream writes: the upstream waits for its 'drain'. */
+  #waiting = false;
   /** Set once the client left a stream that is read on for its usage: frames are only read. */
   #drain: UsageDrain | undefined = undefined;
 
@@ -104,8 +106,23 @@ class StreamPump implements Leaving {
     // A chunk that ends at a frame's end on an ASCII byte leaves nothing waiting (a UTF-8 character never ends early).
     const aligned = this.#aligned = parser.idle && chunk[chunk.length - 1] < 0x80;
     // Frames that passed as they came, made of exactly this chunk's bytes: the chunk itself goes out, not re-encoded.
-    if (fresh && aligned && !changed && out) this.#ctx.res.write(chunk);
-    else if (out) this.#ctx.res.write(out);
+    if (!out) return;
+    const res = this.#ctx.res;
+    if (!(fresh && aligned && !changed ? res.write(chunk) : res.write(out))) this.#wait();
+  }
+
+  /** A slow client holds the upstream back (as pipe() does) instead of its answer piling up in the gateway's memory. */
+  #wait(): void {
+    if (this.#waiting) return;
+    this.#waiting = true;
+    this.#upstream.pause();
+    this.#ctx.res.once('drain', () => this.#goOn());
+  }
+
+  #goOn(): void {
+    if (!this.#waiting) return;
+    this.#waiting = false;
+    this.#upstream.resume();
   }
 
   /** What the stream showed is copied onto ctx, as metering may settle before the upstream's own end. */
@@ -146,6 +163,8 @@ class StreamPump implements Leaving {
     if (!drainWanted(this.#t.usage(), this.#bounds)) { this.#observe(); return false; }
     clearTimeout(this.#timer);
     this.#drain = new UsageDrain(this.#upstream, this.#bounds, ended);
+    // No 'drain' comes from a client that left: the read on goes on at once.
+    this.#goOn();
     return true;
   }
 }
