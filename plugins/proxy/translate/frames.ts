@@ -1,11 +1,19 @@
 // A translated stream's frames for the pump (stream-pump.ts): upstream frames decoded by the upstream's codec into
 // canonical events, written in the client's own frames by the client's codec; usage is the upstream's own numbers.
-import type { CanonError, CanonEvent, StreamDecoder, StreamEncoder } from '../../../core/canonical.ts';
+import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext, StreamDecoder, StreamEncoder } from '../../../core/canonical.ts';
 import { collectEvents } from '../../../adapters/shared/collect-events.ts';
 import type { Ctx, Outcome, SseFrame, StreamedText } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
 import type { FrameTransform } from '../stream-pump.ts';
-import type { Codecs } from './relay.ts';
+
+/** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
+export interface Codecs {
+  client: Codec;
+  upstream: Codec;
+  cctx: CodecContext;
+  /** Keeps the answer (canonical, and as the client saw it) before the client can name it in its next request. */
+  keep?: (res: CanonResponse, answer: unknown) => Promise<void>;
+}
 
 /** What a stream showed of its answer so far: the usage, the text relayed, and how it ended. */
 class Observed {

@@ -1,7 +1,6 @@
 // Relays a translated answer: the upstream's error, whole answer or stream decoded by its format's codec and written in
 // the client's own by the client's codec. Usage is the upstream's own numbers, as its decoder read them.
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { CanonResponse, Codec, CodecContext } from '../../../core/canonical.ts';
 import type { Ctx } from '../../../core/types.ts';
 import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
@@ -11,16 +10,7 @@ import { sendJson } from '../../../core/reply.ts';
 import { pumpStream } from '../stream-pump.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
 import type { DrainBounds } from '../usage-drain.ts';
-import { CodecFrames } from './frames.ts';
-
-/** The two codecs of a translated exchange, what they share, and where a finished answer is kept (Codec.state). */
-export interface Codecs {
-  client: Codec;
-  upstream: Codec;
-  cctx: CodecContext;
-  /** Keeps the answer (canonical, and as the client saw it) before the client can name it in its next request. */
-  keep?: (res: CanonResponse, answer: unknown) => Promise<void>;
-}
+import { CodecFrames, type Codecs } from './frames.ts';
 
 /** Largest whole (non-stream) upstream answer read for translation. */
 const WHOLE_LIMIT = 64 * 1024 * 1024;
