@@ -1,4 +1,4 @@
-// Relays the upstream response to the client: SSE scanned frame by frame (usage, model names, keepalive), JSON read for usage.
+// Relays a native upstream response to the client: SSE through the stream pump with the format's scanner, a JSON-array stream teed, JSON read for usage.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import type { GatewayError } from '../../core/errors.ts';
