@@ -1,14 +1,16 @@
-// Relays the upstream response to the client: SSE scanned frame by frame (usage, model names, keepalive), JSON read for usage.
+// Relays a native upstream response to the client: SSE through the stream pump with the format's scanner, a JSON-array stream teed, JSON read for usage.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
-import { SseParser } from '../../adapters/shared/sse.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { pickJson } from '../../core/json-pick.ts';
 import { readAll } from './attempt.ts';
 import { proxyErrors } from './pool-errors.ts';
-import type { Ctx, FormatAdapter, Outcome } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, Outcome, SseFrame, StreamedText, StreamScanner } from '../../core/types.ts';
+import type { Usage } from '../../core/usage.ts';
+import { RelayEnding, upstreamEnded, type Leaving } from './relay-ending.ts';
+import { pumpStream, type FrameTransform } from './stream-pump.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
-import { drainWanted, UsageDrain, type DrainBounds } from './usage-drain.ts';
+import type { DrainBounds } from './usage-drain.ts';
 
 /** Each format's allow list of upstream response headers, compiled once. */
 const returned = new WeakMap<FormatAdapter, (name: string) => boolean>();
@@ -47,40 +49,26 @@ export function overheadMs(ctx: Ctx, since?: number): string {
  * read on for its usage, within `drain`, has ended too).
  */
 export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true, drain?: DrainBounds): Promise<void> {
-  const { res } = ctx;
   const status = upstream.statusCode ?? 502;
   const headers = clientHeaders(ctx, upstream);
   const type = String(upstream.headers['content-type'] ?? '');
   const encoded = upstream.headers['content-encoding'] !== undefined && upstream.headers['content-encoding'] !== 'identity';
-  // Set by the stream relays: copies what they observed onto ctx, as metering may settle before the upstream's own end;
-  // true when the stream is read on for its usage instead (usage-drain.ts), and `ended` is called when that read ends.
-  let abandon: ((ended: () => void) => boolean) | undefined;
-  const { promise: done, resolve, reject } = Promise.withResolvers<void>();
-  res.once('close', () => {
-    // A JSON-array stream cut upstream is cut to the client too (relayTee): that close is not the client leaving.
-    if (!res.writableFinished && ctx.outcome !== 'missing-terminal') {
-      ctx.outcome = 'disconnected';
-      if (abandon?.(resolve)) return;
-      upstream.destroy();
-    }
-    resolve();
-  });
-
+  const ending = new RelayEnding(ctx, upstream);
   if (status >= 400 || encoded) {
     // Upstream errors pass through in their own native shape and status.
     ctx.outcome = status >= 400 ? 'failed' : 'completed';
-    res.writeHead(status, headers);
+    ctx.res.writeHead(status, headers);
     upstream.once('close', () => upstreamEnded(ctx, upstream));
-    upstream.pipe(res);
+    upstream.pipe(ctx.res);
   } else if (type.includes('text/event-stream')) {
-    abandon = relayStream(ctx, upstream, status, headers, keepaliveMs, usage ? drain : undefined);
+    ending.leaving = pumpStream(ctx, upstream, status, headers, keepaliveMs, new ScannedFrames(ctx.format.scanStream(ctx)), usage ? drain : undefined);
   } else if (ctx.stream) {
-    abandon = relayTee(ctx, upstream, status, headers, usage);
+    ending.leaving = relayTee(ctx, upstream, status, headers, usage);
   } else {
     // A body cut short fails the request while nothing has reached the client, so it still gets a proper 502.
-    relayBody(ctx, upstream, status, headers, type.includes('json'), usage, reject);
+    relayBody(ctx, upstream, status, headers, type.includes('json'), usage, ending.fail);
   }
-  return done;
+  return ending.done;
 }
 
 function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, isJson: boolean, usage: boolean, fail: (err: GatewayError) => void): void {
@@ -137,7 +125,7 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
  * A stream that is not SSE (Gemini's JSON array): bytes go out as they arrive; the format reads the whole at the end
  * (FormatAdapter.readWholeStream). Returns what to do when the client leaves first.
  */
-function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, usage: boolean): () => boolean {
+function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, usage: boolean): Leaving {
   const chunks: Buffer[] = [];
   const read = (complete: boolean) => ctx.format.readWholeStream?.(Buffer.concat(chunks).toString('utf8'), complete);
   ctx.res.writeHead(status, headers);
@@ -155,95 +143,36 @@ function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers:
     ctx.res.destroy();
   });
   // Its elements name the prompt as they come: nothing to read on for.
-  return () => { if (usage) ctx.usage = read(false)?.usage; return false; };
+  return { leave: () => { if (usage) ctx.usage = read(false)?.usage; return false; } };
 }
 
-/** Relays an SSE stream frame by frame through the format's scanner; returns what to do when the client leaves first. */
-function relayStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, bounds: DrainBounds | undefined): (ended: () => void) => boolean {
-  const { res, format } = ctx;
-  const parser = new SseParser();
-  const scanner = format.scanStream(ctx);
-  // A stream that waited for an account already sent its 200 with the queue's keepalives. The headers go out at once
-  // only when no bytes wait to follow them. The frames held for the first content do: the headers go in one write with
-  // them as the stream flows on (exchange.ts: at once, or once a pinned id is stored), not in a write of their own.
-  if (!res.headersSent) {
-    res.writeHead(status, { ...headers, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-    if (upstream.readableLength === 0) res.flushHeaders();
+/** A native stream's frames through the format's scanner: passed as they came, unless it drops or rewrites one. */
+class ScannedFrames implements FrameTransform {
+  readonly #scanner: StreamScanner;
+
+  constructor(scanner: StreamScanner) {
+    this.#scanner = scanner;
   }
-  // One timer for the stream, pushed back by every chunk (refresh: no new timer per chunk).
-  const keepalive = format.keepalive;
-  const timer = keepalive && keepaliveMs > 0
-    ? setTimeout(function beat(this: NodeJS.Timeout) { res.write(keepalive); this.refresh(); }, keepaliveMs)
-    : undefined;
-  // Nothing of an earlier chunk waits in the parser (no partial frame, no partial character).
-  let aligned = true;
-  /** Set once the client left a stream that is read on for its usage: frames go to the scanner only. */
-  let drain: UsageDrain | undefined;
-  upstream.on('data', (chunk: Buffer) => {
-    if (drain) {
-      if (drain.take(chunk)) for (const frame of parser.push(chunk)) scanner.frame(frame);
-      return;
-    }
-    timer?.refresh();
-    const fresh = aligned;
-    let out = '';
-    let changed = false;
-    for (const frame of parser.push(chunk)) {
-      const verdict = scanner.frame(frame);
-      if (verdict === 'pass') out += frame.raw;
-      else {
-        changed = true;
-        if (verdict !== 'drop') out += verdict.replace;
-      }
-    }
-    // A chunk that ends at a frame's end on an ASCII byte leaves nothing waiting (a UTF-8 character never ends early).
-    aligned = parser.idle && chunk[chunk.length - 1] < 0x80;
-    // Frames that passed as they came, made of exactly this chunk's bytes: the chunk itself goes out, not re-encoded.
-    if (fresh && aligned && !changed && out) res.write(chunk);
-    else if (out) res.write(out);
-  });
-  let finished = false;
-  const observe = () => {
-    finished = true;
-    clearTimeout(timer);
-    ctx.usage = scanner.usage();
-    ctx.streamed = scanner.streamed?.();
-  };
-  const finish = () => {
-    if (finished) return;
-    observe();
-    if (drain) return drain.end();
-    if (scanner.error()) ctx.outcome = 'failed';
-    else if (scanner.terminal()) ctx.outcome = scanner.incomplete?.() ? 'incomplete' : 'completed';
-    else if (!res.writableEnded && !res.destroyed) {
-      // Never let a cut stream look like a clean finish: end it with the format's own error event.
-      ctx.outcome = 'missing-terminal';
-      res.write(format.streamError(proxyErrors.upstream_stream_truncated(), ctx));
-    }
-    res.end();
-  };
-  upstream.once('aborted', finish);
-  upstream.once('error', finish);
-  upstream.once('close', () => { upstreamEnded(ctx, upstream); finish(); });
-  // The client left: what was seen so far is what gets billed, and the ending stays 'disconnected'; a stream that has not
-  // named its prompt's tokens is read on (bounded) for the usage its end reports.
-  return (ended) => {
-    if (finished) return false;
-    if (!drainWanted(scanner.usage(), bounds)) { observe(); return false; }
-    clearTimeout(timer);
-    drain = new UsageDrain(upstream, bounds, ended);
-    return true;
-  };
-}
 
-/**
- * On the upstream response's 'close': whether it ended whole (read to its end, not cut), timing that end if so. The
- * relays listen for 'close' rather than 'end' (attempt.ts ENDINGS).
- */
-export function upstreamEnded(ctx: Ctx, upstream: UpstreamResponse): boolean {
-  if (!upstream.readableEnded) return false;
-  ctx.timings.upstreamEnd = performance.now();
-  return true;
+  frame(frame: SseFrame): string | undefined {
+    const verdict = this.#scanner.frame(frame);
+    return verdict === 'pass' ? undefined : verdict === 'drop' ? '' : verdict.replace;
+  }
+
+  read(frame: SseFrame): void { this.#scanner.frame(frame); }
+  end(): string { return ''; }
+
+  ending(): Outcome | undefined {
+    const scanner = this.#scanner;
+    if (scanner.error()) return 'failed';
+    if (!scanner.terminal()) return undefined;
+    return scanner.incomplete?.() ? 'incomplete' : 'completed';
+  }
+
+  cutShort(ctx: Ctx): string { return ctx.format.streamError(proxyErrors.upstream_stream_truncated(), ctx); }
+  close(): string { return ''; }
+  usage(): Usage | undefined { return this.#scanner.usage(); }
+  streamed(): StreamedText | undefined { return this.#scanner.streamed?.(); }
 }
 
 /** Streams waiting for an account get the format's keepalive: the 200 and SSE headers go out with the first one. */

@@ -45,7 +45,7 @@ export function framesOf(text: string): SseFrame[] {
   return frames;
 }
 
-/** The upstream text fed through the scanner in small chunks, and what the client would receive (as relay.ts builds it). */
+/** The upstream text fed through the scanner in small chunks, and what the client would receive (as stream-pump.ts builds it). */
 export function scan(format: FormatAdapter, ctx: Ctx, upstream: string, chunkSize = 7): { scanner: StreamScanner; out: string } {
   const scanner = format.scanStream(ctx);
   const parser = new SseParser();

@@ -1,5 +1,5 @@
 // A relayed SSE stream reaches the client byte for byte however the upstream's bytes are cut into chunks: at frame ends
-// (each chunk then goes out as it came, plugins/proxy/relay.ts), inside a frame, inside a multi-byte character, and in
+// (each chunk then goes out as it came, plugins/proxy/stream-pump.ts), inside a frame, inside a multi-byte character, and in
 // the middle of a character that starts a frame.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
