@@ -54,9 +54,8 @@ interface CtxInit {
   path: string; search: string; params: Record<string, string>; log: Logger; bodyLimit: number; start: number;
 }
 
-// A class, not a `{ start }` literal: V8 may start allocating a literal whose objects often outlive a young-generation
-// GC straight into old space (allocation-site pretenuring), and such an old object keeps the young values written into
-// it, and all they reach, alive until the next full GC. Under load that kept every request alive: GC time ×10.
+// A class, not a `{ start }` literal: V8 may pretenure such a literal, which then kept every request alive past minor
+// GCs (docs/performance.md).
 class RequestTimings implements Timings {
   start: number;
   upstreamStart: number | undefined = undefined;
@@ -79,8 +78,7 @@ class RequestCtx implements Ctx {
   upstreamFormat: FormatAdapter | undefined = undefined;
   stream = false;
   usage: Usage | undefined = undefined;
-  // Declared, so that setting them (a stream's text, a failover's attempts) keeps the object's shape (V8's map): a field
-  // added later makes a context of another shape, and every place that reads contexts meets one more.
+  // Declared, so that setting them (a stream's text, a failover's attempts) keeps every context one shape to its readers.
   streamed: StreamedText | undefined = undefined;
   attempts: Attempt[] | undefined = undefined;
   outcome: Outcome | undefined = undefined;
@@ -132,10 +130,8 @@ class RequestCtx implements Ctx {
 /**
  * The request's context as a throwaway reader sees it (a stream's opening frames, read before an attempt is committed
  * to: proxy/attempt.ts): what it sets stays its own, so an attempt that fails leaves no state (a stream position, an
- * id) behind for the next one. A copy, not an object with the context as its prototype (Object.create): V8 gives an
- * object that becomes a prototype a map of its own, so each stream's context would be a new shape to every place that
- * reads contexts, which then go megamorphic, for every request after. In isolation, reading four fields of class
- * instances took 3-10 ns, and 185 ns once a third of them had been made prototypes that way.
+ * id) behind for the next one. A copy, not an object with the context as its prototype (Object.create): a prototype
+ * gets a shape of its own, and every reader of contexts would go megamorphic (docs/performance.md).
  */
 export function scratchCtx(ctx: Ctx): Ctx {
   if (ctx instanceof RequestCtx) return ctx.scratch();

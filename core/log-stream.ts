@@ -1,7 +1,7 @@
 // The process's stdout as its logger writes it. What one turn of the event loop logs (under load, the lines of every
 // request that turn ended) goes out at the end of the turn in one write, from this thread. pino's own stdout
-// (sonic-boom, asynchronous) writes each batch from libuv's thread pool instead: a pool thread woken and put back to
-// sleep per write, which cost the bench's full chain 4-6 µs of the pool's CPU per request on a 2-core VM.
+// (sonic-boom, asynchronous) writes each batch from libuv's thread pool instead, waking a pool thread per write
+// (docs/performance.md).
 // stdout as a pipe (a container's log) is non-blocking (node opens it so): when its reader falls behind, a write takes
 // what the pipe has room for and the rest waits here, in order, tried again every RETRY_MS, so the event loop never
 // waits for a log reader. What waits is bounded; past the bound a line is dropped and counted, and the count said once

@@ -93,9 +93,9 @@ const pair = (labels: Record<string, string | number>, value: number, metricName
 
 /**
  * A labelled histogram kept in a cell per label set, found as CellCounter finds its cells: prom-client's observe()
- * builds a label hash string, validates the labels and looks the hash up on every call (~0.7 µs, four of them per
- * request). It is registered as a metric of its own, and gives prom-client's scrape text, get() (which the cluster's
- * aggregation reads) and reset() exactly what prom-client's Histogram gives for the same observations
+ * builds a label hash string, validates the labels and looks the hash up on every call (docs/performance.md). It is
+ * registered as a metric of its own, and gives prom-client's scrape text, get() (which the cluster's aggregation
+ * reads) and reset() exactly what prom-client's Histogram gives for the same observations
  * (test/core/plugin-metrics.test.ts compares them), so the registry cannot tell them apart.
  */
 class CellHistogram<T extends string> implements LabelledHistogram<T> {

@@ -9,7 +9,7 @@ export { upstreamAuth };
 
 /**
  * The built-in simulator's module, loaded on first use: only when a platform of the config asks for one (a gateway
- * without one never holds its 30 modules, ~150 KB of source), and by `--check` for such a config, so that a build's
+ * without one never holds its modules), and by `--check` for such a config, so that a build's
  * compile cache holds what the start runs.
  */
 export const simulator = () => import('../simulator/server.ts');

@@ -1,18 +1,15 @@
 // The gateway's entry as `npm start` and the image run it: node's compile cache on, then core/main.ts.
 // With the cache, every start after the first finds each TypeScript source already stripped and compiled, so node
-// never loads its type-stripping compiler (amaro: WebAssembly and JavaScript that stay resident, ~17 MB, for the life
-// of the process and of every cluster worker) and starts faster. `node core/main.ts` runs the same gateway without it.
+// never loads its type-stripping compiler, which stays resident in every thread (docs/performance.md), and starts
+// faster. `node core/main.ts` runs the same gateway without it.
 // The cache lives in NODE_COMPILE_CACHE when set, else in the system's temp folder; a folder it cannot write only costs
 // the saving. Plain JavaScript, so this file itself needs no stripping.
 import module from 'node:module';
 
-// glibc's malloc gives each thread that allocates its own arena (up to eight per core) and keeps in it what that thread
-// frees: V8's compiler and collector threads, the libuv pool and the store's writer thread held 40 MB in five arenas
-// under the bench's load. Two arenas hold the same work in 10-15 MB less at its peak, at the same CPU within the
-// bench's noise (README, "Memory"). glibc reads MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself
-// again with it, in the same process (execve: same pid, same stdio), unless the environment names a value already (the
-// image sets it; an operator's own value is kept). On Linux with another libc (musl) the variable means nothing and
-// costs one exec; other systems skip this.
+// Two malloc arenas: glibc's arena per allocating thread keeps what that thread freed (docs/performance.md). glibc reads
+// MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself again with it, in the same process (execve:
+// same pid, same stdio), unless the environment names a value already (the image sets it; an operator's own value is
+// kept). On Linux with another libc (musl) the variable means nothing and costs one exec; other systems skip this.
 const linuxWithoutArenaMax = process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined;
 if (linuxWithoutArenaMax && typeof process.execve === 'function') {
   try {
@@ -26,6 +23,6 @@ const cache = module.enableCompileCache?.();
 // Worker threads (the embedded store's writer) and cluster workers read it from the environment as they start.
 if (cache?.directory && !process.env.NODE_COMPILE_CACHE) process.env.NODE_COMPILE_CACHE = cache.directory;
 await import('./main.ts');
-// Started: what the cache holds for the modules loaded so far is written now, and node lets go of its copy (5.1 MB of
-// malloc in use at idle, freed for the load to reuse). Modules loaded later are still cached.
+// Started: what the cache holds for the modules loaded so far is written now, and node lets go of its copy (freed for
+// the load to reuse). Modules loaded later are still cached.
 module.flushCompileCache?.();

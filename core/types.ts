@@ -292,9 +292,8 @@ export interface FormatAdapter {
   /**
    * The parts of a whole JSON answer (an object) that usageFromBody and incomplete read, for a format whose answers
    * are mostly what they do not read (an embedding's numbers, an image's base64): the relay then parses only these
-   * (json-pick.ts) instead of the whole, unless it rewrites the answer's model. Measured (prof, not a test): 10
-   * embeddings of 3 072 numbers, JSON.parse 919 µs, the parts 61; a 1 MB image, 6.1 ms and 20 µs. A text answer is
-   * read as fast whole (JSON.parse 2-16 µs for 0.6-22 KB of chat; the parts 0.7-1.5× that): its format leaves it out.
+   * (json-pick.ts) instead of the whole, unless it rewrites the answer's model. A text answer is read as fast whole
+   * (docs/performance.md): its format leaves it out.
    */
   answerParts?: JsonPick;
   scanStream(ctx: Ctx): StreamScanner;
