@@ -78,7 +78,7 @@ class RequestCtx implements Ctx {
   upstreamFormat: FormatAdapter | undefined = undefined;
   stream = false;
   usage: Usage | undefined = undefined;
-  // Declared, so that setting them (a stream's text, a failover's attempts) keeps every context one shape to its readers.
+  // Declared, so that setting them (a stream's text, a failover's attempts) keeps every context one shape to readers.
   streamed: StreamedText | undefined = undefined;
   attempts: Attempt[] | undefined = undefined;
   outcome: Outcome | undefined = undefined;

@@ -6,10 +6,10 @@
 // the saving. Plain JavaScript, so this file itself needs no stripping.
 import module from 'node:module';
 
-// Two malloc arenas: glibc's arena per allocating thread keeps what that thread freed (docs/performance.md). glibc reads
-// MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself again with it, in the same process (execve:
-// same pid, same stdio), unless the environment names a value already (the image sets it; an operator's own value is
-// kept). On Linux with another libc (musl) the variable means nothing and costs one exec; other systems skip this.
+// Two malloc arenas: glibc's arena per allocating thread keeps what that thread freed (docs/performance.md). glibc
+// reads MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself again with it (execve: same pid, same
+// stdio) unless the environment names a value already (the image sets it; an operator's own value is kept). With
+// another libc (musl) the variable means nothing and costs one exec; systems other than Linux skip this.
 const linuxWithoutArenaMax = process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined;
 if (linuxWithoutArenaMax && typeof process.execve === 'function') {
   try {
