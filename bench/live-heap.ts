@@ -1,8 +1,8 @@
 // The soak's leak figure: a running gateway's live heap, what a full collection leaves. Its inspector is opened the
 // way `kill -USR1` opens it (on the port its --inspect-port names: nothing listens before), then, over the Chrome
 // DevTools Protocol: HeapProfiler.collectGarbage (a full, compacting collection) and Runtime.getHeapUsage. A heap
-// sampled between collections is a sawtooth (the young generation alone swings by up to 32 MB between scavenges, the
-// old one by what waits for the next mark-compact), so only this tells a leak from where the samples fell.
+// sampled between collections is a sawtooth (the young generation swings between scavenges, the old one by what waits
+// for the next mark-compact), so only this tells a leak from where the samples fell.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 interface Pending { resolve(v: unknown): void; reject(e: Error): void }

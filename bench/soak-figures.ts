@@ -1,8 +1,8 @@
 // The soak's figures from its samples (one every 2 s) and its answers counted by minute: a row per minute, and the
 // first minute against the last, the issue's leak test (RSS and heap flat: within 10 %). The heap is judged by its live
 // size at the minute's end, after a full collection (live-heap.ts): the samples' heap is a sawtooth between
-// collections, whose mean moves with where the samples fall in it (by up to 13 MB from minute to minute, measured);
-// the live heap is what grows in a leak. The samples' mean is shown beside it.
+// collections, whose mean moves with where the samples fall in it (docs/performance.md); the live heap is what grows
+// in a leak. The samples' mean is shown beside it.
 import { cpuDelta } from './proc.ts';
 
 export const SAMPLE_EVERY_S = 2;

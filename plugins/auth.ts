@@ -29,7 +29,7 @@ const KNOWN_DIGESTS = 4096;
 
 /**
  * The SHA-256 (hex) of keys that named a key record, so a working key is hashed once per process, not on every request
- * (~6 µs of the bench's ~420). Only keys that found a record are kept: a stream of guesses never fills it, and a full
+ * (docs/performance.md). Only keys that found a record are kept: a stream of guesses never fills it, and a full
  * table lets go of its oldest. It maps a key to its digest and nothing more: whether the key is still valid is looked up
  * by that digest on every request, so a revoked or disabled key is refused at once. Keys are kept in memory as the
  * request headers that carry them are.

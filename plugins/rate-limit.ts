@@ -78,10 +78,8 @@ function costEstimate(ctx: Ctx, pricing: Env['config']['pricing'], m: { prompt: 
 
 /**
  * One request's admission, sent once (by this stage, or by the later stage that takes it). A class with plain fields,
- * not an object literal with a getter: V8 holds such a getter in an accessor pair of its own, made in the old
- * generation, so the young closure and all it reaches (the request's context, its body, its answer) outlived every
- * minor GC until the next full one. Measured under the bench load: ~5.5 KB per request promoted out of the young
- * generation with the literal, 0.3–0.4 KB with this class; a loop of such literals alone promoted 49 MB against 0.1.
+ * not an object literal with a getter: V8 makes such a getter's accessor pair in the old generation, which kept every
+ * request alive past minor GCs (docs/performance.md).
  */
 class Admitting implements AdmissionHandle {
   admission: Admission | undefined;

@@ -129,9 +129,7 @@ export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | 
 
 /**
  * The upstream response's ways of ending (before the first content, each a failure of the attempt). Its 'close' comes
- * after its 'end' too, and is listened for instead, as the relays do: one listener hears either ending. (When the
- * upstream was node's IncomingMessage, which listens on 'end' itself, a second 'end' listener made a listener array
- * that V8 could allocate in the old generation, keeping the request alive past minor GCs.)
+ * after its 'end' too, and is listened for instead, as the relays do: one listener hears either ending.
  */
 const ENDINGS = ['aborted', 'error', 'close'] as const;
 

@@ -1,15 +1,14 @@
 // The upstream hop on undici's HTTP/1.1 client, its response presented to the relays as node's IncomingMessage is.
-// node:http's client (ClientRequest, the agent's socket bookkeeping, its events per request) was the largest part of the
-// gateway's own CPU per request; undici's dispatcher, read straight from its handler callbacks, does the same exchange
-// for less (the bench's full chain: ~270 against ~180 µs per request, CHANGELOG). What the relays read stays as it was:
-// a Readable of the body with statusCode, headers (duplicates joined by node's own rules), complete, 'aborted' when the
-// body is cut, and an 'error' only for a reader that listens for one (IncomingMessage's rule). A relay that wants the
-// whole body (a JSON answer) takes it with whole(), past the stream's machinery (its events and ticks per request).
+// undici's dispatcher, read straight from its handler callbacks, does the exchange for less CPU than node:http's client
+// (docs/performance.md). What the relays read stays as it was: a Readable of the body with statusCode, headers
+// (duplicates joined by node's own rules), complete, 'aborted' when the body is cut, and an 'error' only for a reader
+// that listens for one (IncomingMessage's rule). A relay that wants the whole body (a JSON answer) takes it with
+// whole(), past the stream's machinery (its events and ticks per request).
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
-// undici's Agent alone: its index also loads fetch, WebSocket, caches, mocks and the rest (95 modules against 24), which
-// stay resident in the heap of every process. The credential check's GET goes through dispatch too (attempt.ts).
+// undici's Agent alone: its index also loads fetch, WebSocket, caches, mocks and the rest, which stay resident in the
+// heap of every process. The credential check's GET goes through dispatch too (attempt.ts).
 import UndiciAgent from 'undici/lib/dispatcher/agent.js';
 
 /** An upstream response: what the relays, the failover and the stream probe read. */
