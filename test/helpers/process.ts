@@ -1,4 +1,4 @@
-// Starts the gateway as a real child process (node core/main.ts) on a free port, stopped when the test ends.
+// Starts the gateway as a real child process (node app/main.ts) on a free port, stopped when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +24,7 @@ export const freePort = () => new Promise<number>((resolve, reject) => {
  */
 export async function gatewayProcess(t: Teardown, config: string, o: { env?: NodeJS.ProcessEnv; port?: number } = {}): Promise<{ url: string; child: ChildProcess; stdout: () => string }> {
   const port = o.port ?? await freePort();
-  const child = spawn(process.execPath, ['core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
+  const child = spawn(process.execPath, ['app/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
     cwd: ROOT, env: { ...process.env, GATEWAY_STORE_PATH: ':memory:', LOG_LEVEL: 'warn', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
