@@ -1,6 +1,5 @@
 // The one error type stages throw, and the one place that renders it in the route's native envelope.
 import type { ServerResponse } from 'node:http';
-import type { Ctx, FormatAdapter } from './types.ts';
 import { sendJson } from './reply.ts';
 
 export class GatewayError extends Error {
@@ -103,6 +102,13 @@ export const coreErrors = {
   internal: () => coreCodes.internal_error(),
 };
 
+/** What renders an error in a format's own envelopes (a FormatAdapter): C is what a stream's error event reads of its request. */
+export interface ErrorRenderer<C = unknown> {
+  errorBody(err: GatewayError, ctx: { id: string }): unknown;
+  /** The format's own in-stream error event; the request's context holds what its scanner saw (ids, sequence numbers). */
+  streamError(err: GatewayError, ctx?: C): string;
+}
+
 /** Envelope for errors that happen before a route (and so a format) is known. */
 function neutralBody(err: GatewayError, id: string) {
   return { error: { message: err.message, type: err.status === 404 ? 'not_found_error' : 'invalid_request_error', code: err.code, request_id: id } };
@@ -116,7 +122,7 @@ export function asGatewayError(err: unknown): GatewayError {
 }
 
 /** Render an error as JSON, in the format's envelope when a format is known. */
-export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter, ctx?: Pick<Ctx, 'get'>): void {
+export function sendError<C>(res: ServerResponse, err: GatewayError, id: string, format?: ErrorRenderer<C>, ctx?: C): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end(format ? format.streamError(err, ctx) : undefined);
     return;
