@@ -9,7 +9,7 @@ import { clientErrorHandler } from './client-errors.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
 import { drainable, Running, type Drain } from './drain.ts';
-import { asGatewayError, coreCodes, coreErrors, GatewayError, sendError } from './errors.ts';
+import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { createLogger, infoLine } from './log.ts';
@@ -107,7 +107,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
     if (drain.draining) res.setHeader('connection', 'close');
     handle(runtime, req, res, metrics, drain, running).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
-      if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
+      if (!res.headersSent) sendError(res, coreErrors.internal_error(), '-');
       else res.destroy();
     });
   });
@@ -224,7 +224,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   const raw = req.url ?? '/';
   if (raw.charCodeAt(0) !== 47 /* / */) {
     leaveBody(req, res);
-    return sendError(res, coreCodes.bad_url(), id);
+    return sendError(res, coreErrors.bad_url(), id);
   }
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
@@ -255,7 +255,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   let thrown: GatewayError | undefined;
   try {
     await compiled.run(ctx);
-    if (!res.headersSent) throw coreCodes.no_response();
+    if (!res.headersSent) throw coreErrors.no_response();
     leaveBody(req, res);
   } catch (err) {
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
