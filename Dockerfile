@@ -4,7 +4,7 @@ FROM node:24-slim
 
 WORKDIR /app
 ENV NODE_ENV=production
-# Two malloc arenas, as core/start.js sets them when the environment names none (README, "Memory").
+# Two malloc arenas, as app/start.js sets them when the environment names none (README, "Memory").
 ENV MALLOC_ARENA_MAX=2
 
 # Dependencies first, so a code change does not reinstall them. None needs an install script.
@@ -13,11 +13,11 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 COPY . .
 
-# Node's compile cache (core/start.js), filled here with the flags of the ENTRYPOINT: from the first start, node finds
+# Node's compile cache (app/start.js), filled here with the flags of the ENTRYPOINT: from the first start, node finds
 # the sources already stripped of their types and compiled, and never loads its TypeScript stripper (~17 MB resident).
 # Owned by the user that runs, so the one module --check does not load (the embedded store's writer thread) is added.
 ENV NODE_COMPILE_CACHE=/app/.compile-cache
-RUN node --max-semi-space-size=16 core/start.js --check --config gateway.yaml && chown -R node:node /app/.compile-cache
+RUN node --max-semi-space-size=16 app/start.js --check --config gateway.yaml && chown -R node:node /app/.compile-cache
 
 # The embedded store's data folder (store.path, default ./data/gateway.db). Mount a volume here, or set store.redis
 # (REDIS_URL) for several replicas; with Redis nothing is written here.
@@ -35,6 +35,6 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 # node itself, never `npm start`: npm does not pass SIGTERM on. The drain waits up to 10 s for requests in flight, so
 # give the container more than that to stop (docker stop -t 15; compose stop_grace_period; Kubernetes' default is 30 s).
 # The young generation as `npm start` sizes it (README, "Memory").
-ENTRYPOINT ["node", "--max-semi-space-size=16", "core/start.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "app/start.js"]
 # Another config: mount it and pass `--config /path/gateway.yaml`.
 CMD ["--config", "gateway.yaml"]

@@ -1,4 +1,4 @@
-// The list of wire-format adapters (read only by core/registry.ts).
+// The list of wire-format adapters (read only by app/registry.ts).
 import type { FormatAdapter } from '../core/types.ts';
 import { openaiChat } from './openai-chat/index.ts';
 import { openaiResponses } from './openai-responses/index.ts';

@@ -44,7 +44,7 @@ const logfile = join(tmpdir(), `gateway-ic-${process.pid}.log`);
 setUpGateways({ redis: o.redis, workers: 1, nodeFlags: ['--log-ic', `--logfile=${logfile}`, '--no-logfile-per-isolate'] });
 const upstream = await startUpstream();
 const target = targets.find((t) => t.id === o.target)!;
-// The log's times count from the gateway's start (within the few ms of its spawn and re-exec: core/start.js).
+// The log's times count from the gateway's start (within the few ms of its spawn and re-exec: app/start.js).
 const started = performance.now();
 const running = await target.start(upstream.child, upstream.url);
 let answered = 0;

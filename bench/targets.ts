@@ -37,7 +37,7 @@ const GATEWAY_START: string[] = (() => {
 /**
  * The bare proxy is a TypeScript file only for the bench's convenience: a deployment of http-proxy-3 would be plain
  * JavaScript and never load node's TypeScript stripper. Run from node's compile cache (filled by its first run), it
- * does not load it either, as the gateway does from core/start.js (its entry in `npm start`).
+ * does not load it either, as the gateway does from app/start.js (its entry in `npm start`).
  */
 const BARE_ENV = { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache') };
 const START_TIMEOUT_MS = 15_000;

@@ -1,7 +1,7 @@
 // The canonical model every wire format translates to and from: a block-based request, a whole response, and a stream
 // of block events. Vendor-neutral on purpose: each format's codec (adapters/<format>/codec/) maps its own grammar to
 // this and back, so a new format costs one codec, and no pair of formats ever has code of its own. See docs/translation.md.
-import type { JSONSchema, SseFrame } from './types.ts';
+import type { JSONSchema, SseFrame } from './shapes.ts';
 import type { Usage } from './usage.ts';
 
 // ---- opaque provider data ----

@@ -3,7 +3,7 @@
 // when it can be read, instead of Node's bare status line.
 import { STATUS_CODES } from './node-http.ts';
 import type { Socket } from 'node:net';
-import { coreCodes, type GatewayError } from './errors.ts';
+import { coreErrors, type GatewayError } from './errors.ts';
 
 type ParserError = NodeJS.ErrnoException & { rawPacket?: Buffer };
 type HttpSocket = Socket & { _httpMessage?: { headersSent?: boolean } | null };
@@ -12,10 +12,10 @@ type HttpSocket = Socket & { _httpMessage?: { headersSent?: boolean } | null };
 export type RenderError = (err: GatewayError, method: string | undefined, path: string | undefined) => string;
 
 const ERRORS: Record<string, () => GatewayError> = {
-  HPE_HEADER_OVERFLOW: () => coreCodes.headers_too_large(),
-  ERR_HTTP_REQUEST_TIMEOUT: () => coreCodes.request_timeout(),
+  HPE_HEADER_OVERFLOW: () => coreErrors.headers_too_large(),
+  ERR_HTTP_REQUEST_TIMEOUT: () => coreErrors.request_timeout(),
 };
-const malformed = () => coreCodes.malformed_request();
+const malformed = () => coreErrors.malformed_request();
 
 /** The method and path of a request line at the start of the bytes the parser saw, when there is one. */
 function requestLine(raw: Buffer | undefined): { method?: string; path?: string } {

@@ -1,4 +1,5 @@
-// JSON Schema of gateway.yaml; every property carries a description (the README's config reference is built from them).
+// JSON Schema of gateway.yaml; every property carries a description (the README's config reference is built from them)
+// and every default: the loader's ajv fills them in (a section left out is filled as empty), nothing else defaults.
 import type { JSONSchema } from './types.ts';
 
 const str = (description: string, extra: JSONSchema = {}): JSONSchema => ({ type: 'string', description, ...extra });
@@ -24,7 +25,7 @@ const account: JSONSchema = {
   description: 'One upstream account (credential) of the group.',
   properties: {
     id: str('Stable account id, used in logs, metrics and usage records.', { minLength: 1 }),
-    credential: str('Upstream API key or token. Empty disables the account (with one warning).'),
+    credential: str('Upstream API key or token. Empty disables the account (with one warning).', { default: '' }),
     priority: int('Lower is tried first.', { default: 1 }),
     weight: int('Share among accounts of equal priority.', { minimum: 1, default: 1 }),
     concurrency: int('Requests in flight at once on this account.', { minimum: 1, default: 8 }),
@@ -39,7 +40,7 @@ export const rootSchema: JSONSchema = {
   type: 'object', additionalProperties: false, required: ['routes'],
   properties: {
     server: {
-      type: 'object', additionalProperties: false, description: 'Listener settings.',
+      type: 'object', additionalProperties: false, description: 'Listener settings.', default: {},
       properties: {
         host: str('Address to listen on.', { default: '0.0.0.0' }),
         port: int('Port to listen on (0 = any free port).', { minimum: 0, maximum: 65535, default: 8080 }),
@@ -50,7 +51,7 @@ export const rootSchema: JSONSchema = {
         request_timeout_ms: int('Longest wait for a whole request, headers and body; past it 408 and the connection closes (streamed answers are not bounded by it).', { minimum: 1000, default: 300_000 }),
         keepalive_timeout_ms: int('How long an idle keep-alive connection is held for its next request.', { minimum: 1000, default: 65_000 }),
         cors: {
-          type: 'object', additionalProperties: false,
+          type: 'object', additionalProperties: false, default: {},
           description: 'Browser apps on other origins that call the model routes directly (never /admin/*): preflights answered, CORS headers set.',
           properties: {
             origins: {
@@ -62,7 +63,7 @@ export const rootSchema: JSONSchema = {
       },
     },
     store: {
-      type: 'object', additionalProperties: false, description: 'Where counters, limits and usage live.',
+      type: 'object', additionalProperties: false, description: 'Where counters, limits and usage live.', default: {},
       properties: {
         redis: str('Redis URL (every gateway process shares it); empty = the embedded store of one process, kept in path.', { default: '' }),
         path: str('Embedded store (no redis): its SQLite file, relative to this file\'s folder. Issued keys, quotas, spend windows, rate counters, usage and account bindings survive a restart; a kill -9 loses at most the last second of usage and account state (key changes are written before they are answered). Needs workers: 1. ":memory:" keeps nothing.', { default: './data/gateway.db', minLength: 1 }),
@@ -74,11 +75,11 @@ export const rootSchema: JSONSchema = {
       },
     },
     admin: {
-      type: 'object', additionalProperties: false, description: 'Operator access.',
+      type: 'object', additionalProperties: false, description: 'Operator access.', default: {},
       properties: { token: str('Bearer token guarding /admin/*; refused on model routes. At least 32 characters, no spaces, no key\'s secret (`openssl rand -hex 32`); empty disables the admin API.', { default: '' }) },
     },
     platforms: {
-      type: 'object', description: 'Upstream kinds, by name.',
+      type: 'object', description: 'Upstream kinds, by name.', default: {},
       additionalProperties: {
         type: 'object', additionalProperties: false,
         properties: {
@@ -90,32 +91,32 @@ export const rootSchema: JSONSchema = {
           },
           simulator: { type: 'boolean', description: 'Serve this platform from the built-in simulator on a loopback port.', default: false },
           forward_headers: {
-            type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$' },
+            type: 'array', default: [], items: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$' },
             description: 'Request headers a client may send to this platform besides those its format passes (names; a trailing * matches a prefix). Every other client header is dropped.',
           },
         },
       },
     },
     groups: {
-      type: 'object', description: 'Groups of upstream accounts, by name. A key belongs to one group.',
+      type: 'object', description: 'Groups of upstream accounts, by name. A key belongs to one group.', default: {},
       additionalProperties: {
         type: 'object', additionalProperties: false, required: ['platform'],
         properties: {
           platform: str('Name of a platform in platforms.'),
-          models: globs('Models this group serves (globs, e.g. "model-5*"). Empty or absent = none.'),
-          model_map: modelMap,
+          models: { ...globs('Models this group serves (globs, e.g. "model-5*"). Empty or absent = none.'), default: [] },
+          model_map: { ...modelMap, default: {} },
           rate_multiplier: { type: 'number', minimum: 0, description: 'Multiplies the priced cost of every request.', default: 1 },
           dedicated: { type: 'boolean', description: 'Served only on routes that name it as pool, never mixed with ordinary routes.', default: false },
           client_formats: { type: 'array', items: { type: 'string' }, description: 'Client formats this group accepts: native ones are relayed byte for byte, others translated (docs/translation.md). Default: every format; a format left out gets the native 400 FORMAT_NOT_SUPPORTED.' },
           upstream_format: str('Format translated requests are sent in: one of the platform\'s formats with a codec. Default: the first such format of the platform.'),
           default_max_tokens: int('max_tokens of a translated request that names none, where the upstream format requires one.', { minimum: 1, default: 8192 }),
           conversation_ttl_ms: int('How long the gateway keeps a translated Responses conversation (previous_response_id, GET /v1/responses/{id}) when the upstream cannot keep it.', { minimum: 1000, default: 604_800_000 }),
-          accounts: { type: 'array', description: 'Upstream accounts, tried in priority order.', items: account },
+          accounts: { type: 'array', description: 'Upstream accounts, tried in priority order.', items: account, default: [] },
         },
       },
     },
     keys: {
-      type: 'array', description: 'Client API keys declared in config (issued keys live in the store).',
+      type: 'array', description: 'Client API keys declared in config (issued keys live in the store).', default: [],
       items: {
         type: 'object', additionalProperties: false, required: ['id', 'group'],
         properties: {
@@ -123,10 +124,10 @@ export const rootSchema: JSONSchema = {
           key: str('The plaintext key (prefer ${VAR} interpolation).'),
           key_sha256: str('Hex SHA-256 of the key, instead of the plaintext.', { pattern: '^[0-9a-fA-F]{64}$' }),
           group: str('Group this key uses.'),
-          pools: { type: 'array', items: { type: 'string' }, description: 'Dedicated groups this key may use on pool routes.' },
+          pools: { type: 'array', items: { type: 'string' }, description: 'Dedicated groups this key may use on pool routes.', default: [] },
           models: globs('Narrower allow-list for this key (globs).'),
           limits: {
-            type: 'object', additionalProperties: false, description: 'Per-key limits.',
+            type: 'object', additionalProperties: false, description: 'Per-key limits.', default: {},
             properties: {
               rpm: int('Requests per minute.', { minimum: 0 }),
               tpm: int('Tokens per minute.', { minimum: 0 }),
@@ -143,7 +144,7 @@ export const rootSchema: JSONSchema = {
       },
     },
     pricing: {
-      type: 'object', description: 'USD per 1M tokens, by model (globs allowed).',
+      type: 'object', description: 'USD per 1M tokens, by model (globs allowed).', default: {},
       additionalProperties: {
         type: 'object', additionalProperties: false,
         properties: {
@@ -155,7 +156,7 @@ export const rootSchema: JSONSchema = {
         },
       },
     },
-    pipelines: { type: 'object', description: 'Named stage chains that routes refer to.', additionalProperties: stageList },
+    pipelines: { type: 'object', description: 'Named stage chains that routes refer to.', additionalProperties: stageList, default: {} },
     routes: {
       type: 'array', minItems: 1, description: 'Every entry point: method + path → format → stages.',
       items: {

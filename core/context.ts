@@ -9,7 +9,7 @@ import type { Usage } from './usage.ts';
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.reject(coreErrors.bodyTooLarge(limit));
+  if (declared > limit) return Promise.reject(coreErrors.request_too_large(limit));
   return new Promise((resolve, reject) => {
     // Most bodies arrive in one chunk: an array is made only for a second one.
     let first: Buffer | undefined;
@@ -21,12 +21,12 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const fail = (err: GatewayError) => { done(); req.pause(); reject(err); };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) return fail(coreErrors.bodyTooLarge(limit));
+      if (size > limit) return fail(coreErrors.request_too_large(limit));
       if (!first) first = chunk;
       else (more ??= [first]).push(chunk);
     };
     const onEnd = () => { done(); resolve(more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0))); };
-    const onAborted = () => fail(coreErrors.bodyAborted());
+    const onAborted = () => fail(coreErrors.request_aborted());
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
   });
 }
@@ -174,10 +174,10 @@ export function nestsDeeperThan(buf: Buffer, max: number): boolean {
 }
 
 function parseObject(buf: Buffer): Record<string, unknown> {
-  if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw coreErrors.tooDeep(MAX_JSON_DEPTH);
+  if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw coreErrors.invalid_body({ kind: 'too_deep', max: MAX_JSON_DEPTH });
   let value: unknown;
-  try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalidJson((err as Error).message); }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.notAnObject();
+  try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalid_json((err as Error).message); }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.invalid_body({ kind: 'not_an_object' });
   return value as Record<string, unknown>;
 }
 
@@ -195,5 +195,5 @@ function checkShape(format: FormatAdapter, body: Record<string, unknown>): Recor
   const at = e.instancePath.slice(1).replace(/\//g, '.');
   const field = missing ? (at ? `${at}.${missing}` : missing) : at;
   const message = missing ? `missing required field "${field}"` : `${field ? `${field} ` : ''}${e.message}`;
-  throw coreErrors.invalidBody(message, field || undefined);
+  throw coreErrors.invalid_body({ kind: 'invalid', detail: message }, { param: field || undefined });
 }

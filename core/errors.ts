@@ -1,6 +1,5 @@
 // The one error type stages throw, and the one place that renders it in the route's native envelope.
 import type { ServerResponse } from 'node:http';
-import type { Ctx, FormatAdapter } from './types.ts';
 import { sendJson } from './reply.ts';
 
 export class GatewayError extends Error {
@@ -24,51 +23,72 @@ export interface ErrorExtra { param?: string; headers?: Record<string, string>; 
 
 /**
  * One code of the catalogue: its usual status (and any other it may take), what it means (the README's error table is
- * generated from this), and its message — fixed, or made from the throw site's parameters.
+ * generated from this), and its message — fixed, or made from the throw site's parameters — and headers, likewise.
+ * Codes are snake_case; `wire` is the code clients have always seen for one named before that rule (API_KEY_REQUIRED):
+ * they keep seeing it.
  */
 export interface ErrorEntry<P = never> {
   status: number;
   also?: number[];
   doc: string;
   message: string | ((p: P) => string);
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | ((p: P) => Record<string, string>);
+  wire?: string;
 }
 
-type Thrower<E> = E extends { message: (p: infer P) => string } ? (p: P, extra?: ErrorExtra) => GatewayError : (p?: undefined, extra?: ErrorExtra) => GatewayError;
+/** The one case style of a code (OpenAI's, and most of the catalogue's): lower snake_case. */
+const CODE_STYLE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+type Thrower<E> = E extends { message: (p: infer P) => string } ? (p: P, extra?: ErrorExtra) => GatewayError
+  : E extends { headers: (p: infer P) => Record<string, string> } ? (p: P, extra?: ErrorExtra) => GatewayError
+  : (p?: undefined, extra?: ErrorExtra) => GatewayError;
 export type ErrorsOf<T> = { [K in keyof T]: Thrower<T[K]> };
 
-/** Every code the gateway answers with, by the area that raises it (core, a plugin, an adapter). */
+/** Every code the gateway answers with (as clients see it), by the area that raises it (core, a plugin, an adapter). */
 const catalogue = new Map<string, { area: string; entry: ErrorEntry<any> }>();
 
 /**
  * Registers an area's error table (in the manner of Fastify's lib/errors.js) and returns one thrower per code:
- * `throw authErrors.INVALID_API_KEY()`. A code belongs to one area; registering it twice is a bug caught at load.
+ * `throw authErrors.invalid_api_key()`. A code belongs to one area and is snake_case; either broken is a bug caught
+ * at load.
  */
 export function defineErrors<const T extends Record<string, ErrorEntry<any>>>(area: string, table: T): ErrorsOf<T> {
   const out: Record<string, (p?: unknown, extra?: ErrorExtra) => GatewayError> = {};
-  for (const [code, entry] of Object.entries(table)) {
+  for (const [name, entry] of Object.entries(table)) {
+    if (!CODE_STYLE.test(name)) throw new Error(`error code ${name} of ${area} is not snake_case (an older code clients know goes in wire)`);
+    const code = entry.wire ?? name;
     const known = catalogue.get(code);
     if (known && known.entry !== entry) throw new Error(`error code ${code} is defined by both ${known.area} and ${area}`);
     catalogue.set(code, { area, entry });
-    out[code] = (p, extra = {}) => new GatewayError(extra.status ?? entry.status, code,
+    const headers = entry.headers;
+    out[name] = (p, extra = {}) => new GatewayError(extra.status ?? entry.status, code,
       typeof entry.message === 'string' ? entry.message : entry.message(p as never),
-      { headers: { ...entry.headers, ...extra.headers }, param: extra.param });
+      { headers: { ...(typeof headers === 'function' ? headers(p as never) : headers), ...extra.headers }, param: extra.param });
   }
   return out as ErrorsOf<T>;
 }
 
-/** The whole catalogue, code by code (scripts/error-reference.ts writes the README's table from it). */
+/** The whole catalogue, code by code as clients see it (scripts/error-reference.ts writes the README's table from it). */
 export const errorCatalogue = (): ReadonlyMap<string, { area: string; entry: ErrorEntry<any> }> => catalogue;
+
+/** What is wrong with a request body that parsed (an invalid_body), and how each reads. */
+type BodyProblem = { kind: 'not_an_object' } | { kind: 'too_deep'; max: number } | { kind: 'invalid'; detail: string };
+const bodyProblems: { [K in BodyProblem['kind']]: (p: Extract<BodyProblem, { kind: K }>) => string } = {
+  not_an_object: () => 'Request body must be a JSON object',
+  too_deep: (p) => `Request body nests objects and arrays more than ${p.max} levels deep`,
+  invalid: (p) => `Invalid request body: ${p.detail}`,
+};
 
 /** Status classes used by adapters to pick their native error type names. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
 
 /** Errors the core itself raises, by code. */
-export const coreCodes = defineErrors('core', {
+export const coreErrors = defineErrors('core', {
   route_not_found: { status: 404, doc: 'No route matches the method and path.', message: (path: string) => `No route for ${path}` },
   method_not_allowed: {
     status: 405, doc: 'The path exists for other methods (listed in `allow`).',
     message: (p: { method: string; allowed: string[] }) => `Method ${p.method} is not allowed here; use ${p.allowed.join(', ')}`,
+    headers: (p: { method: string; allowed: string[] }) => ({ allow: p.allowed.join(', ') }),
   },
   invalid_path: {
     status: 400, doc: 'A path parameter holds an encoded `/`, `?`, `#` or `\\`, a dot segment or a control character.',
@@ -79,7 +99,7 @@ export const coreCodes = defineErrors('core', {
   invalid_json: { status: 400, doc: 'The body is not valid JSON.', message: (detail: string) => `Request body is not valid JSON: ${detail}` },
   invalid_body: {
     status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels).',
-    message: (text: string) => text,
+    message: (problem: BodyProblem) => (bodyProblems[problem.kind] as (p: BodyProblem) => string)(problem),
   },
   request_aborted: { status: 400, doc: 'The client stopped sending its body.', message: 'The request body was not fully received' },
   headers_too_large: { status: 431, doc: 'The request headers are too large (answered in the route\'s format when its request line can be read).', message: 'The request headers are too large' },
@@ -89,19 +109,12 @@ export const coreCodes = defineErrors('core', {
   internal_error: { status: 500, doc: 'An unexpected failure inside the gateway (logged with the request id).', message: 'The gateway failed to handle this request' },
 });
 
-/** The core's errors by what happened. */
-export const coreErrors = {
-  notFound: (path: string) => coreCodes.route_not_found(path),
-  methodNotAllowed: (method: string, allowed: string[]) => coreCodes.method_not_allowed({ method, allowed }, { headers: { allow: allowed.join(', ') } }),
-  badPathParam: (name: string) => coreCodes.invalid_path(name),
-  bodyTooLarge: (limit: number) => coreCodes.request_too_large(limit),
-  invalidJson: (detail: string) => coreCodes.invalid_json(detail),
-  tooDeep: (max: number) => coreCodes.invalid_body(`Request body nests objects and arrays more than ${max} levels deep`),
-  notAnObject: () => coreCodes.invalid_body('Request body must be a JSON object'),
-  invalidBody: (detail: string, param?: string) => coreCodes.invalid_body(`Invalid request body: ${detail}`, { param }),
-  bodyAborted: () => coreCodes.request_aborted(),
-  internal: () => coreCodes.internal_error(),
-};
+/** What renders an error in a format's own envelopes (a FormatAdapter): C is what a stream's error event reads of its request. */
+export interface ErrorRenderer<C = unknown> {
+  errorBody(err: GatewayError, ctx: { id: string }): unknown;
+  /** The format's own in-stream error event; the request's context holds what its scanner saw (ids, sequence numbers). */
+  streamError(err: GatewayError, ctx?: C): string;
+}
 
 /** Envelope for errors that happen before a route (and so a format) is known. */
 function neutralBody(err: GatewayError, id: string) {
@@ -112,11 +125,11 @@ function neutralBody(err: GatewayError, id: string) {
 export const isBodyAborted = (err: unknown): boolean => err instanceof GatewayError && err.code === 'request_aborted';
 
 export function asGatewayError(err: unknown): GatewayError {
-  return err instanceof GatewayError ? err : coreErrors.internal();
+  return err instanceof GatewayError ? err : coreErrors.internal_error();
 }
 
 /** Render an error as JSON, in the format's envelope when a format is known. */
-export function sendError(res: ServerResponse, err: GatewayError, id: string, format?: FormatAdapter, ctx?: Pick<Ctx, 'get'>): void {
+export function sendError<C>(res: ServerResponse, err: GatewayError, id: string, format?: ErrorRenderer<C>, ctx?: C): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end(format ? format.streamError(err, ctx) : undefined);
     return;

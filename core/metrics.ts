@@ -3,9 +3,8 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { cellHistogram, counter } from './plugin-metrics.ts';
 import { metricsText } from './cluster-metrics.ts';
 import { statusClass } from './errors.ts';
-import type { ModelNames } from './model-names.ts';
 import type { Store } from './store/types.ts';
-import type { Ctx } from './types.ts';
+import type { Ctx, ModelLabels } from './types.ts';
 
 const LABELS = ['route', 'format', 'platform', 'group', 'model', 'status_class'] as const;
 
@@ -54,7 +53,7 @@ export function createMetrics() {
       });
     },
     /** Record a finished request; its model is labelled once it passed the allow-list, and only by a name `models` knows. */
-    observe(ctx: Ctx, status: number, models: ModelNames): void {
+    observe(ctx: Ctx, status: number, models: ModelLabels): void {
       const end = ctx.timings.end ?? performance.now();
       const labels = {
         route: ctx.route.path, format: ctx.format.name, platform: ctx.platform?.name ?? '-', group: ctx.group?.name ?? '-',

@@ -1,7 +1,7 @@
 // The model names the gateway knows: named by the configuration (a glob names none), by a key's own list, or listed by
 // an upstream. Only these may label a metric series; a client can invent any number of others, which share `other`.
 import { OTHER_MODEL } from './store/rollup.ts';
-import type { GatewayConfig, KeyConfig } from './types.ts';
+import type { GatewayConfig, KeyConfig, ModelLabels } from './types.ts';
 
 /** Names an upstream listed, kept per runtime at most (its list is the operator's upstream's, its length is not theirs). */
 const LISTED_NAMES = 4096;
@@ -10,7 +10,7 @@ const LISTED_CHARS = 256;
 
 export const isGlob = (s: string): boolean => /[*?]/.test(s);
 
-export class ModelNames {
+export class ModelNames implements ModelLabels {
   readonly #named = new Set<string>();
   readonly #listed = new Set<string>();
 

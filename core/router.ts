@@ -116,14 +116,14 @@ export class Router<R> {
       for (let i = 0; i < entry.names.length; i++) {
         const name = entry.names[i];
         const value = decodeCapture(m[i + 1]);
-        if (value === undefined) throw new RouteMiss(coreErrors.badPathParam(name), entry.route);
-        if (entry.rules?.[name] && !entry.rules[name].test(value)) throw new RouteMiss(coreErrors.notFound(path), entry.route);
+        if (value === undefined) throw new RouteMiss(coreErrors.invalid_path(name), entry.route);
+        if (entry.rules?.[name] && !entry.rules[name].test(value)) throw new RouteMiss(coreErrors.route_not_found(path), entry.route);
         params[name] = value;
       }
       return { route: entry.route, params };
     }
-    if (allowed.size) throw new RouteMiss(coreErrors.methodNotAllowed(method, [...allowed]), other);
-    throw new RouteMiss(coreErrors.notFound(path), this.near(path));
+    if (allowed.size) throw new RouteMiss(coreErrors.method_not_allowed({ method, allowed: [...allowed] }), other);
+    throw new RouteMiss(coreErrors.route_not_found(path), this.near(path));
   }
 
   /** The route whose pattern shares the longest literal prefix with the path (first declared among equals). */

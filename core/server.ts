@@ -10,15 +10,13 @@ import { clientErrorHandler } from './client-errors.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
 import { drainable, Running, type Drain } from './drain.ts';
-import { asGatewayError, coreCodes, coreErrors, GatewayError, sendError } from './errors.ts';
+import { asGatewayError, coreErrors, GatewayError, sendError } from './errors.ts';
 import { KeyChanges, type KeyListeners } from './key-changes.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { createLogger, infoLine } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { ModelNames } from './model-names.ts';
 import { compose } from './pipeline.ts';
-import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
-import type { Simulator } from '../simulator/server.ts';
 import { callerOf, requestRecord } from './request-log.ts';
 import { RouteMiss, Router } from './router.ts';
 import { createStore } from './store/index.ts';
@@ -32,12 +30,23 @@ export interface GatewayOptions {
   configWarnings?: boolean;
 }
 
-export interface Gateway {
+/** An upstream the gateway runs itself, for a platform of `simulator: true`. */
+export interface BuiltInUpstream { url: string; close(): Promise<void> }
+
+/**
+ * What the gateway is composed of (the composition root, app/registry.ts, hands them in): the stages and formats a
+ * config may name, the upstream auth styles, and how a simulator platform's upstream starts.
+ */
+export interface Parts<S extends BuiltInUpstream = BuiltInUpstream> extends Omit<ConfigDeps, 'env'> {
+  startSimulator(): Promise<S>;
+}
+
+export interface Gateway<S extends BuiltInUpstream = BuiltInUpstream> {
   url: string;
   port: number;
   config(): GatewayConfig;
-  /** Loopback URL of each simulator platform's built-in upstream. */
-  simulators: Record<string, Simulator>;
+  /** Each simulator platform's built-in upstream (on a loopback port). */
+  simulators: Record<string, S>;
   /** Re-read the config file; on any problem the running config stays and the problems are returned. */
   reload(): Promise<string[]>;
   close(): Promise<void>;
@@ -51,22 +60,19 @@ const DRAIN_TIMEOUT_MS = 10_000;
 /** How long requests cut short at a shutdown (their background work aborted) may take to settle before the store closes. */
 const CUT_SETTLE_MS = 2_000;
 
-const deps: ConfigDeps = { plugins, formats, upstreamAuth };
-
-export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptions, parts: Parts<S>): Promise<Gateway<S>> {
   const log = opts.log ?? createLogger();
   const metrics = createMetrics();
-  const simulators: Gateway['simulators'] = {};
+  const simulators: Record<string, S> = {};
   const running = new Running();
   const closing = new AbortController();
   let opened: { store: Store; keyChanges: KeyChanges } | undefined;
   const load = async (): Promise<Runtime> => {
-    const { config, warnings } = loadConfig(opts.configFile, { ...deps, env: opts.env ?? process.env });
+    const { config, warnings } = loadConfig(opts.configFile, { ...parts, env: opts.env ?? process.env });
     if (opts.configWarnings !== false) for (const w of warnings) log.warn(w);
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
-      // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
-      simulators[platform.name] ??= await (await simulator()).startSimulator({ host: '127.0.0.1', port: 0, maxRecorded: 1000 });
+      simulators[platform.name] ??= await parts.startSimulator();
       platform.base_url = simulators[platform.name].url;
     }
     // The store is opened once; a reload that changes store settings needs a restart (logged).
@@ -81,7 +87,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     else if (storeMoved(config, runtimeConfig)) log.warn('store settings changed: restart to apply');
     await refuseIssuedAdminToken(config, opened.store);
-    return buildRuntime(config, log, metrics, opened.store, opened.keyChanges, closing.signal);
+    return buildRuntime(config, parts, log, metrics, opened.store, opened.keyChanges, closing.signal);
   };
   let runtimeConfig: GatewayConfig | undefined;
   /** Serve with this runtime from now on; only its stages hear issued-key changes (the old ones go with the old runtime). */
@@ -109,7 +115,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     if (drain.draining) res.setHeader('connection', 'close');
     handle(runtime, req, res, metrics, drain, running).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
-      if (!res.headersSent) sendError(res, coreErrors.internal(), '-');
+      if (!res.headersSent) sendError(res, coreErrors.internal_error(), '-');
       else res.destroy();
     });
   });
@@ -167,7 +173,8 @@ async function refuseIssuedAdminToken(config: GatewayConfig, store: Store): Prom
 const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): boolean =>
   !!running && (next.store.redis !== running.store.redis || next.store.path !== running.store.path);
 
-function buildRuntime(config: GatewayConfig, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges, closing: AbortSignal): Runtime {
+function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges, closing: AbortSignal): Runtime {
+  const { plugins, formats, upstreamAuth } = parts;
   const keys = keyChanges.listeners();
   const env: Env = {
     config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing, models: new ModelNames(config),
@@ -235,7 +242,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   const raw = req.url ?? '/';
   if (raw.charCodeAt(0) !== 47 /* / */) {
     leaveBody(req, res);
-    return sendError(res, coreCodes.bad_url(), id);
+    return sendError(res, coreErrors.bad_url(), id);
   }
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
@@ -266,7 +273,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   let thrown: GatewayError | undefined;
   try {
     await compiled.run(ctx);
-    if (!res.headersSent) throw coreCodes.no_response();
+    if (!res.headersSent) throw coreErrors.no_response();
     leaveBody(req, res);
   } catch (err) {
     if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');

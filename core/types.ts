@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Codec, Operation } from './canonical.ts';
-import type { GatewayError } from './errors.ts';
+import type { ErrorRenderer, GatewayError } from './errors.ts';
 import type { JsonPick } from './json-pick.ts';
-import type { ModelNames } from './model-names.ts';
+import type { JSONSchema, Outcome, SseFrame } from './shapes.ts';
 import type { Usage } from './usage.ts';
 import type { IssuedKey, Store } from './store/types.ts';
 
-export type JSONSchema = Record<string, unknown>;
+export type { JSONSchema, Outcome, SseFrame };
 
 // ---- config (after interpolation and validation) ----
 
@@ -152,13 +152,6 @@ export interface Ctx {
 export interface Attempt { account: string; status: number; reason: string }
 
 /**
- * How an exchange ended: completed, incomplete (cut by the output cap), failed, disconnected (the client left),
- * missing-terminal (a stream cut before its end), timeout, rejected (refused by the gateway before any upstream: not
- * billed). The store records the same word as the usage record's ending.
- */
-export type Outcome = 'completed' | 'incomplete' | 'failed' | 'disconnected' | 'missing-terminal' | 'rejected' | 'timeout';
-
-/**
  * A variable one stage sets on the context for later ones, the way Hono middleware declares its variables: a typed
  * token, made once in the module the stages share, whose `name` is what chains are checked by (Plugin.provides).
  */
@@ -180,7 +173,7 @@ export interface Env {
   keysBySha: Map<string, KeyConfig>;
   store: Store;
   /** The model names this configuration knows (metric labels take only these). */
-  models: ModelNames;
+  models: ModelLabels;
   adminSha?: string;
   /**
    * Called whenever an issued key changes (in any process sharing the store), while this config is the running one.
@@ -189,6 +182,15 @@ export interface Env {
   onKeysChanged(listener: () => void): void;
   /** Aborted when the gateway shuts down and its requests' time is up: stages cut what they still do in the background. */
   closing?: AbortSignal;
+}
+
+/** The model names a configuration knows (core/model-names.ts): only these label a metric series, others are `other`. */
+export interface ModelLabels {
+  /** Ids an upstream's model list named (list-models asks it). */
+  listed(ids: Iterable<string>): void;
+  known(model: string, key?: Pick<KeyConfig, 'models'>): boolean;
+  /** A model's metric label: its name when known, else `other`. */
+  label(model: string, key?: Pick<KeyConfig, 'models'>): string;
 }
 
 /**
@@ -214,8 +216,6 @@ export interface StagePlace {
 }
 
 // ---- format adapters (implemented in adapters/) ----
-
-export interface SseFrame { event?: string; data: string; raw: string }
 
 /** What a stream scanner decides for one upstream frame. */
 export type FrameVerdict = 'pass' | 'drop' | { replace: string };
@@ -256,7 +256,8 @@ export interface ModelListUpstream {
   page(body: unknown): { ids: string[]; next?: string };
 }
 
-export interface FormatAdapter {
+/** A wire format; its error envelopes (errorBody, streamError) are the ErrorRenderer part, read by core/errors.ts. */
+export interface FormatAdapter extends ErrorRenderer<Pick<Ctx, 'get'>> {
   name: string;
   /** Platforms that serve this format natively (simulator platforms serve every format). */
   platforms: string[];
@@ -304,9 +305,6 @@ export interface FormatAdapter {
   readWholeStream?(text: string, complete: boolean): { usage?: Usage; incomplete: boolean; failed: boolean };
   /** Write the client-facing model name into a response object or stream chunk. */
   setModel(json: Record<string, unknown>, model: string): void;
-  errorBody(err: GatewayError, ctx: { id: string }): unknown;
-  /** The format's own in-stream error event; the request's context holds what its scanner saw (ids, sequence numbers). */
-  streamError(err: GatewayError, ctx?: Pick<Ctx, 'get'>): string;
   keepalive: string | null;
   /** Upstream state kept on the account that created it (stored responses): requests naming it go to that account. */
   pins?: ResponsePins;

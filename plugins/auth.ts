@@ -7,10 +7,10 @@ interface Options { query_key_paths: string[]; allow_expired: boolean; issued_ca
 
 const errors = defineErrors('auth', {
   api_key_in_query_deprecated: { status: 400, doc: 'A key in `?key=` on a route whose `query_key_paths` do not allow it.', message: 'API key in query parameter is deprecated. Please use Authorization header instead.' },
-  API_KEY_REQUIRED: { status: 401, doc: 'No key in `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`.', message: 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header' },
-  INVALID_API_KEY: { status: 401, doc: 'An unknown key, or the admin token on a model route.', message: (admin: boolean) => (admin ? 'The admin token cannot be used on model routes; use an API key' : 'Invalid API key') },
-  API_KEY_DISABLED: { status: 401, doc: 'The key is disabled.', message: 'API key is disabled' },
-  API_KEY_EXPIRED: { status: 403, doc: 'The key is past its `expires_at`.', message: 'API key has expired', headers: { 'x-should-retry': 'false' } },
+  api_key_required: { wire: 'API_KEY_REQUIRED', status: 401, doc: 'No key in `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`.', message: 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header' },
+  invalid_api_key: { wire: 'INVALID_API_KEY', status: 401, doc: 'An unknown key, or the admin token on a model route.', message: (admin: boolean) => (admin ? 'The admin token cannot be used on model routes; use an API key' : 'Invalid API key') },
+  api_key_disabled: { wire: 'API_KEY_DISABLED', status: 401, doc: 'The key is disabled.', message: 'API key is disabled' },
+  api_key_expired: { wire: 'API_KEY_EXPIRED', status: 403, doc: 'The key is past its `expires_at`.', message: 'API key has expired', headers: { 'x-should-retry': 'false' } },
 });
 
 function headerKey(ctx: Ctx): string | undefined {
@@ -87,18 +87,18 @@ export const auth: Plugin<Options> = {
         throw errors.api_key_in_query_deprecated();
       }
       const key = headerKey(ctx) ?? (queryAllowed ? query?.get('key') || undefined : undefined);
-      if (!key) throw errors.API_KEY_REQUIRED();
+      if (!key) throw errors.api_key_required();
       const remembered = digests.get(key);
       // One-shot, straight to hex: no Hash stream object, and no Buffer (an ArrayBuffer of its own) per request.
       const hex = remembered ?? hash('sha256', key, 'hex');
       // Compared and looked up by digest, so their timing says nothing about how close a guess was.
-      if (hex === adminSha) throw errors.INVALID_API_KEY(true);
+      if (hex === adminSha) throw errors.invalid_api_key(true);
       const found = env.keysBySha.get(hex) ?? await issued(hex);
-      if (!found) throw errors.INVALID_API_KEY(false);
+      if (!found) throw errors.invalid_api_key(false);
       if (remembered === undefined) digests.remember(key, hex);
-      if (found.disabled) throw errors.API_KEY_DISABLED();
+      if (found.disabled) throw errors.api_key_disabled();
       if (!options.allow_expired && found.expires_at !== undefined && found.expires_at <= Date.now()) {
-        throw errors.API_KEY_EXPIRED();
+        throw errors.api_key_expired();
       }
       ctx.key = found;
       await next();

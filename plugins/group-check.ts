@@ -7,10 +7,10 @@ import { reach } from './reach.ts';
 interface Options { format: boolean }
 
 const errors = defineErrors('group-check', {
-  POOL_NOT_ALLOWED: { status: 403, doc: 'The key does not list the route\'s dedicated pool.', message: (pool: string) => `This API key may not use the dedicated pool "${pool}"` },
-  GROUP_DEDICATED: { status: 403, doc: 'A dedicated group is used outside the routes that name it as pool.', message: (group: string) => `Group "${group}" is dedicated and is served only on its own entry points` },
-  FORMAT_NOT_SUPPORTED: {
-    status: 400, doc: 'The route\'s format reaches the key\'s group neither natively nor translated (its `client_formats` leave it out, or nothing to translate into).',
+  pool_not_allowed: { wire: 'POOL_NOT_ALLOWED', status: 403, doc: 'The key does not list the route\'s dedicated pool.', message: (pool: string) => `This API key may not use the dedicated pool "${pool}"` },
+  group_dedicated: { wire: 'GROUP_DEDICATED', status: 403, doc: 'A dedicated group is used outside the routes that name it as pool.', message: (group: string) => `Group "${group}" is dedicated and is served only on its own entry points` },
+  format_not_supported: {
+    wire: 'FORMAT_NOT_SUPPORTED', status: 400, doc: 'The route\'s format reaches the key\'s group neither natively nor translated (its `client_formats` leave it out, or nothing to translate into).',
     message: (p: { group: string; platform: string; format: string }) => `This API key's group "${p.group}" is on platform "${p.platform}", which does not serve the ${p.format} API; use that platform's own endpoint`,
   },
 });
@@ -29,17 +29,17 @@ export const groupCheck: Plugin<Options> = {
       const key = ctx.key!;
       const pool = ctx.route.pool;
       if (pool && !key.pools.includes(pool)) {
-        throw errors.POOL_NOT_ALLOWED(pool);
+        throw errors.pool_not_allowed(pool);
       }
       const group = env.config.groups[pool ?? key.group];
       if (!pool && group.dedicated) {
-        throw errors.GROUP_DEDICATED(group.name);
+        throw errors.group_dedicated(group.name);
       }
       const platform = env.config.platforms[group.platform];
       if (options.format) {
         const how = reach(group, platform, ctx.format, env.formats, ctx.route.path);
         if (!how) {
-          throw ctx.format.unsupported?.(platform.name) ?? errors.FORMAT_NOT_SUPPORTED({ group: group.name, platform: platform.name, format: ctx.format.name });
+          throw ctx.format.unsupported?.(platform.name) ?? errors.format_not_supported({ group: group.name, platform: platform.name, format: ctx.format.name });
         }
         if (!how.native) ctx.upstreamFormat = how.upstream;
       }

@@ -1,4 +1,4 @@
-// The list of stages that gateway.yaml may name (read only by core/registry.ts).
+// The list of stages that gateway.yaml may name (read only by app/registry.ts).
 import type { Plugin } from '../core/types.ts';
 import { auth } from './auth.ts';
 import { groupCheck } from './group-check.ts';

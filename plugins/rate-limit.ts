@@ -21,21 +21,21 @@ function only(limits: KeyLimits, names: LimitName[]): KeyLimits {
 }
 
 /** `held`: reached with the estimated cost of the key's requests in flight, which settle for their actual cost. */
-const limit = (doc: string, text: string) => ({
-  status: 429, doc,
+const limit = (wire: string, doc: string, text: string) => ({
+  status: 429, doc, wire,
   message: ({ window, held }: { window?: string; held?: boolean }) =>
     text + (held ? ` (${window ? `${window}, ` : ''}with the estimated cost of its requests in flight)` : window ? ` (${window})` : ''),
 });
 const errors = defineErrors('rate-limit', {
-  API_KEY_QUOTA_EXHAUSTED: limit('The key has spent its `quota_usd` (`x-should-retry: false`), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has used up its quota'),
-  API_KEY_USAGE_WINDOW_EXCEEDED: limit('The key reached `usd_5h` / `usd_1d` / `usd_7d` in the current window (`retry-after`: when it resets), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has reached its spend limit for the current window'),
-  API_KEY_RPM_EXCEEDED: limit('The key reached its `rpm`.', 'This API key has reached its requests-per-minute limit'),
-  API_KEY_TPM_EXCEEDED: limit('The key reached its `tpm`.', 'This API key has reached its tokens-per-minute limit'),
-  API_KEY_CONCURRENCY_EXCEEDED: limit('The key has `concurrency` requests in flight.', 'This API key has too many requests in flight'),
+  api_key_quota_exhausted: limit('API_KEY_QUOTA_EXHAUSTED', 'The key has spent its `quota_usd` (`x-should-retry: false`), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has used up its quota'),
+  api_key_usage_window_exceeded: limit('API_KEY_USAGE_WINDOW_EXCEEDED', 'The key reached `usd_5h` / `usd_1d` / `usd_7d` in the current window (`retry-after`: when it resets), or its requests in flight hold what is left (`retry-after: 1`).', 'This API key has reached its spend limit for the current window'),
+  api_key_rpm_exceeded: limit('API_KEY_RPM_EXCEEDED', 'The key reached its `rpm`.', 'This API key has reached its requests-per-minute limit'),
+  api_key_tpm_exceeded: limit('API_KEY_TPM_EXCEEDED', 'The key reached its `tpm`.', 'This API key has reached its tokens-per-minute limit'),
+  api_key_concurrency_exceeded: limit('API_KEY_CONCURRENCY_EXCEEDED', 'The key has `concurrency` requests in flight.', 'This API key has too many requests in flight'),
 });
 const BY_REASON = {
-  quota_exhausted: errors.API_KEY_QUOTA_EXHAUSTED, window_exhausted: errors.API_KEY_USAGE_WINDOW_EXCEEDED,
-  rpm: errors.API_KEY_RPM_EXCEEDED, tpm: errors.API_KEY_TPM_EXCEEDED, concurrency: errors.API_KEY_CONCURRENCY_EXCEEDED,
+  quota_exhausted: errors.api_key_quota_exhausted, window_exhausted: errors.api_key_usage_window_exceeded,
+  rpm: errors.api_key_rpm_exceeded, tpm: errors.api_key_tpm_exceeded, concurrency: errors.api_key_concurrency_exceeded,
 };
 
 /** The gateway's own limit, in a shape no upstream uses: a distinct code, and x-should-retry false when waiting cannot help. */

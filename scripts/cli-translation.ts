@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startGateway } from '../core/server.ts';
+import { startGateway } from '../app/gateway.ts';
 
 const CACHE = process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis');
 const PACKAGES = ['@openai/codex', '@anthropic-ai/claude-code', '@google/gemini-cli'];

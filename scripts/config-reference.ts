@@ -1,7 +1,7 @@
 // Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes README.md between its markers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { rootSchema } from '../core/config-schema.ts';
-import { plugins } from '../core/registry.ts';
+import { plugins } from '../app/registry.ts';
 import type { JSONSchema } from '../core/types.ts';
 
 const BEGIN = '<!-- config-reference:begin -->';

@@ -1,7 +1,7 @@
 // Prints the README's error table (markdown) from the error catalogue; `--write` refreshes README.md between its markers.
 // Every module that defines errors registers its table when loaded: loading the server loads them all.
 import { readFileSync, writeFileSync } from 'node:fs';
-import '../core/server.ts';
+import '../app/gateway.ts';
 import { errorCatalogue } from '../core/errors.ts';
 
 const BEGIN = '<!-- error-reference:begin -->';

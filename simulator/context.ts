@@ -1,7 +1,6 @@
 // Types shared by the server and the format handlers: one request in flight, and a route to it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dialect, ErrorSpec } from './errors.ts';
-import type { Fault } from './faults.ts';
 import type { ResponseStore } from './response-store.ts';
 
 export interface RecordedRequest {
@@ -23,6 +22,19 @@ export interface SimulatorState {
   responses: ResponseStore;
   /** Requests seen per credential and fault text, for faults limited by `times`. */
   faultUses: Map<string, number>;
+}
+
+/** The faults one request asked for (faults.ts reads them from its headers and its credential). */
+export interface Fault {
+  status?: number;
+  midstream?: 'error' | 'truncate';
+  /** The stream fault fires before the first content frame instead of after CHUNKS_BEFORE_FAULT (faults.ts) of them. */
+  early?: boolean;
+  hang: boolean;
+  slowHeadersMs: number;
+  retryAfter?: string;
+  retryAfterMs?: number;
+  times?: number;
 }
 
 export interface SimContext {

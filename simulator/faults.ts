@@ -26,7 +26,7 @@
 // 429 that resets in 500 ms. A gateway account with such a credential fails on purpose while its neighbours do not.
 // A credential's faults win over the header's; once their `times` are used up the header's apply again.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SimContext } from './context.ts';
+import type { Fault, SimContext } from './context.ts';
 import { sendError } from './errors.ts';
 
 export const FAULT_HEADER = 'x-simulator-fault';
@@ -35,18 +35,6 @@ export const CHUNK_DELAY_HEADER = 'x-simulator-chunk-delay-ms';
 export const CHUNKS_BEFORE_FAULT = 2;
 // A cap on waits, so a typo cannot park a request for hours.
 const MAX_WAIT_MS = 600_000;
-
-export interface Fault {
-  status?: number;
-  midstream?: 'error' | 'truncate';
-  /** The stream fault fires before the first content frame instead of after CHUNKS_BEFORE_FAULT of them. */
-  early?: boolean;
-  hang: boolean;
-  slowHeadersMs: number;
-  retryAfter?: string;
-  retryAfterMs?: number;
-  times?: number;
-}
 
 export const CREDENTIAL_FAULT_PREFIX = 'sim-fault:';
 

@@ -9,7 +9,7 @@ import { openaiModel, openaiModelList, openaiModelListUpstream } from '../shared
 import { OPENAI_FAMILY } from '../shared/openai-family.ts';
 
 const errors = defineErrors('openai-embeddings', {
-  EMBEDDINGS_NOT_SUPPORTED: { status: 404, doc: 'An OpenAI embeddings request on a group whose platform has no OpenAI embeddings.', message: (platform: string) => `Embeddings API is not supported for this platform (${platform})` },
+  embeddings_not_supported: { wire: 'EMBEDDINGS_NOT_SUPPORTED', status: 404, doc: 'An OpenAI embeddings request on a group whose platform has no OpenAI embeddings.', message: (platform: string) => `Embeddings API is not supported for this platform (${platform})` },
 });
 
 /** usage: { prompt_tokens, total_tokens }: embeddings read input and write no tokens. */
@@ -39,5 +39,5 @@ export const openaiEmbeddings: FormatAdapter = {
   modelList: openaiModelList,
   modelInfo: openaiModel,
   modelListUpstream: openaiModelListUpstream,
-  unsupported: (platform) => errors.EMBEDDINGS_NOT_SUPPORTED(platform),
+  unsupported: (platform) => errors.embeddings_not_supported(platform),
 };

@@ -15,7 +15,7 @@ import { scanImagesStream } from './stream.ts';
 const STREAM = contextVar<boolean>('openai-images:stream');
 const NOT_SUPPORTED = 'IMAGES_NOT_SUPPORTED';
 const errors = defineErrors('openai-images', {
-  [NOT_SUPPORTED]: { status: 404, doc: 'An images request on a group whose platform has no images API (the established body: `not_found_error`).', message: 'Images API is not supported for this platform' },
+  images_not_supported: { wire: NOT_SUPPORTED, status: 404, doc: 'An images request on a group whose platform has no images API (the established body: `not_found_error`).', message: 'Images API is not supported for this platform' },
 });
 
 async function readModel(ctx: Ctx): Promise<string | undefined> {
@@ -62,5 +62,5 @@ export const openaiImages: FormatAdapter = {
   modelList: openaiModelList,
   modelInfo: openaiModel,
   modelListUpstream: openaiModelListUpstream,
-  unsupported: () => errors[NOT_SUPPORTED](),
+  unsupported: () => errors.images_not_supported(),
 };

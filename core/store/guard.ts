@@ -34,12 +34,12 @@ export function redisError(err: unknown): { name?: string; message: string; code
 export const isStoreUnavailable = (err: unknown): boolean => err instanceof GatewayError && err.code === CODE;
 
 const errors = defineErrors('store', {
-  [CODE]: {
-    status: 503, doc: 'The shared store (Redis) did not answer within `store.timeout_ms`; usage is held and written later.',
+  store_unavailable: {
+    wire: CODE, status: 503, doc: 'The shared store (Redis) did not answer within `store.timeout_ms`; usage is held and written later.',
     message: 'The gateway cannot reach its store (limits, accounts, usage); retry shortly', headers: { 'retry-after': '1' },
   },
 });
-export const storeUnavailable = () => errors[CODE]();
+export const storeUnavailable = () => errors.store_unavailable();
 
 /** A store call that must land: a settlement, or a slot given back. */
 interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: string; keyId?: string }

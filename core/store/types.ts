@@ -1,7 +1,7 @@
 // The Store contract: everything shared between gateway processes (issued keys, limits, leases, the usage ledger).
 // MemoryStore (embedded, one process), FileStore (MemoryStore kept in a local file) and RedisStore (Redis or Redis
 // Cluster) implement it and pass one contract suite.
-import type { Outcome } from '../types.ts';
+import type { Outcome } from '../shapes.ts';
 
 /** A key issued at runtime (its plaintext is shown once and never stored). */
 export interface IssuedKey {

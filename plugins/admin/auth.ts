@@ -14,18 +14,18 @@ export const adminAuth: Plugin<Record<string, never>> = {
     const adminSha = env.adminSha ? Buffer.from(env.adminSha, 'hex') : undefined;
     return async (ctx, next) => {
       if (!adminSha) {
-        throw adminErrors.ADMIN_API_DISABLED();
+        throw adminErrors.admin_api_disabled();
       }
       const token = BEARER.exec(ctx.req.headers.authorization ?? '')?.[1];
-      if (!token) throw adminErrors.ADMIN_TOKEN_REQUIRED();
+      if (!token) throw adminErrors.admin_token_required();
       // Comparing fixed-size digests keeps the comparison constant-time whatever the token's length.
       const digest = createHash('sha256').update(token).digest();
       if (timingSafeEqual(digest, adminSha)) return next();
       const hex = digest.toString('hex');
       if (env.keysBySha.has(hex) || await env.store.getKey(hex)) {
-        throw adminErrors.MODEL_KEY_REFUSED();
+        throw adminErrors.model_key_refused();
       }
-      throw adminErrors.INVALID_ADMIN_TOKEN();
+      throw adminErrors.invalid_admin_token();
     };
   },
 };

@@ -36,7 +36,7 @@ export function bodyValidator(schema: JSONSchema): (ctx: Ctx) => Promise<Record<
       const extra = (e.params as { additionalProperty?: string }).additionalProperty;
       return extra ? `${at}: unknown field "${extra}"` : `${at}: ${e.message}`;
     });
-    throw coreErrors.invalidBody(problems.join('; '));
+    throw coreErrors.invalid_body({ kind: 'invalid', detail: problems.join('; ') });
   };
 }
 

@@ -62,12 +62,12 @@ export const accountModel = (account: AccountConfig, model: string | undefined):
 
 const BUSY = { 'x-gateway-limit': 'accounts_busy', 'retry-after': '1' };
 const errors = defineErrors('proxy: scheduling', {
-  ACCOUNTS_BUSY_QUEUE_FULL: {
-    status: 429, doc: 'Every account of the group is at its concurrency and `queue_size` requests already wait.', headers: BUSY,
+  accounts_busy_queue_full: {
+    wire: 'ACCOUNTS_BUSY_QUEUE_FULL', status: 429, doc: 'Every account of the group is at its concurrency and `queue_size` requests already wait.', headers: BUSY,
     message: (p: { group: string; waiting: number }) => `Every upstream account of group "${p.group}" is busy and ${p.waiting} requests are already waiting; retry shortly`,
   },
-  ACCOUNTS_BUSY_TIMEOUT: {
-    status: 429, doc: 'Every account of the group stayed busy for `queue_timeout_ms`.', headers: BUSY,
+  accounts_busy_timeout: {
+    wire: 'ACCOUNTS_BUSY_TIMEOUT', status: 429, doc: 'Every account of the group stayed busy for `queue_timeout_ms`.', headers: BUSY,
     message: (p: { group: string; seconds: number }) => `Every upstream account of group "${p.group}" stayed busy for ${p.seconds} s; retry shortly`,
   },
 });
@@ -137,7 +137,7 @@ export class Scheduler {
     if (result.ok || result.reason !== 'busy') return this.#took(result);
     const queue = this.#waiting.get(group) ?? [];
     if (queue.length >= this.#o.queue_size) {
-      throw errors.ACCOUNTS_BUSY_QUEUE_FULL({ group, waiting: queue.length });
+      throw errors.accounts_busy_queue_full({ group, waiting: queue.length });
     }
     const start = performance.now();
     const abort = new AbortController();
@@ -153,7 +153,7 @@ export class Scheduler {
         const left = this.#o.queue_timeout_ms - waited;
         if (left <= 0) {
           const s = this.#o.queue_timeout_ms >= 10_000 ? Math.round(this.#o.queue_timeout_ms / 1000) : Math.round(this.#o.queue_timeout_ms / 100) / 10;
-          throw errors.ACCOUNTS_BUSY_TIMEOUT({ group, seconds: s });
+          throw errors.accounts_busy_timeout({ group, seconds: s });
         }
         req.waiting?.(waited);
         wake = new AbortController();

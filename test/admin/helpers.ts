@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 
 export const ADMIN = 'admin-secret-token-0123456789abcdef';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { testEnv } from '../helpers/gateway.ts';
 import { admin, chat, eventually } from './helpers.ts';
 

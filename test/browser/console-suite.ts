@@ -3,7 +3,7 @@
 // off. Also the gateway with its traffic, and the helpers the console tests share. Screenshots go to .tap/screenshots/.
 import type { Test } from 'tap';
 import type { Browser, Page } from 'playwright-core';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 import { ADMIN, admin, chat, eventually, issue } from '../admin/helpers.ts';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { createLogger } from '../../core/log.ts';
 import { SHIPPED_CONFIG } from '../helpers/e2e.ts';
 import { launch, openPage } from './chromium.ts';

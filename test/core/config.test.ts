@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseBytes, parseConfig, type ConfigDeps } from '../../core/config.ts';
-import { formats, plugins, upstreamAuth } from '../../core/registry.ts';
+import { formats, plugins, upstreamAuth } from '../../app/registry.ts';
 import type { FormatAdapter } from '../../core/types.ts';
 import { demoConfig, writeConfig } from '../helpers/gateway.ts';
 
@@ -541,8 +541,8 @@ t.test('loadConfig reads the file; a missing file is a ConfigError naming it', a
   t.strictSame((named as ConfigError).problems, ['other-name.yaml:2:89 routes.0.typo: unknown field "typo"'], 'problems carry the file\'s own name');
 });
 
-t.test('CLI: node core/main.ts --check', async (t) => {
-  const main = join(import.meta.dirname, '..', '..', 'core', 'main.ts');
+t.test('CLI: node app/main.ts --check', async (t) => {
+  const main = join(import.meta.dirname, '..', '..', 'app', 'main.ts');
   const check = (file: string, env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [main, '--check', '--config', file], {
     encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 30_000,
   });
@@ -620,7 +620,7 @@ routes:
 
 t.test('--check refuses a mis-ordered pipeline with FILE:LINE:COL and exit 1', async (t) => {
   const file = writeConfig(`${SIM}groups:\n  g: { platform: sim, models: [m], accounts: [{ id: a, credential: c }] }\nroutes:\n  - { method: POST, path: /a, format: openai-chat, pipeline: [rate-limit, auth] }\n`);
-  const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../core/main.ts'), '--check', '--config', file], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [join(import.meta.dirname, '../../app/main.ts'), '--check', '--config', file], { encoding: 'utf8' });
   t.equal(run.status, 1);
   t.match(run.stderr, /gateway\.yaml:6:\d+ routes\.0\.pipeline\.0: stage "rate-limit" requires "key", which no earlier stage of this chain provides \(put auth before it\)/);
 });

@@ -2,7 +2,7 @@
 // CORS headers on their answers (errors and relayed upstream answers included), nothing for other origins, never /admin/*.
 import t from 'tap';
 import { parseConfig } from '../../core/config.ts';
-import { formats, plugins, upstreamAuth } from '../../core/registry.ts';
+import { formats, plugins, upstreamAuth } from '../../app/registry.ts';
 import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, post, rawRequest } from '../helpers/http.ts';
 

@@ -46,16 +46,16 @@ t.test('statusClass and asGatewayError', async (t) => {
 
 t.test('the core error catalogue', async (t) => {
   const cases: [GatewayError, number, string, string][] = [
-    [coreErrors.notFound('/x'), 404, 'route_not_found', 'No route for /x'],
-    [coreErrors.methodNotAllowed('GET', ['POST', 'PUT']), 405, 'method_not_allowed', 'Method GET is not allowed here; use POST, PUT'],
-    [coreErrors.bodyTooLarge(1024), 413, 'request_too_large', 'Request body exceeds the limit of 1024 bytes'],
-    [coreErrors.invalidJson('Unexpected token'), 400, 'invalid_json', 'Request body is not valid JSON: Unexpected token'],
-    [coreErrors.notAnObject(), 400, 'invalid_body', 'Request body must be a JSON object'],
-    [coreErrors.bodyAborted(), 400, 'request_aborted', 'The request body was not fully received'],
-    [coreErrors.internal(), 500, 'internal_error', 'The gateway failed to handle this request'],
+    [coreErrors.route_not_found('/x'), 404, 'route_not_found', 'No route for /x'],
+    [coreErrors.method_not_allowed({ method: 'GET', allowed: ['POST', 'PUT'] }), 405, 'method_not_allowed', 'Method GET is not allowed here; use POST, PUT'],
+    [coreErrors.request_too_large(1024), 413, 'request_too_large', 'Request body exceeds the limit of 1024 bytes'],
+    [coreErrors.invalid_json('Unexpected token'), 400, 'invalid_json', 'Request body is not valid JSON: Unexpected token'],
+    [coreErrors.invalid_body({ kind: 'not_an_object' }), 400, 'invalid_body', 'Request body must be a JSON object'],
+    [coreErrors.request_aborted(), 400, 'request_aborted', 'The request body was not fully received'],
+    [coreErrors.internal_error(), 500, 'internal_error', 'The gateway failed to handle this request'],
   ];
   for (const [err, status, code, message] of cases) t.strictSame([err.status, err.code, err.message], [status, code, message], code);
-  t.strictSame(coreErrors.methodNotAllowed('GET', ['POST', 'PUT']).headers, { allow: 'POST, PUT' });
+  t.strictSame(coreErrors.method_not_allowed({ method: 'GET', allowed: ['POST', 'PUT'] }).headers, { allow: 'POST, PUT' });
 });
 
 t.test('sendError with a format: native status, headers and OpenAI envelope', async (t) => {
@@ -95,8 +95,8 @@ t.test('sendError with a format: native status, headers and OpenAI envelope', as
 
 t.test('sendError without a format: the neutral JSON envelope (route not known yet)', async (t) => {
   const url = await serve(t, {
-    '/404': (res) => sendError(res, coreErrors.notFound('/nowhere'), 'req-n'),
-    '/405': (res) => sendError(res, coreErrors.methodNotAllowed('GET', ['POST']), 'req-m'),
+    '/404': (res) => sendError(res, coreErrors.route_not_found('/nowhere'), 'req-n'),
+    '/405': (res) => sendError(res, coreErrors.method_not_allowed({ method: 'GET', allowed: ['POST'] }), 'req-m'),
   });
   const nf = await fetch(`${url}/404`);
   t.equal(nf.status, 404);

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { MemoryStore } from '../../core/store/memory.ts';
 import { RedisStore } from '../../core/store/redis.ts';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { KeyChanges } from '../../core/key-changes.ts';
 import { withGateway } from '../helpers/gateway.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';

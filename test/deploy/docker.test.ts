@@ -22,7 +22,7 @@ const steps = dockerfile(read('Dockerfile'));
 const ignored = dockerignore(read('.dockerignore'));
 const context = new Set(contextFiles(ROOT, ignored));
 const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
-const ENTRIES = ['core/start.js', 'scripts/keys.ts'];
+const ENTRIES = ['app/start.js', 'scripts/keys.ts'];
 const graph = importGraph(ROOT, ENTRIES);
 
 const one = (op: string) => {
@@ -32,7 +32,7 @@ const one = (op: string) => {
 };
 const WORKDIR = one('WORKDIR');
 
-t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node core/start.js, /healthz, the data volume', async (t) => {
+t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node app/start.js, /healthz, the data volume', async (t) => {
   t.match(one('FROM'), /^node:24(\.\d+)*-(\w+-)?slim$/);
   const install = steps.find((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args));
   t.match(install?.args, /npm ci --omit=dev\b/, 'production dependencies only');
@@ -42,8 +42,8 @@ t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node c
   t.notOk(steps.slice(user).some((s) => s.op === 'USER' && /^(root|0)(:|$)/.test(s.args)), 'and not switched back');
   const start = pkg.scripts.start.split(/\s+/);
   t.strictSame(execForm(one('ENTRYPOINT')), start, 'node itself as PID 1 (exec form): SIGTERM reaches the gateway; the node flags of npm start');
-  t.equal(start.at(-1), 'core/start.js');
-  const warm = steps.find((s) => s.op === 'RUN' && s.args.includes('core/start.js'));
+  t.equal(start.at(-1), 'app/start.js');
+  const warm = steps.find((s) => s.op === 'RUN' && s.args.includes('app/start.js'));
   t.match(warm?.args, new RegExp(`^${start.join(' ')} --check --config gateway\\.yaml`), 'the compile cache is filled with the flags of the entry');
   t.ok(steps.some((s) => s.op === 'ENV' && /^NODE_COMPILE_CACHE=\//.test(s.args)), 'in a folder of the image (not /tmp, which a volume may hide)');
   t.strictSame(execForm(one('CMD')), ['--config', 'gateway.yaml']);
@@ -103,7 +103,7 @@ t.test('a copy made as the Dockerfile makes it runs with production dependencies
       const command = s.args.split('&&')[0].trim() + ' --offline';
       const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 120_000 });
       t.equal(ran.status, 0, `${command}: ${ran.stderr}`);
-    } else if (s.op === 'RUN' && s.args.includes('core/start.js')) {
+    } else if (s.op === 'RUN' && s.args.includes('app/start.js')) {
       // The compile cache's filling (the chown to the image's user is left out: this copy is the test's own).
       const command = s.args.split('&&')[0].trim().replace(/^node /, `"${process.execPath}" `);
       const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 60_000 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse, parseAllDocuments } from 'yaml';
 import { createLogger } from '../../core/log.ts';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { ADMIN, admin } from '../admin/helpers.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';

@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import fc from 'fast-check';
 import t from 'tap';
-import { formats } from '../../core/registry.ts';
+import { formats } from '../../app/registry.ts';
 import { eventually } from '../admin/helpers.ts';
 import { withLoggedGateway } from '../helpers/gateway.ts';
 import { DEMO_KEY, SHIPPED_CONFIG } from '../helpers/e2e.ts';

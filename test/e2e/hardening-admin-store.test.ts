@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { sqlite } from '../../core/store/sqlite.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
 import { chatConfig, testEnv, withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
@@ -117,7 +117,7 @@ t.test('defect 11: admin.token is refused when short, spaced or a key\'s secret;
   t.match(err?.problems?.join('\n'), /admin\.token: is the secret of issued key "key_[0-9a-f]+"/, 'an issued key\'s secret is refused');
 
   // What an operator sees: `--check` says what is required and fails.
-  const check = spawnSync(process.execPath, ['core/main.ts', '--check', '--config', writeConfig(adminConfig({ token: 'short-token' }))], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  const check = spawnSync(process.execPath, ['app/main.ts', '--check', '--config', writeConfig(adminConfig({ token: 'short-token' }))], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
   t.equal(check.status, 1, '--check fails');
   t.match(check.stderr, /gateway\.yaml:\d+:\d+ admin\.token: must be at least 32 characters \(it has 11\)/);
   t.notMatch(check.stderr, /short-token/, 'the token itself is not printed');

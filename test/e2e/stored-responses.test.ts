@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
-import { startGateway, type Gateway } from '../../core/server.ts';
+import { startGateway, type Gateway } from '../../app/gateway.ts';
 import { startSimulator, type Simulator } from '../../simulator/server.ts';
 import { admin, eventually } from '../admin/helpers.ts';
 import { gatewayProcess } from '../helpers/process.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createLogger } from '../../core/log.ts';
-import { startGateway, type Gateway } from '../../core/server.ts';
+import { startGateway, type Gateway } from '../../app/gateway.ts';
 
 interface Teardown { teardown(fn: () => unknown): void }
 

@@ -3,7 +3,7 @@
 // prints the heap in use after a full GC at the end of each round, as one JSON line.
 import { request } from 'node:http';
 import { pino } from 'pino';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { chatConfig, writeConfig } from './gateway.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 4);

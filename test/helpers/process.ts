@@ -1,4 +1,4 @@
-// Starts the gateway as a real child process (node core/main.ts) on a free port, stopped when the test ends.
+// Starts the gateway as a real child process (node app/main.ts) on a free port, stopped when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,7 +25,7 @@ export const freePort = () => new Promise<number>((resolve, reject) => {
  */
 export async function gatewayProcess(t: Teardown, config: string, o: { env?: NodeJS.ProcessEnv; port?: number; prefix?: string[] } = {}): Promise<{ url: string; child: ChildProcess; stdout: () => string }> {
   const port = o.port ?? await freePort();
-  const [command, ...args] = [...o.prefix ?? [], process.execPath, 'core/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'];
+  const [command, ...args] = [...o.prefix ?? [], process.execPath, 'app/main.ts', '--config', config, '--port', String(port), '--host', '127.0.0.1'];
   const child = spawn(command, args, {
     cwd: ROOT, env: { ...process.env, GATEWAY_STORE_PATH: ':memory:', LOG_LEVEL: 'warn', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });

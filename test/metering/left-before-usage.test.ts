@@ -2,7 +2,7 @@
 // on for its usage: the settlement reaches the file before the store closes.
 import { pino } from 'pino';
 import t from 'tap';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { testEnv, writeConfig } from '../helpers/gateway.ts';
 import { bearer, post } from '../helpers/http.ts';
 import { slowChatStream, startUpstream } from '../helpers/upstream.ts';

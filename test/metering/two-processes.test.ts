@@ -1,4 +1,4 @@
-// Two gateway processes (`node core/main.ts`) on one Redis, one upstream: a key with concurrency 2 and rpm 6 is held to
+// Two gateway processes (`node app/main.ts`) on one Redis, one upstream: a key with concurrency 2 and rpm 6 is held to
 // those limits in total, whichever process its requests reach. Waves of 10 slow streams (5 per process, chat and
 // messages) are fired at once; a counting proxy in front of the simulator measures how many are in flight upstream.
 // Every refusal is the gateway's own 429; the ledger, read from either process, holds exactly the admitted requests.

@@ -3,7 +3,7 @@
 // or the priced names the globs match when the upstream cannot be asked.
 import t from 'tap';
 import { pino } from 'pino';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { demoConfig, withGateway, writeConfig } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/process.ts';
 import { bearer, expectOpenAIError } from '../helpers/http.ts';

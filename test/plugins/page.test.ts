@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-page-'));
 writeFileSync(join(dir, 'hello.html'), '<!doctype html><title>hi</title><p>hello</p>');
@@ -65,7 +65,7 @@ t.test('a missing file stops the gateway from starting, naming the file', async 
   // In a child process, as an operator would start it: the half-started simulators die with it.
   const configFile = join(dir, 'gateway-missing.yaml');
   writeFileSync(configFile, config('missing.html'));
-  const main = fileURLToPath(new URL('../../core/main.ts', import.meta.url));
+  const main = fileURLToPath(new URL('../../app/main.ts', import.meta.url));
   const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
     execFile(process.execPath, [main, '--config', configFile], { timeout: 20_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (err as { code?: number }).code ?? null : 0, out: stdout + stderr });

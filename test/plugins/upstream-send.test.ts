@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Tap } from '../store/fixtures.ts';
 import { pino } from 'pino';
-import { startGateway } from '../../core/server.ts';
+import { startGateway } from '../../app/gateway.ts';
 import { chatConfig, withGateway, writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 import { startUpstream } from '../helpers/upstream.ts';

@@ -1,7 +1,7 @@
 // Shared by the account-pool tests: a config with one pool group on the simulator, a gateway that keeps every log line,
 // and readers for what each account (credential) received upstream.
 import { pino } from 'pino';
-import { startGateway, type Gateway } from '../../core/server.ts';
+import { startGateway, type Gateway } from '../../app/gateway.ts';
 import type { RecordedRequest } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { frontProxy } from '../helpers/upstream.ts';

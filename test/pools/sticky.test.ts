@@ -2,7 +2,7 @@
 // session-id / prompt_cache_key keep a conversation on one account, while requests without a shared session spread over
 // all three; a session whose account is cooling down or busy is served elsewhere and moves there.
 import t from 'tap';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { metricValue, metricsText } from '../helpers/http.ts';
 import { chat, credentialOf, faultProxy, poolConfig, poolGateway, postJson, sleep } from './helpers.ts';
 

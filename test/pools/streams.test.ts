@@ -2,7 +2,7 @@
 // the request to the next account (the client sees one clean stream); a failure after content began reaches the client
 // as the format's own stream error and is never retried. And max_switches bounds the attempts.
 import t from 'tap';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { chat, credentialOf, poolConfig, poolGateway, postJson, records } from './helpers.ts';
 
 const HEALTHY = 'healthy-credential';

@@ -1,4 +1,4 @@
-// Two gateway processes (`node core/main.ts`) on one Redis share the pool's account slots: accounts of concurrency 2 and 3
+// Two gateway processes (`node app/main.ts`) on one Redis share the pool's account slots: accounts of concurrency 2 and 3
 // never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
 // (12 per process) all complete by waiting their turn in the queue.
 import t from 'tap';

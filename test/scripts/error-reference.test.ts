@@ -15,14 +15,33 @@ t.test('README carries the current error table', async (t) => {
 
 t.test('a thrower builds the catalogued status, message and headers; a throw site adds param, headers or another status', async (t) => {
   const errors = defineErrors('test-area', {
-    TEST_FIXED: { status: 418, doc: 'A test.', message: 'fixed', headers: { 'x-a': '1' } },
-    TEST_MADE: { status: 400, also: [409], doc: 'A test.', message: (p: { n: number }) => `made ${p.n}` },
+    test_fixed: { wire: 'TEST_FIXED', status: 418, doc: 'A test.', message: 'fixed', headers: { 'x-a': '1' } },
+    test_made: { wire: 'TEST_MADE', status: 400, also: [409], doc: 'A test.', message: (p: { n: number }) => `made ${p.n}` },
   });
-  const fixed = errors.TEST_FIXED();
+  const fixed = errors.test_fixed();
   t.ok(fixed instanceof GatewayError);
   t.strictSame([fixed.status, fixed.code, fixed.message, fixed.headers, fixed.param], [418, 'TEST_FIXED', 'fixed', { 'x-a': '1' }, null]);
-  const made = errors.TEST_MADE({ n: 2 }, { param: 'p', status: 409, headers: { 'x-b': '2' } });
+  const made = errors.test_made({ n: 2 }, { param: 'p', status: 409, headers: { 'x-b': '2' } });
   t.strictSame([made.status, made.message, made.param, made.headers], [409, 'made 2', 'p', { 'x-b': '2' }]);
   t.equal(errorCatalogue().get('TEST_MADE')?.area, 'test-area');
-  t.throws(() => defineErrors('other-area', { TEST_FIXED: { status: 400, doc: 'x', message: 'y' } }), /defined by both test-area and other-area/);
+  t.throws(() => defineErrors('other-area', { test_fixed: { wire: 'TEST_FIXED', status: 400, doc: 'x', message: 'y' } }), /defined by both test-area and other-area/);
+});
+
+t.test('codes are snake_case: an older code clients know is kept as the wire alias of a snake_case name', async (t) => {
+  t.throws(() => defineErrors('case-area', { CASE_UPPER: { status: 400, doc: 'x', message: 'y' } }), /CASE_UPPER of case-area is not snake_case/);
+  t.throws(() => defineErrors('case-area', { caseCamel: { status: 400, doc: 'x', message: 'y' } }), /not snake_case/);
+  const errors = defineErrors('case-area', {
+    case_aliased: { wire: 'CASE_ALIASED', status: 409, doc: 'x', message: 'y' },
+    case_made: { status: 405, doc: 'x', message: 'z', headers: (p: { allowed: string[] }) => ({ allow: p.allowed.join(', ') }) },
+  });
+  t.equal(errors.case_aliased().code, 'CASE_ALIASED', 'clients see the code they always saw');
+  t.equal(errorCatalogue().get('CASE_ALIASED')?.area, 'case-area', 'catalogued (and in the README) as clients see it');
+  t.notOk(errorCatalogue().has('case_aliased'));
+  t.strictSame(errors.case_made({ allowed: ['GET', 'POST'] }, { headers: { 'x-b': '2' } }).headers, { allow: 'GET, POST', 'x-b': '2' }, 'headers made from the parameters');
+});
+
+t.test('the shipped catalogue: every code is snake_case, or an alias kept for the clients that know it', async (t) => {
+  const upper = [...errorCatalogue()].filter(([code]) => !/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/.test(code));
+  for (const [code, { entry }] of upper) t.equal(entry.wire, code, `${code} is a wire alias`);
+  t.ok(upper.length > 0 && upper.length < errorCatalogue().size);
 });

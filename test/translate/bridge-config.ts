@@ -1,6 +1,6 @@
 // A gateway with one group per upstream format, each on a simulator platform that speaks only that format, and one key
 // per group: every client format reaches every group, natively or translated. Shared by the bridge's end-to-end tests.
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import { withGateway } from '../helpers/gateway.ts';
 
 /** Upstream format → the key of the group whose platform speaks only it. */

@@ -1,7 +1,7 @@
 // What the SDK tests of translated pairs share: the ledger record of a request, the upstream's own usage for what it was
 // sent (the same body asked again whole, read by the upstream's codec), and the upstream's last request.
 import type { CanonRequest, Codec } from '../../core/canonical.ts';
-import type { Gateway } from '../../core/server.ts';
+import type { Gateway } from '../../app/gateway.ts';
 import type { RecordedRequest } from '../../simulator/server.ts';
 import { codec as chat } from '../../adapters/openai-chat/codec/index.ts';
 import { codec as responses } from '../../adapters/openai-responses/codec/index.ts';

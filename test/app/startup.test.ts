@@ -1,4 +1,4 @@
-// Start-up output of a real `node core/main.ts`: each config warning once (one process or a cluster), as a JSON line,
+// Start-up output of a real `node app/main.ts`: each config warning once (one process or a cluster), as a JSON line,
 // and the "listening" line naming the address actually bound.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ function start(t: Test, opts: { host: string; workers?: number }) {
   const yaml = demoConfig()
     .replace('credential: upstream-credential-1', 'credential: "${UPSTREAM_CRED:-}"')
     .replace('host: 127.0.0.1, port: 0,', `host: "${opts.host}", port: 0, workers: ${opts.workers ?? 1},`);
-  const child = spawn(process.execPath, ['core/main.ts', '--config', writeConfig(yaml)], {
+  const child = spawn(process.execPath, ['app/main.ts', '--config', writeConfig(yaml)], {
     cwd: ROOT, env: { PATH: process.env.PATH, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = { stdout: '', stderr: '' };

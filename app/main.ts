@@ -2,11 +2,11 @@
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { serveClusterMetrics } from './cluster-metrics.ts';
-import { loadConfig, ConfigError } from './config.ts';
+import { serveClusterMetrics } from '../core/cluster-metrics.ts';
+import { loadConfig, ConfigError } from '../core/config.ts';
+import { createLogger } from '../core/log.ts';
+import { startGateway } from './gateway.ts';
 import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
-import { startGateway } from './server.ts';
-import { createLogger } from './log.ts';
 
 const { values } = parseArgs({
   options: {

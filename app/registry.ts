@@ -1,7 +1,10 @@
-// The only place that knows the plugin and adapter lists (static index files) and the built-in simulator.
+// The composition root's lists: the only place that reads the plugin and adapter index files (static lists) and knows
+// the built-in simulator. Core takes them as its Parts, and imports nothing above itself.
 import { plugins as pluginList } from '../plugins/index.ts';
 import { formats as formatList, upstreamAuth } from '../adapters/index.ts';
-import type { FormatAdapter, Plugin } from './types.ts';
+import type { Parts } from '../core/server.ts';
+import type { FormatAdapter, Plugin } from '../core/types.ts';
+import type { Simulator } from '../simulator/server.ts';
 
 export const plugins: Record<string, Plugin> = Object.fromEntries(pluginList.map((p) => [p.name, p]));
 export const formats: Record<string, FormatAdapter> = Object.fromEntries(formatList.map((f) => [f.name, f]));
@@ -13,3 +16,9 @@ export { upstreamAuth };
  * compile cache holds what the start runs.
  */
 export const simulator = () => import('../simulator/server.ts');
+
+export const parts: Parts<Simulator> = {
+  plugins, formats, upstreamAuth,
+  // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
+  startSimulator: async () => (await simulator()).startSimulator({ host: '127.0.0.1', port: 0, maxRecorded: 1000 }),
+};

@@ -1,7 +1,7 @@
-// The gateway's entry as `npm start` and the image run it: node's compile cache on, then core/main.ts.
+// The gateway's entry as `npm start` and the image run it: node's compile cache on, then app/main.ts.
 // With the cache, every start after the first finds each TypeScript source already stripped and compiled, so node
 // never loads its type-stripping compiler, which stays resident in every thread (docs/performance.md), and starts
-// faster. `node core/main.ts` runs the same gateway without it.
+// faster. `node app/main.ts` runs the same gateway without it.
 // The cache lives in NODE_COMPILE_CACHE when set, else in the system's temp folder; a folder it cannot write only costs
 // the saving. Plain JavaScript, so this file itself needs no stripping.
 import module from 'node:module';
