@@ -4,12 +4,15 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
+import { expectsContinue } from './http-rules.ts';
 import type { AccountConfig, Attempt, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, res?: ServerResponse): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(coreErrors.bodyTooLarge(limit));
+  // A client that waits for 100 Continue gets it now, when its body is wanted: after authentication, never before a 413.
+  if (res && !res.headersSent && expectsContinue(req)) res.writeContinue();
   return new Promise((resolve, reject) => {
     // Most bodies arrive in one chunk: an array is made only for a second one.
     let first: Buffer | undefined;
@@ -109,7 +112,7 @@ class RequestCtx implements Ctx {
   set<T>(variable: ContextVar<T>, value: T | undefined): void { (this.#vars ??= new Map()).set(variable.name, value); }
   get url(): URL { return (this.#url ??= new URL(this.path + this.search, 'http://gateway')); }
   // A scratch copy reads the body through the request's context, once for both (unless it set its own).
-  body(): Promise<Buffer> { return (this.#body ??= this.#under?.body() ?? readBody(this.req, this.#bodyLimit)); }
+  body(): Promise<Buffer> { return (this.#body ??= this.#under?.body() ?? readBody(this.req, this.#bodyLimit, this.res)); }
   json(): Promise<Record<string, unknown>> { return (this.#parsed ??= this.#under !== undefined && !this.#changed ? this.#under.json() : this.#parse()); }
   setJson(value: Record<string, unknown>): void { this.#parsed = Promise.resolve(value); this.#changed = true; }
   setBody(bytes: Buffer): void { this.#body = Promise.resolve(bytes); this.#parsed = undefined; this.#changed = true; }

@@ -75,6 +75,13 @@ export const coreCodes = defineErrors('core', {
     message: (name: string) => `The path segment "${name}" holds a character or segment that is not allowed (an encoded "/", "?", "#" or "\\", a control character, an empty, "." or ".." segment)`,
   },
   bad_url: { status: 400, doc: 'The request URL cannot be parsed.', message: 'Malformed request URL' },
+  absolute_url: {
+    status: 400, doc: 'The request line names a full URL (absolute-form, as sent to a proxy) instead of a path.',
+    message: 'The request target must be a path such as /v1/chat/completions, not a full URL: the gateway is not a proxy',
+  },
+  connect_not_supported: { status: 405, doc: 'A CONNECT request: the gateway is not a proxy.', message: 'CONNECT is not supported: the gateway is not a proxy' },
+  missing_host: { status: 400, doc: 'An HTTP/1.1 request without a `Host` header.', message: 'An HTTP/1.1 request must carry a Host header' },
+  expectation_failed: { status: 417, doc: 'The `Expect` header asks for something other than `100-continue`.', message: 'The only expectation supported is "Expect: 100-continue"' },
   request_too_large: { status: 413, doc: 'The body exceeds `server.body_limit`.', message: (limit: number) => `Request body exceeds the limit of ${limit} bytes` },
   invalid_json: { status: 400, doc: 'The body is not valid JSON.', message: (detail: string) => `Request body is not valid JSON: ${detail}` },
   invalid_body: {
