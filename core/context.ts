@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
 import { expectsContinue } from './http-rules.ts';
+import { parseBody } from './json-body.ts';
 import type { AccountConfig, Attempt, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
@@ -117,7 +118,7 @@ class RequestCtx implements Ctx {
   setJson(value: Record<string, unknown>): void { this.#parsed = Promise.resolve(value); this.#changed = true; }
   setBody(bytes: Buffer): void { this.#body = Promise.resolve(bytes); this.#parsed = undefined; this.#changed = true; }
   bodyChanged(): boolean { return this.#changed; }
-  async #parse(): Promise<Record<string, unknown>> { return checkShape(this.format, parseObject(await this.body())); }
+  async #parse(): Promise<Record<string, unknown>> { return checkShape(this.format, await parseBody(await this.body())); }
 
   /** A copy of this context (scratchCtx): the same fields and body, its variables its own over this one's. */
   scratch(): RequestCtx {
@@ -152,40 +153,6 @@ export function scratchCtx(ctx: Ctx): Ctx {
 
 export function createCtx(init: CtxInit): Ctx {
   return new RequestCtx(init);
-}
-
-/**
- * Deepest nesting of objects and arrays a request body may have. Far beyond any real request (a deep tool schema
- * nests a few dozen levels), and low enough that every later walk of the body (hashing, re-serialising, translating)
- * stays well inside the stack.
- */
-export const MAX_JSON_DEPTH = 400;
-
-/** True when the JSON text nests objects and arrays deeper than `max` (strings skipped; one pass over the bytes). */
-export function nestsDeeperThan(buf: Buffer, max: number): boolean {
-  let depth = 0;
-  const n = buf.length;
-  for (let i = 0; i < n; i++) {
-    const c = buf[i];
-    if (c === 34 /* " */) {
-      for (i++; i < n; i++) {
-        const d = buf[i];
-        if (d === 92 /* \ */) i++;
-        else if (d === 34) break;
-      }
-    } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
-    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
-  }
-  return false;
-}
-
-function parseObject(buf: Buffer): Record<string, unknown> {
-  if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw coreErrors.tooDeep(MAX_JSON_DEPTH);
-  let value: unknown;
-  try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalidJson((err as Error).message); }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.notAnObject();
-  return value as Record<string, unknown>;
 }
 
 const ajv = new Ajv({ allErrors: false, strict: false });

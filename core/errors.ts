@@ -85,7 +85,7 @@ export const coreCodes = defineErrors('core', {
   request_too_large: { status: 413, doc: 'The body exceeds `server.body_limit`.', message: (limit: number) => `Request body exceeds the limit of ${limit} bytes` },
   invalid_json: { status: 400, doc: 'The body is not valid JSON.', message: (detail: string) => `Request body is not valid JSON: ${detail}` },
   invalid_body: {
-    status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels).',
+    status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels, a field named twice in the top-level object or an object directly in it).',
     message: (text: string) => text,
   },
   request_aborted: { status: 400, doc: 'The client stopped sending its body.', message: 'The request body was not fully received' },
@@ -105,6 +105,7 @@ export const coreErrors = {
   invalidJson: (detail: string) => coreCodes.invalid_json(detail),
   tooDeep: (max: number) => coreCodes.invalid_body(`Request body nests objects and arrays more than ${max} levels deep`),
   notAnObject: () => coreCodes.invalid_body('Request body must be a JSON object'),
+  duplicateField: (name: string) => coreCodes.invalid_body(`Request body names the field "${name}" more than once`, { param: name }),
   invalidBody: (detail: string, param?: string) => coreCodes.invalid_body(`Invalid request body: ${detail}`, { param }),
   bodyAborted: () => coreCodes.request_aborted(),
   internal: () => coreCodes.internal_error(),
