@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
 import { expectsContinue } from './http-rules.ts';
 import { parseBody } from './json-body.ts';
+import { join, turnAfter } from './slices.ts';
 import type { AccountConfig, Attempt, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
@@ -29,7 +30,7 @@ export function readBody(req: IncomingMessage, limit: number, res?: ServerRespon
       if (!first) first = chunk;
       else (more ??= [first]).push(chunk);
     };
-    const onEnd = () => { done(); resolve(more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0))); };
+    const onEnd = () => { done(); resolve(more ? join(more, size) : (first ?? Buffer.alloc(0))); };
     const onAborted = () => fail(coreErrors.bodyAborted());
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
   });
@@ -118,7 +119,12 @@ class RequestCtx implements Ctx {
   setJson(value: Record<string, unknown>): void { this.#parsed = Promise.resolve(value); this.#changed = true; }
   setBody(bytes: Buffer): void { this.#body = Promise.resolve(bytes); this.#parsed = undefined; this.#changed = true; }
   bodyChanged(): boolean { return this.#changed; }
-  async #parse(): Promise<Record<string, unknown>> { return checkShape(this.format, await parseBody(await this.body())); }
+  async #parse(): Promise<Record<string, unknown>> {
+    const bytes = await this.body();
+    const body = await parseBody(bytes);
+    await turnAfter(bytes.length);
+    return checkShape(this.format, body);
+  }
 
   /** A copy of this context (scratchCtx): the same fields and body, its variables its own over this one's. */
   scratch(): RequestCtx {

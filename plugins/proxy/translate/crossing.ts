@@ -10,6 +10,7 @@ import { estimateInputTokens } from './estimate.ts';
 import { inlineMedia, type MediaOptions } from './media.ts';
 import { relayTranslated, type Codecs } from './relay.ts';
 import { sendJson } from '../../../core/reply.ts';
+import { serialize, turnAfter } from '../../../core/slices.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
 
 /** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
@@ -56,6 +57,8 @@ export class TranslatedCrossing implements Crossing {
     if (operation === 'retrieve') return TranslatedCrossing.#retrieve(ctx, p, client, upstream);
     const request: CanonRequest = client.decodeRequest(await ctx.json(), operation,
       { model: ctx.upstreamModel ?? ctx.model ?? '', path: ctx.path, query: ctx.search });
+    // A large body's decoding and its encoding for an account do not follow in one turn of the event loop.
+    await turnAfter((await ctx.body()).length);
     request.stream = operation === 'generate' && ctx.stream;
     const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
@@ -82,7 +85,7 @@ export class TranslatedCrossing implements Crossing {
     if (upstream.inlineMedia) await (this.#inlined ??= inlineMedia(cctx.request, this.#media));
     const request = { ...cctx.request, model: ctx.upstreamModel ?? cctx.request.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
-    const body = { bytes: Buffer.from(JSON.stringify(encoded.body)), json: true };
+    const body = { bytes: await serialize(encoded.body), json: true };
     const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? this.upstreamFormat.upstreamAuth];
     const headers = upstreamHeaders(this.#given, auth, account, body, this.#allowed);
     Object.assign(headers, encoded.headers);
