@@ -17,10 +17,18 @@ const ERRORS: Record<string, () => GatewayError> = {
 };
 const malformed = () => coreErrors.malformed_request();
 
-/** The method and path of a request line at the start of the bytes the parser saw, when there is one. */
+/** The method and path of a request line at the start of the bytes the parser saw (a full URL's path), when there is one. */
 function requestLine(raw: Buffer | undefined): { method?: string; path?: string } {
-  const m = raw && /^([A-Z]{3,10}) (\/[^\s?#]*)/.exec(raw.toString('latin1', 0, Math.min(raw.length, 2048)));
+  const m = raw && /^([A-Z]{3,10}) (?:[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s?#]*)?(\/[^\s?#]*)/.exec(raw.toString('latin1', 0, Math.min(raw.length, 2048)));
   return m ? { method: m[1], path: m[2] } : {};
+}
+
+/** Answers on the bare socket (no response object exists for it) and closes the connection. */
+export function answerRaw(socket: Socket, error: GatewayError, body: string): void {
+  const headers = Object.entries(error.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\ncontent-type: application/json\r\n${headers}`
+    + `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.destroySoon();
 }
 
 /** The server's 'clientError' listener: answer and close (a connection in the middle of a response is just closed). */
@@ -33,9 +41,6 @@ export function clientErrorHandler(render: RenderError): (err: ParserError, sock
     }
     const error = (ERRORS[err.code ?? ''] ?? malformed)();
     const { method, path } = requestLine(err.rawPacket);
-    const body = render(error, method, path);
-    socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\ncontent-type: application/json\r\n`
-      + `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-    socket.destroySoon();
+    answerRaw(socket, error, render(error, method, path));
   };
 }

@@ -4,12 +4,17 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { coreErrors, GatewayError } from './errors.ts';
+import { expectsContinue } from './http-rules.ts';
+import { parseBody } from './json-body.ts';
+import { join, turnAfter } from './slices.ts';
 import type { AccountConfig, Attempt, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, res?: ServerResponse): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(coreErrors.request_too_large(limit));
+  // A client that waits for 100 Continue gets it now, when its body is wanted: after authentication, never before a 413.
+  if (res && !res.headersSent && expectsContinue(req)) res.writeContinue();
   return new Promise((resolve, reject) => {
     // Most bodies arrive in one chunk: an array is made only for a second one.
     let first: Buffer | undefined;
@@ -25,7 +30,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (!first) first = chunk;
       else (more ??= [first]).push(chunk);
     };
-    const onEnd = () => { done(); resolve(more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0))); };
+    const onEnd = () => { done(); resolve(more ? join(more, size) : (first ?? Buffer.alloc(0))); };
     const onAborted = () => fail(coreErrors.request_aborted());
     req.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
   });
@@ -107,12 +112,17 @@ class RequestCtx implements Ctx {
   set<T>(variable: ContextVar<T>, value: T | undefined): void { (this.#vars ??= new Map()).set(variable.name, value); }
   get url(): URL { return (this.#url ??= new URL(this.path + this.search, 'http://gateway')); }
   // A scratch copy reads the body through the request's context, once for both (unless it set its own).
-  body(): Promise<Buffer> { return (this.#body ??= this.#under?.body() ?? readBody(this.req, this.#bodyLimit)); }
+  body(): Promise<Buffer> { return (this.#body ??= this.#under?.body() ?? readBody(this.req, this.#bodyLimit, this.res)); }
   json(): Promise<Record<string, unknown>> { return (this.#parsed ??= this.#under !== undefined && !this.#changed ? this.#under.json() : this.#parse()); }
   setJson(value: Record<string, unknown>): void { this.#parsed = Promise.resolve(value); this.#changed = true; }
   setBody(bytes: Buffer): void { this.#body = Promise.resolve(bytes); this.#parsed = undefined; this.#changed = true; }
   bodyChanged(): boolean { return this.#changed; }
-  async #parse(): Promise<Record<string, unknown>> { return checkShape(this.format, parseObject(await this.body())); }
+  async #parse(): Promise<Record<string, unknown>> {
+    const bytes = await this.body();
+    const body = await parseBody(bytes);
+    await turnAfter(bytes.length);
+    return checkShape(this.format, body);
+  }
 
   /** A copy of this context (scratchCtx): the same fields and body, its variables its own over this one's. */
   scratch(): RequestCtx {
@@ -145,40 +155,6 @@ export function scratchCtx(ctx: Ctx): Ctx {
 
 export function createCtx(init: CtxInit): Ctx {
   return new RequestCtx(init);
-}
-
-/**
- * Deepest nesting of objects and arrays a request body may have. Far beyond any real request (a deep tool schema
- * nests a few dozen levels), and low enough that every later walk of the body (hashing, re-serialising, translating)
- * stays well inside the stack.
- */
-export const MAX_JSON_DEPTH = 400;
-
-/** True when the JSON text nests objects and arrays deeper than `max` (strings skipped; one pass over the bytes). */
-export function nestsDeeperThan(buf: Buffer, max: number): boolean {
-  let depth = 0;
-  const n = buf.length;
-  for (let i = 0; i < n; i++) {
-    const c = buf[i];
-    if (c === 34 /* " */) {
-      for (i++; i < n; i++) {
-        const d = buf[i];
-        if (d === 92 /* \ */) i++;
-        else if (d === 34) break;
-      }
-    } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
-    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
-  }
-  return false;
-}
-
-function parseObject(buf: Buffer): Record<string, unknown> {
-  if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw coreErrors.invalid_body({ kind: 'too_deep', max: MAX_JSON_DEPTH });
-  let value: unknown;
-  try { value = JSON.parse(buf.toString('utf8')); } catch (err) { throw coreErrors.invalid_json((err as Error).message); }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw coreErrors.invalid_body({ kind: 'not_an_object' });
-  return value as Record<string, unknown>;
 }
 
 const ajv = new Ajv({ allErrors: false, strict: false });

@@ -72,10 +72,11 @@ export function defineErrors<const T extends Record<string, ErrorEntry<any>>>(ar
 export const errorCatalogue = (): ReadonlyMap<string, { area: string; entry: ErrorEntry<any> }> => catalogue;
 
 /** What is wrong with a request body that parsed (an invalid_body), and how each reads. */
-type BodyProblem = { kind: 'not_an_object' } | { kind: 'too_deep'; max: number } | { kind: 'invalid'; detail: string };
+type BodyProblem = { kind: 'not_an_object' } | { kind: 'too_deep'; max: number } | { kind: 'duplicate'; name: string } | { kind: 'invalid'; detail: string };
 const bodyProblems: { [K in BodyProblem['kind']]: (p: Extract<BodyProblem, { kind: K }>) => string } = {
   not_an_object: () => 'Request body must be a JSON object',
   too_deep: (p) => `Request body nests objects and arrays more than ${p.max} levels deep`,
+  duplicate: (p) => `Request body names the field "${p.name}" more than once`,
   invalid: (p) => `Invalid request body: ${p.detail}`,
 };
 
@@ -95,10 +96,17 @@ export const coreErrors = defineErrors('core', {
     message: (name: string) => `The path segment "${name}" holds a character or segment that is not allowed (an encoded "/", "?", "#" or "\\", a control character, an empty, "." or ".." segment)`,
   },
   bad_url: { status: 400, doc: 'The request URL cannot be parsed.', message: 'Malformed request URL' },
+  absolute_url: {
+    status: 400, doc: 'The request line names a full URL (absolute-form, as sent to a proxy) instead of a path.',
+    message: 'The request target must be a path such as /v1/chat/completions, not a full URL: the gateway is not a proxy',
+  },
+  connect_not_supported: { status: 405, doc: 'A CONNECT request: the gateway is not a proxy.', message: 'CONNECT is not supported: the gateway is not a proxy' },
+  missing_host: { status: 400, doc: 'An HTTP/1.1 request without a `Host` header.', message: 'An HTTP/1.1 request must carry a Host header' },
+  expectation_failed: { status: 417, doc: 'The `Expect` header asks for something other than `100-continue`.', message: 'The only expectation supported is "Expect: 100-continue"' },
   request_too_large: { status: 413, doc: 'The body exceeds `server.body_limit`.', message: (limit: number) => `Request body exceeds the limit of ${limit} bytes` },
   invalid_json: { status: 400, doc: 'The body is not valid JSON.', message: (detail: string) => `Request body is not valid JSON: ${detail}` },
   invalid_body: {
-    status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels).',
+    status: 400, doc: 'The body is not the JSON object the route takes (wrong shape, nesting deeper than 400 levels, a field named twice in the top-level object or an object directly in it).',
     message: (problem: BodyProblem) => (bodyProblems[problem.kind] as (p: BodyProblem) => string)(problem),
   },
   request_aborted: { status: 400, doc: 'The client stopped sending its body.', message: 'The request body was not fully received' },

@@ -2,11 +2,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from './node-http.ts';
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type ConfigDeps } from './config.ts';
-import { clientErrorHandler } from './client-errors.ts';
+import { answerRaw, clientErrorHandler } from './client-errors.ts';
+import { httpRefusal, targetPath } from './http-rules.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
 import { createCors, type Cors } from './cors.ts';
 import { drainable, Running, type Drain } from './drain.ts';
@@ -111,14 +112,22 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
     requestTimeout: limits.request_timeout_ms,
     // How often Node looks for connections past those timeouts (its default, 30 s, let an idle one stay 50% longer).
     connectionsCheckingInterval: Math.min(1000, limits.headers_timeout_ms),
-  }, (req, res) => {
+    // A request without Host is answered by handle(), in its route's format, not with Node's bare 400.
+    requireHostHeader: false,
+  }, serve);
+  function serve(req: IncomingMessage, res: ServerResponse): void {
     if (drain.draining) res.setHeader('connection', 'close');
     handle(runtime, req, res, metrics, drain, running).catch((err) => {
       log.error({ err }, 'unhandled error in request handler');
       if (!res.headersSent) sendError(res, coreErrors.internal_error(), '-');
       else res.destroy();
     });
-  });
+  }
+  // Node would send 100 Continue at once (before a 401 or 413 is known) and answer any other expectation with a bare
+  // 417: the gateway sends 100 Continue when it first reads the body (context.ts), and handle() answers the rest.
+  server.on('checkContinue', serve).on('checkExpectation', serve);
+  // Node closes a CONNECT's connection without a word: it gets an answer, in the format of the route it names.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => refuseConnect(runtime, req, socket));
   if (limits.max_connections > 0) server.maxConnections = limits.max_connections;
   server.on('clientError', clientErrorHandler((err, method, path) => renderMiss(runtime, err, method, path)));
   const drain = drainable(server);
@@ -203,17 +212,29 @@ const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, d
   },
 };
 
+/** The format of the route a method and path name, or of the one they come nearest to. */
+function formatNear(rt: Runtime, method: string | undefined, path: string | undefined): FormatAdapter | undefined {
+  if (method === undefined || path === undefined) return undefined;
+  try { return rt.router.match(method, path).route.format; } catch (miss) { return (miss as RouteMiss<Compiled>).near?.format; }
+}
+
 /**
  * The error body for a request no route could take (or that Node could not parse): in the format of the route it
  * names or comes nearest to, so each client reads its own error shape.
  */
 function renderMiss(rt: Runtime, err: GatewayError, method: string | undefined, path: string | undefined): string {
-  let format: FormatAdapter | undefined;
-  if (method !== undefined && path !== undefined) {
-    try { format = rt.router.match(method, path).route.format; } catch (miss) { format = (miss as RouteMiss<Compiled>).near?.format; }
-  }
+  const format = formatNear(rt, method, path);
   const id = newRequestId();
   return JSON.stringify(format ? format.errorBody(err, { id }) : { error: { message: err.message, type: 'invalid_request_error', code: err.code, request_id: id } });
+}
+
+/** A CONNECT, answered and closed: the gateway is no proxy. */
+function refuseConnect(rt: Runtime, req: IncomingMessage, socket: Socket): void {
+  const path = targetPath(req.url ?? '');
+  let err: GatewayError = coreErrors.connect_not_supported();
+  // One that names a path gets what the router answers there: a route's 405 naming its methods (`allow`), or a 404.
+  if (path !== undefined) try { rt.router.match('CONNECT', path); } catch (miss) { err = asGatewayError(miss); }
+  answerRaw(socket, err, renderMiss(rt, err, 'CONNECT', path));
 }
 
 /** Declared body bytes an early answer still reads and discards, so that the connection can serve its next request. */
@@ -240,14 +261,19 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   res.setHeader('x-request-id', id);
   if (clientId !== undefined) res.setHeader('x-client-request-id', clientId);
   const raw = req.url ?? '/';
-  if (raw.charCodeAt(0) !== 47 /* / */) {
+  const method = req.method ?? 'GET';
+  const refused = httpRefusal(req);
+  if (refused) {
+    // In the format of the route the request names, and the connection closed: what follows on it cannot be trusted.
     leaveBody(req, res);
-    return sendError(res, coreErrors.bad_url(), id);
+    res.setHeader('connection', 'close');
+    const format = formatNear(rt, method, targetPath(raw));
+    if (format?.idHeader) res.setHeader(format.idHeader, id);
+    return sendError(res, refused, id, format);
   }
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
   const search = q === -1 ? '' : raw.slice(q);
-  const method = req.method ?? 'GET';
   if (rt.cors?.(req, res, path)) return; // a preflight, answered
   const ops = method === 'GET' ? OPS[path] : undefined;
   if (ops) return ops(rt, res, metrics, drain.draining);

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import type { AccountConfig, Ctx, FormatAdapter, PlatformConfig, UpstreamAuthStyle } from '../../core/types.ts';
+import { serialize } from '../../core/slices.ts';
 
 /**
  * Upstream path: the route's upstream_path (or its own pattern) with {name} / *name filled from the captures, each
@@ -91,7 +92,7 @@ export async function upstreamBody(ctx: Ctx): Promise<Body> {
   if (!jsonBody || raw.length === 0) return { bytes: raw, json: false };
   const body = await ctx.json();
   const changed = ctx.format.prepareUpstream?.(body, ctx) === true || ctx.bodyChanged();
-  return { bytes: changed ? Buffer.from(JSON.stringify(body)) : raw, json: true };
+  return { bytes: changed ? await serialize(body) : raw, json: true };
 }
 
 /** The body for one account: re-serialised only when the account's own model_map names another model. */
@@ -101,7 +102,7 @@ export async function bodyForAccount(ctx: Ctx, base: Body, baseModel: string | u
   // A model in the path is re-filled by upstreamPath; the body changes only where the format names the model there too
   // (a Gemini batch names it per request: prepareUpstream writes it).
   if ('param' in where) return ctx.format.prepareUpstream ? upstreamBody(ctx) : base;
-  if ('body' in where) return { bytes: Buffer.from(JSON.stringify({ ...(await ctx.json()), [where.body]: model })), json: true };
+  if ('body' in where) return { bytes: await serialize({ ...(await ctx.json()), [where.body]: model }), json: true };
   await where.write?.(ctx, model);
   const body = await upstreamBody(ctx);
   await where.write?.(ctx, baseModel!);

@@ -6,6 +6,7 @@ import type { CanonMessage, CanonRequest, CanonResponse, Codec } from '../../../
 import { proxyErrors } from '../pool-errors.ts';
 import type { Store } from '../../../core/store/types.ts';
 import type { Ctx } from '../../../core/types.ts';
+import { stringify } from '../../../core/slices.ts';
 
 interface Kept { messages: CanonMessage[]; answer: unknown }
 
@@ -39,9 +40,9 @@ export class Conversations {
     const ttl = ctx.group!.conversation_ttl_ms;
     return {
       id,
-      keep: (res, answer) => {
+      keep: async (res, answer) => {
         const kept: Kept = { messages: [...request.messages, { role: 'assistant', content: res.content }], answer };
-        return this.#store.putConversation(ctx.key!.id, id, JSON.stringify(kept), ttl);
+        return this.#store.putConversation(ctx.key!.id, id, await stringify(kept), ttl);
       },
     };
   }

@@ -11,6 +11,7 @@ import { inlineMedia, type Inlined, type MediaOptions } from './media.ts';
 import type { Codecs } from './frames.ts';
 import { relayTranslated } from './relay.ts';
 import { sendJson } from '../../../core/reply.ts';
+import { serialize, stringify, turnAfter } from '../../../core/slices.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
 import type { DrainBounds } from '../usage-drain.ts';
 
@@ -58,6 +59,8 @@ export class TranslatedCrossing implements Crossing {
     if (operation === 'retrieve') return TranslatedCrossing.#retrieve(ctx, p, client, upstream);
     const request: CanonRequest = client.decodeRequest(await ctx.json(), operation,
       { model: ctx.upstreamModel ?? ctx.model ?? '', path: ctx.path, query: ctx.search });
+    // A large body's decoding and its encoding for an account do not follow in one turn of the event loop.
+    await turnAfter((await ctx.body()).length);
     request.stream = operation === 'generate' && ctx.stream;
     const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
@@ -85,8 +88,7 @@ export class TranslatedCrossing implements Crossing {
     const base = inlined?.request ?? cctx.request;
     const request = { ...base, model: ctx.upstreamModel ?? base.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
-    const json = JSON.stringify(encoded.body);
-    const body = { bytes: inlined ? inlined.body(json) : Buffer.from(json), json: true };
+    const body = { bytes: inlined ? inlined.body(await stringify(encoded.body)) : await serialize(encoded.body), json: true };
     const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? this.upstreamFormat.upstreamAuth];
     const headers = upstreamHeaders(this.#given, auth, account, body, this.#allowed);
     Object.assign(headers, encoded.headers);
