@@ -1,12 +1,12 @@
-// The record logs' writer (lua/log.lua add_chunk, through log-global.lua) and what a reader then sees (redis-log.ts):
+// The record logs' writer (lua/log.lua add_chunk, through log-global.lua) and what a reader then sees (redis/log.ts):
 // chunks counted once, trimmed to the cap (whole chunks, then a count off the oldest) and the retention (whole chunks;
 // readers hide the older lines of one straddling it), and a legacy list (request ids and a records hash, written by an
 // older gateway) trimmed along, oldest first.
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { RedisLogIndex } from '../../core/store/redis-log.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
+import { RedisLogIndex } from '../../core/store/redis/log.ts';
 import { pageRecords } from '../../core/store/paging.ts';
 import { redisForTest } from './redis-server.ts';
 

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { pageRecords } from '../../core/store/paging.ts';
-import { RedisLogIndex, type LogKeys } from '../../core/store/redis-log.ts';
+import { RedisLogIndex, type LogKeys } from '../../core/store/redis/log.ts';
 import type { RecordFilter, UsageRecord } from '../../core/store/types.ts';
 import { record, T0, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';

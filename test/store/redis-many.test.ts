@@ -4,8 +4,8 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { acquireArgs } from '../../core/store/redis-accounts.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
+import { acquireArgs } from '../../core/store/redis/accounts.ts';
 import type { Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 import { seeded } from '../helpers/random.ts';

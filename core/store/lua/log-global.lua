@@ -1,5 +1,5 @@
 -- Writes a chunk of settled records of one minute, of any keys, to the global log (admin listings across keys; log.lua
--- add_chunk) and adds the gateway-wide rollup fields the process summed (redis-batch.ts globalSums, summary.ts) to the
+-- add_chunk) and adds the gateway-wide rollup fields the process summed (redis/batch.ts globalSums, summary.ts) to the
 -- minute, hour and day hashes. A chunk the log holds already (sent again) writes nothing and returns 0.
 -- KEYS: 1 log hash, 2 log index, 3 legacy records index, 4 legacy records hash, 5..7 the minute, hour and day rollup hashes
 -- ARGV: 1 retention ms, 2 cap, 3..5 how long each rollup hash is kept (ms), 6 chunk id, 7 n records, 8 oldest time,

@@ -1,5 +1,5 @@
 -- Shared by the scripts that keep records (prepended by lua/index.ts). A record list (one per API key, one global) is a
--- log of chunks, one chunk per batch written (redis-batch.ts): the log hash holds chunk id -> the chunk's records, one
+-- log of chunks, one chunk per batch written (redis/batch.ts): the log hash holds chunk id -> the chunk's records, one
 -- line "<time>\t<JSON>\n" each, oldest first, and '#' -> how many records its chunks count; the index zset holds
 -- "<chunk id> <oldest time> <records counted>" -> the chunk's newest time. A chunk's records lie in one minute; a chunk
 -- counting fewer records than its text holds has lost its oldest lines to the cap; '@<chunk id>' -> 1 says the chunk is
@@ -7,7 +7,7 @@
 -- inserts were most of a batch's cost), and no script sees the text (Lua hashes every byte of a string it is given):
 -- the process writes it with a plain HSET just before the script.
 -- A list written by an older gateway (the legacy index zset of request ids and records hash of JSON) is trimmed along
--- with the log until it is empty; reads merge both (redis-log.ts).
+-- with the log until it is empty; reads merge both (redis/log.ts).
 
 local function chunk_parts(member)
   local id, oldest, n = string.match(member, '^(%S+) (%d+) (%d+)$')
@@ -15,7 +15,7 @@ local function chunk_parts(member)
 end
 
 -- Takes `k` records (at most as many as it counts) off the chunk `member` (scored `score`): its text stays, and readers
--- skip its first lines beyond the count its member now gives (redis-log.ts), so no chunk's text is read or written here
+-- skip its first lines beyond the count its member now gives (redis/log.ts), so no chunk's text is read or written here
 -- (a long string through Lua costs Redis a hash of every byte).
 local function skip(index, member, score, k)
   local id, oldest, n = chunk_parts(member)
@@ -39,8 +39,8 @@ end
 
 -- Adds a chunk (its id, record count, oldest and newest time: strings from ARGV) to a list, then trims the list: chunks
 -- all older than `retention` ms before this chunk's newest go (readers hide the older records of a chunk straddling
--- that line: redis-log.ts), then the oldest records beyond `cap` (the legacy list's first: they are older), whole
--- chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis-batch.ts); the field
+-- that line: redis/log.ts), then the oldest records beyond `cap` (the legacy list's first: they are older), whole
+-- chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis/batch.ts); the field
 -- '@<id>' says the chunk is counted. Returns false when it is already (a batch sent again), having written nothing.
 local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest, newest, retention, cap)
   if redis.call('HSETNX', log, '@' .. id, 1) == 0 then return false end

@@ -7,12 +7,12 @@
 // the lease at once).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
-import type { UsageRecord } from './types.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
-import { Lines, RecordSums, type Entry } from './redis-batch-records.ts';
-import type { KeyLayout } from './redis-keys.ts';
-import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from './summary.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from './units.ts';
+import type { UsageRecord } from '../types.ts';
+import { scripts, type RedisClient } from '../lua/index.ts';
+import { Lines, RecordSums, type Entry } from './batch-records.ts';
+import type { KeyLayout } from './keys.ts';
+import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from '../summary.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from '../units.ts';
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;

@@ -1,13 +1,13 @@
 // One key's limits and ledger in the memory store: the same rules as the Redis Lua scripts, in plain objects.
-import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
-import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from './rollup.ts';
+import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from '../types.ts';
+import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from '../rollup.ts';
 import {
   CONCURRENCY_RETRY_MS, DAY_MS, HELD_RETRY_MS, HOLD_MINUTES, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS,
   SETTLE_MARKERS_PER_KEY, WINDOWS, fromNano, holdNano, minuteOf, msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
-} from './units.ts';
+} from '../units.ts';
 import { ExpiringMap } from './expiring-map.ts';
-import { MemoryRecordIndex, type RecordEntry, type RecordText } from './memory-index.ts';
-import type { Rate } from './rate.ts';
+import { MemoryRecordIndex, type RecordEntry, type RecordText } from './record-index.ts';
+import type { Rate } from '../rate.ts';
 
 type Refusal = Extract<AdmitResult, { ok: false }>;
 const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName, held?: boolean): Refusal =>

@@ -3,9 +3,9 @@
 // (`index`: request id scored by time; `records`: request id -> JSON) until that expires. Read newest first, loading only
 // the chunks a page needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records
 // older than the retention before the list's newest are gone, though a chunk straddling that line still holds some.
-import type { RedisClient } from './lua/index.ts';
-import type { IndexEntry, RecordIndex } from './paging.ts';
-import type { UsageRecord } from './types.ts';
+import type { RedisClient } from '../lua/index.ts';
+import type { IndexEntry, RecordIndex } from '../paging.ts';
+import type { UsageRecord } from '../types.ts';
 
 /** A chunk spans less than this (max - min): one whose max is past t + SPAN holds nothing at or before t. */
 const SPAN = 60_000;

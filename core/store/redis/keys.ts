@@ -51,7 +51,7 @@ function keyNames(prefix: string, keyId: string) {
     // hash request id -> 'd' settled (the settlement's idempotency marker), 'r' released (release.lua), for the
     // requests admitted in that minute
     markers: lastOf((minute: number) => `${p}mk:${minute}`),
-    log: `${p}lg`, // hash chunk id -> chunk of records (redis-batch.ts), '#' -> how many the chunks hold
+    log: `${p}lg`, // hash chunk id -> chunk of records (batch.ts), '#' -> how many the chunks hold
     logIndex: `${p}lgi`, // zset "<chunk id> <oldest time> <records>" -> the chunk's newest record time
     records: `${p}rec`, // legacy (written before the log): hash request id -> record JSON
     index: `${p}idx`, // legacy: zset request id -> record time
