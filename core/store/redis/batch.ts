@@ -143,8 +143,8 @@ export class SettleBatch {
       const date = utcDate(time);
       this.groups.set(id, g = {
         script: 'logKey', minute, parts: [], repeats: false,
-        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex, k.index,
-          k.records, k.markers(markerMinute)],
+        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex,
+          k.markers(markerMinute)],
         log: k.log,
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey, this.opts.markerMs],
       });
@@ -180,7 +180,7 @@ export class SettleBatch {
       const time = pieces[0].entries[0].time;
       const t: Target = {
         script: 'logGlobal', minute, log: g.log,
-        keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+        keys: [g.log, g.logIndex, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
         head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
       };
       let entries: Entry[] = [];

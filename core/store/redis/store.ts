@@ -146,7 +146,7 @@ export class RedisStore implements Store {
     ];
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
-    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.records, k.held], args));
+    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.held], args));
     // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
     // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
     // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
