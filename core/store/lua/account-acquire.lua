@@ -72,7 +72,7 @@ local function take(i, reuse)
   -- None held: the set is new (zadd.lua).
   if c[i].busy == 0 then zadd_new(lease, {int(now + lease_ms), id})
   else redis.call('ZADD', lease, int(now + lease_ms), id) end
-  local keep = lease_ms + 60000
+  local keep = lease_ms + LEASE_KEEP_MS
   if redis.call('PTTL', lease) < keep then redis.call('PEXPIRE', lease, int(keep)) end
   if not reuse then
     redis.call('HSET', KEYS[2 * i], 'used', int(now), 'pass', int(c[i].eff + stride(c[i].weight)))

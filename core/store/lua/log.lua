@@ -77,7 +77,7 @@ end
 -- whose marker may have expired (settle.lua), so it may read the chunks of that minute.
 local function logged(log, index, needle, time)
   needle = '"request_id":' .. needle
-  local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + 60000))
+  local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + MINUTE_MS))
   for _, member in ipairs(near) do
     local cid, first = chunk_parts(member)
     if first <= tonumber(time) then
@@ -94,5 +94,5 @@ local function keep_key_rollups(keys, days, hours)
   for k = 1, 3 do redis.call('PEXPIRE', keys[k], days) end
   redis.call('PEXPIRE', keys[4], hours)
   redis.call('PEXPIRE', keys[5], hours)
-  redis.call('PEXPIRE', keys[6], 180000)
+  redis.call('PEXPIRE', keys[6], RATE_KEEP_MS)
 end

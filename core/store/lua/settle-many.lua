@@ -130,7 +130,7 @@ local function settle_many(n, K, A, NK, NA)
 
   -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
   local names = {'5h', '1d', '7d'}
-  local lens = {18000000, 86400000, 604800000}
+  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
     local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')

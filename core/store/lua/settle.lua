@@ -45,7 +45,7 @@ if cost ~= '0' then
   local clock = tonumber(ARGV[4])
   redis.call('HINCRBY', KEYS[4], 'spend', cost)
   local names = {'5h', '1d', '7d'}
-  local lens = {18000000, 86400000, 604800000}
+  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
   local starts = redis.call('HMGET', KEYS[4], 's5h', 's1d', 's7d')
   for i = 1, 3 do
     local s = starts[i]

@@ -1,13 +1,14 @@
 // A record list in Redis as a chunked log (`log`: chunk id -> lines "<time>\t<json>\n"; `logIndex`: "<chunk id> <min>
 // <count>" scored by the chunk's max time; lua/log.lua writes them). Read newest first, loading only the chunks a page
-// needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records
-// older than the retention before the list's newest are gone, though a chunk straddling that line still holds some.
+// needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records older than the
+// retention before the list's newest are gone, though a chunk straddling that line still holds some.
 import type { RedisClient } from '../lua/index.ts';
 import type { IndexEntry, RecordIndex } from '../paging.ts';
 import type { UsageRecord } from '../types.ts';
+import { MINUTE_MS } from '../units.ts';
 
-/** A chunk spans less than this (max - min): one whose max is past t + SPAN holds nothing at or before t. */
-const SPAN = 60_000;
+/** A chunk spans less than this (max - min: its records lie in one minute): one whose max is past t + SPAN holds nothing at or before t. */
+const SPAN = MINUTE_MS;
 /** logIndex members per read, doubling from read to read: the chunks newer than a page's max cost few round trips. */
 const SCAN_FIRST = 64;
 const SCAN_MOST = 1024;
