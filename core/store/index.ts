@@ -1,8 +1,8 @@
 // createStore: the embedded store when no Redis is configured (kept in a file, or memory only), else a RedisStore
-// (single node or Cluster, redis-connect.ts, loaded only then); it logs which store is in use and where its data lives.
+// (single node or Cluster, redis/connect.ts, loaded only then); it logs which store is in use and where its data lives.
 import type { Logger } from 'pino';
-import { FileStore } from './file.ts';
-import { MemoryStore } from './memory.ts';
+import { FileStore } from './file/store.ts';
+import { MemoryStore } from './memory/store.ts';
 import type { StoreOptions } from './options.ts';
 import type { Store } from './types.ts';
 
@@ -29,7 +29,7 @@ export async function createStore(options: CreateStoreOptions, log: Logger): Pro
     log.info({ store: 'file', path, ...store.loaded }, `store: file ${path}`);
     return store;
   }
-  const { openRedisStore } = await import('./redis-connect.ts');
+  const { openRedisStore } = await import('./redis/connect.ts');
   return openRedisStore(redis, { prefix, timeoutMs, ...rest }, log);
 }
 

@@ -157,7 +157,7 @@ export interface UsageBucket {
 
 /**
  * An upstream account as the scheduler sees it (from gateway.yaml groups.*.accounts). Concurrency below 1 counts
- * as 1; weight is a share among accounts of equal priority and load (stride scheduling, accounts.ts); a weight of 0
+ * as 1; weight is a share among accounts of equal priority and load (stride scheduling, rules/accounts.ts); a weight of 0
  * is chosen only when no account of equal priority and load has a positive one.
  */
 export interface AccountCandidate { id: string; priority: number; weight: number; concurrency: number }

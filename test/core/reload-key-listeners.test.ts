@@ -1,8 +1,8 @@
 // Reloads and issued-key change notices: the store keeps one listener however often the config is reloaded, and a key
 // change still clears the auth cache of the running config (memory store and Redis).
 import t, { type Test } from 'tap';
-import { MemoryStore } from '../../core/store/memory.ts';
-import { RedisStore } from '../../core/store/redis.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
 import type { Gateway } from '../../app/gateway.ts';
 import { KeyChanges } from '../../core/key-changes.ts';
 import { withGateway } from '../helpers/gateway.ts';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { startGateway } from '../../app/gateway.ts';
-import { sqlite } from '../../core/store/sqlite.ts';
+import { sqlite } from '../../core/store/file/sqlite.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
 import { chatConfig, testEnv, withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';

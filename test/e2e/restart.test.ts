@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { FLUSH_MS } from '../../core/store/file.ts';
+import { FLUSH_MS } from '../../core/store/file/store.ts';
 import { adminConfig, admin, chat, eventually, issue } from '../admin/helpers.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { freePort, gatewayProcess } from '../helpers/process.ts';

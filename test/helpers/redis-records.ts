@@ -2,10 +2,9 @@
 // that watch the store from outside, with a connection of their own.
 import type { Redis } from 'ioredis';
 
-/** True when the log of `keyId` under `prefix` holds a record of request `id` (or the legacy records hash does). */
+/** True when the log of `keyId` under `prefix` holds a record of request `id`. */
 export async function keptInRedis(c: Redis, prefix: string, keyId: string, id: string): Promise<boolean> {
   const p = `${prefix}{k:${keyId}}:`;
-  if ((await c.hexists(`${p}rec`, id)) === 1) return true;
   const members = await c.zrange(`${p}lgi`, '0', '-1');
   if (!members.length) return false;
   const texts = await c.hmget(`${p}lg`, ...members.map((m) => m.split(' ')[0]));

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { RedisStore } from '../../core/store/redis.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
 import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { metricsText, metricValue } from '../helpers/http.ts';
 import { freePort } from '../helpers/process.ts';
@@ -58,7 +58,7 @@ t.test('a Redis outage: 503 STORE_UNAVAILABLE meanwhile, held usage written when
       c.disconnect();
     }
   };
-  // Records are written behind, in batches of at most 100 ms (redis-batch.ts): allow a second.
+  // Records are written behind, in batches of at most 100 ms (redis/batch.ts): allow a second.
   const recorded = async (id: string): Promise<boolean> => {
     for (let i = 0; i < 20; i++, await sleep(50)) if (await recordedNow(id)) return true;
     return false;

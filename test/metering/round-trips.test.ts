@@ -1,7 +1,7 @@
 // Store round trips per request on Redis: with a limited key (rate-limit), metering and an account pool, a request
 // costs one round trip to Redis before the upstream call (admission, binding lookup, account decision) and one after
 // (account slot back with its success and bindings, settlement), plus the write of its record and rollups, which a
-// process sends for everything it settled in 100 ms at once (redis-batch.ts; a lone request here has one to itself).
+// process sends for everything it settled in 100 ms at once (redis/batch.ts; a lone request here has one to itself).
 // A counting TCP proxy sits between the gateway and
 // Redis: a round trip is a burst of gateway → Redis bytes that follows Redis's last answer on that connection.
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { chatConfig, withGateway } from '../helpers/gateway.ts';
 import { frontProxy } from '../helpers/upstream.ts';
 import { redisProcess } from '../helpers/redis-process.ts';
 import { keptInRedis } from '../helpers/redis-records.ts';
-import { RedisStore } from '../../core/store/redis.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
 
 const KEY = 'sk-round-trips-0001';
 

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { metering } from '../../plugins/metering/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import { ModelNames } from '../../core/model-names.ts';
 import type { Ctx, Env, Outcome, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';

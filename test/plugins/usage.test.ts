@@ -4,7 +4,7 @@ import t from 'tap';
 import { withGateway } from '../helpers/gateway.ts';
 import { bearer } from '../helpers/http.ts';
 import { admin, adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import { usageView } from '../../plugins/usage.ts';
 import { record } from '../store/fixtures.ts';
 

@@ -3,7 +3,7 @@
 // group keeps stays bounded however many model names reach it and however long, and what the store is told of each
 // candidate (Scheduler) holds its scheduling numbers only, never its credential.
 import t from 'tap';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import type { AcquireAccountRequest } from '../../core/store/types.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import { candidatesFor, Scheduler } from '../../plugins/proxy/schedule.ts';

@@ -3,7 +3,7 @@
 // slot goes to the waiter, a client that leaves stops waiting; a failed admission sent alongside gives the slot back.
 import { EventEmitter } from 'node:events';
 import t from 'tap';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import type { AccountConfig, Ctx, GroupConfig } from '../../core/types.ts';
 import { Scheduler, type ScheduleOptions } from '../../plugins/proxy/schedule.ts';
 import type { PoolMetrics } from '../../plugins/proxy/pool-metrics.ts';

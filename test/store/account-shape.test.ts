@@ -6,7 +6,7 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const accounts = fileURLToPath(new URL('../../core/store/memory-accounts.ts', import.meta.url));
+const accounts = fileURLToPath(new URL('../../core/store/memory/accounts.ts', import.meta.url));
 
 const script = `
 import { AccountBook } from ${JSON.stringify(accounts)};

@@ -1,7 +1,7 @@
-// The scheduling rules in accounts.ts, with chosen rolls (the stores roll Math.random(); the contract suite
+// The scheduling rules in rules/accounts.ts, with chosen rolls (the stores roll Math.random(); the contract suite
 // checks their weighted share statistically, redis-account-parity.test.ts checks Lua against these rules).
 import t from 'tap';
-import { cleanCandidates, pickAccount, weightedChoice, type CandidateView } from '../../core/store/accounts.ts';
+import { cleanCandidates, pickAccount, weightedChoice, type CandidateView } from '../../core/store/rules/accounts.ts';
 
 const v = (over: Partial<CandidateView> = {}): CandidateView =>
   ({ priority: 1, weight: 1, concurrency: 1, inUse: 0, holds: false, ...over });

@@ -1,8 +1,8 @@
-// The memory store's columns and tables (columns.ts, id-table.ts): an array they replace gives its memory back at once.
+// The memory store's columns and tables (memory/columns.ts, memory/id-table.ts): an array they replace gives its memory back at once.
 import t from 'tap';
-import { release, toFront } from '../../core/store/columns.ts';
-import { IdTable } from '../../core/store/id-table.ts';
-import { ExpiringMap } from '../../core/store/expiring-map.ts';
+import { release, toFront } from '../../core/store/memory/columns.ts';
+import { IdTable } from '../../core/store/memory/id-table.ts';
+import { ExpiringMap } from '../../core/store/memory/expiring-map.ts';
 
 t.test('toFront into a new size copies the entries and frees the old array; in place it frees nothing', async (t) => {
   const a = Int32Array.from({ length: 100 }, (_, i) => i);

@@ -1,6 +1,6 @@
 // Contract: conversations the gateway keeps for clients (putConversation / getConversation): opaque text per key and
 // id, replaced by a later put, expiring on the real clock, never read by another key, hostile ids refused.
-import { CONVERSATION_MAX_BYTES } from '../../core/store/memory-conversations.ts';
+import { CONVERSATION_MAX_BYTES } from '../../core/store/conversations.ts';
 import { open, uid, type MakeStore, type Tap } from './fixtures.ts';
 
 export function conversationsContract(t: Tap, makeStore: MakeStore): void {

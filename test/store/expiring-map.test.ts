@@ -1,6 +1,6 @@
-// ExpiringMap (core/store/expiring-map.ts): what it holds is always what a plain Map pruned the slow way would hold.
+// ExpiringMap (core/store/memory/expiring-map.ts): what it holds is always what a plain Map pruned the slow way would hold.
 import t from 'tap';
-import { ExpiringMap } from '../../core/store/expiring-map.ts';
+import { ExpiringMap } from '../../core/store/memory/expiring-map.ts';
 
 t.test('front pruning, re-set entries, deletes and the oldest dropped', async (t) => {
   const m = new ExpiringMap();

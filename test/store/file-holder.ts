@@ -1,7 +1,7 @@
 // A process holding a file store (for file.test.ts): settles the records it is told to, waits past one flush, says
 // "settled" and stays up until it is killed.
 import { pino } from 'pino';
-import { FileStore, FLUSH_MS } from '../../core/store/file.ts';
+import { FileStore, FLUSH_MS } from '../../core/store/file/store.ts';
 import { record } from './fixtures.ts';
 
 const [path, count] = process.argv.slice(2);

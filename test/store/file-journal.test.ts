@@ -2,9 +2,9 @@
 // settlements of one key, model and hour are marked once, a change of any of them (and back) marks again, and a taken
 // batch starts the marking afresh.
 import t from 'tap';
-import { Journal, type MemoryState } from '../../core/store/file-journal.ts';
-import { KeyLedger } from '../../core/store/memory-ledger.ts';
-import { readRecords } from '../../core/store/record-bytes.ts';
+import { Journal, type MemoryState } from '../../core/store/file/journal.ts';
+import { KeyLedger } from '../../core/store/memory/ledger.ts';
+import { readRecords } from '../../core/store/file/record-bytes.ts';
 import { HOUR, T0, record } from './fixtures.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 

@@ -1,12 +1,12 @@
-// The file store's record caps on disk (file-tables.ts prune): what stays is exactly what the memory store keeps, the
+// The file store's record caps on disk (file/tables.ts prune): what stays is exactly what the memory store keeps, the
 // newest `recordsPerKey` of each key and the newest `recordsTotal` overall, in (time, request id) order, whatever the
 // keys' sizes and however many records share a millisecond. Checked against that rule computed here, on random tables.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { openDatabase } from '../../core/store/file-db.ts';
-import { FileTables } from '../../core/store/file-tables.ts';
+import { openDatabase } from '../../core/store/file/db.ts';
+import { FileTables } from '../../core/store/file/tables.ts';
 
 interface Rec { key: string; id: string; time: number }
 

@@ -10,8 +10,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import t from 'tap';
-import { FLUSH_BYTES, FLUSH_MS, FileStore } from '../../core/store/file.ts';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { FLUSH_BYTES, FLUSH_MS, FileStore } from '../../core/store/file/store.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import type { RecordFilter, Store, UsageRecord } from '../../core/store/types.ts';
 import { T0, globalEntry, record } from './fixtures.ts';
 

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { pino } from 'pino';
 import t from 'tap';
-import { FileStore } from '../../core/store/file.ts';
-import { SCHEMA_VERSION } from '../../core/store/file-db.ts';
-import { Journal, type MemoryState } from '../../core/store/file-journal.ts';
-import { KeyLedger } from '../../core/store/memory-ledger.ts';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { FileStore } from '../../core/store/file/store.ts';
+import { SCHEMA_VERSION } from '../../core/store/file/db.ts';
+import { Journal, type MemoryState } from '../../core/store/file/journal.ts';
+import { KeyLedger } from '../../core/store/memory/ledger.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import { MIN, T0, admitReq, record } from './fixtures.ts';
 
 const silent = pino({ level: 'silent' });

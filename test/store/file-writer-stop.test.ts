@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { pino } from 'pino';
 import t from 'tap';
-import { FileStore } from '../../core/store/file.ts';
-import { writerThread } from '../../core/store/file-thread.ts';
+import { FileStore } from '../../core/store/file/store.ts';
+import { writerThread } from '../../core/store/file/thread.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 import { T0, globalEntry, record } from './fixtures.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { createStore } from '../../core/store/index.ts';
-import { FileStore } from '../../core/store/file.ts';
+import { FileStore } from '../../core/store/file/store.ts';
 import { contract } from './contract.ts';
 
 const silent = pino({ level: 'silent' });

@@ -2,7 +2,7 @@
 import type tap from 'tap';
 import type { AdmitRequest, IssuedKey, KeyLimits, Store, UsageRecord } from '../../core/store/types.ts';
 import type { StoreOptions } from '../../core/store/options.ts';
-import type { MemoryRecordIndex } from '../../core/store/memory-index.ts';
+import type { MemoryRecordIndex } from '../../core/store/memory/record-index.ts';
 
 export type Tap = Parameters<Parameters<typeof tap.test>[0]>[0];
 /** Makes a fresh, empty store (options: retention and caps, for the tests that need small ones). */

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import t from 'tap';
 import { GatewayError } from '../../core/errors.ts';
 import { guardStore } from '../../core/store/guard.ts';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import type { Store } from '../../core/store/types.ts';
 import { T0, record } from './fixtures.ts';
 

@@ -1,4 +1,4 @@
-// A gateway on the embedded store never loads ioredis or the Redis store's modules (core/store/redis-connect.ts is
+// A gateway on the embedded store never loads ioredis or the Redis store's modules (core/store/redis/connect.ts is
 // imported only when store.redis is set): measured, ~7 MB less resident at idle. A fresh node process opens a file store
 // and a memory-only one, then a Redis one, and says which of them loaded ioredis.
 import { spawnSync } from 'node:child_process';

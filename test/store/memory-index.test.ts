@@ -1,7 +1,7 @@
 // The memory store's record index past its cap: the oldest leave as new ones come (with the array compacted now and
 // then), out-of-order arrivals still sort, and every listing equals what a sorted, capped list would hold.
 import t from 'tap';
-import { MemoryRecordIndex, recordEntry } from '../../core/store/memory-index.ts';
+import { MemoryRecordIndex, recordEntry } from '../../core/store/memory/record-index.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 import { record, T0 } from './fixtures.ts';
 

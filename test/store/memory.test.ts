@@ -1,9 +1,9 @@
 // The Store contract on MemoryStore, plus what only the embedded store promises (no timers, createStore, lazy expiry).
 import { pino } from 'pino';
 import t from 'tap';
-import { MemoryStore } from '../../core/store/memory.ts';
+import { MemoryStore } from '../../core/store/memory/store.ts';
 import { createStore } from '../../core/store/index.ts';
-import { ACCOUNT_IDLE_MS } from '../../core/store/accounts.ts';
+import { ACCOUNT_IDLE_MS } from '../../core/store/rules/accounts.ts';
 import { contract } from './contract.ts';
 import { T0 } from './fixtures.ts';
 

@@ -1,9 +1,9 @@
 // Records on their way to the file store's writer, as bytes: what goes in comes out, in order, whatever the text
 // (non-ASCII, astral, empty, control characters, long enough to grow the buffer many times), batch after batch.
 import t from 'tap';
-import { release as freeBytes } from '../../core/store/columns.ts';
-import { RecordBytes, readRecords } from '../../core/store/record-bytes.ts';
-import type { RecordRow } from '../../core/store/file-rows.ts';
+import { release as freeBytes } from '../../core/store/memory/columns.ts';
+import { RecordBytes, readRecords } from '../../core/store/file/record-bytes.ts';
+import type { RecordRow } from '../../core/store/file/rows.ts';
 import { seeded } from '../helpers/random.ts';
 
 const ALPHABET = ['a', 'Z', '0', ' ', '"', '\\', '\t', '\n', '\u0000', 'é', 'ß', '中', '𝄞', '😀', '\u2028'];
@@ -50,7 +50,7 @@ t.test('a taken copy stays whole while the list is reused', async (t) => {
 
 t.test('a written batch frees its own bytes at once, and never a buffer it shares', async (t) => {
   const bytes = new RecordBytes();
-  // A batch of more than 64 bytes: a smaller array lives in V8's heap and is left to the collector (columns.ts release).
+  // A batch of more than 64 bytes: a smaller array lives in V8's heap and is left to the collector (memory/columns.ts release).
   bytes.add('k', 'a', 1, JSON.stringify({ a: 'x'.repeat(80) }));
   const taken = bytes.take();
   const size = taken.byteLength;

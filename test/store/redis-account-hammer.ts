@@ -1,7 +1,7 @@
 // Load for the two-process account test: workers on two RedisStores take and give back slots of one account
 // (retrying while it is busy) while a probe samples the account's lease set.
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisStore } from '../../core/store/redis.ts';
+import type { RedisStore } from '../../core/store/redis/store.ts';
 import { T0 } from './fixtures.ts';
 
 export interface AccountHammerResult {

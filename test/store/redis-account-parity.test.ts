@@ -1,12 +1,12 @@
-// lua/account-acquire.lua against accounts.ts pickAccount (the memory store's rules): random group states,
+// lua/account-acquire.lua against rules/accounts.ts pickAccount (the memory store's rules): random group states,
 // the same roll, the same decision. Catches the two implementations drifting apart.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { pickAccount, type CandidateView } from '../../core/store/accounts.ts';
+import { pickAccount, type CandidateView } from '../../core/store/rules/accounts.ts';
 import { scripts } from '../../core/store/lua/index.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { acquireArgs } from '../../core/store/redis-accounts.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
+import { acquireArgs } from '../../core/store/redis/accounts.ts';
 import { T0 } from './fixtures.ts';
 import { deletePrefix, testRedis } from './redis-server.ts';
 

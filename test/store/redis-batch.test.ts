@@ -1,11 +1,11 @@
-// The Redis store writes settled records and rollups behind, in batches (redis-batch.ts): what it costs Redis, what a
+// The Redis store writes settled records and rollups behind, in batches (redis/batch.ts): what it costs Redis, what a
 // crash loses (records of the unsent batch, never a limit) and a batch that failed written once when Redis is back.
 // Each test runs its own redis-server, so INFO commandstats counts only its own calls.
 import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { RedisStore, type RedisStoreOptions } from '../../core/store/redis.ts';
-import { BATCH_MS, type SettleBatch } from '../../core/store/redis-batch.ts';
+import { RedisStore, type RedisStoreOptions } from '../../core/store/redis/store.ts';
+import { BATCH_MS, type SettleBatch } from '../../core/store/redis/batch.ts';
 import { redisProcess } from '../helpers/redis-process.ts';
 import { T0, admitReq, record } from './fixtures.ts';
 

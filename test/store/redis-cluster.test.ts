@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import t from 'tap';
 import { Cluster } from 'ioredis';
 import { createStore } from '../../core/store/index.ts';
-import { RedisStore } from '../../core/store/redis.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
 import { contract } from './contract.ts';
 import { T0, callCounter, issued } from './fixtures.ts';
 import { hammer } from './redis-hammer.ts';

@@ -1,6 +1,6 @@
 // Load for the two-process test: workers on two RedisStores admit and settle one key while a probe samples the leases.
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisStore } from '../../core/store/redis.ts';
+import type { RedisStore } from '../../core/store/redis/store.ts';
 import type { UsageRecord, UsageTotals } from '../../core/store/types.ts';
 import { T0, record } from './fixtures.ts';
 

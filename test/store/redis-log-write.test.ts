@@ -1,24 +1,23 @@
-// The record logs' writer (lua/log.lua add_chunk, through log-global.lua) and what a reader then sees (redis-log.ts):
+// The record logs' writer (lua/log.lua add_chunk, through log-global.lua) and what a reader then sees (redis/log.ts):
 // chunks counted once, trimmed to the cap (whole chunks, then a count off the oldest) and the retention (whole chunks;
-// readers hide the older lines of one straddling it), and a legacy list (request ids and a records hash, written by an
-// older gateway) trimmed along, oldest first.
+// readers hide the older lines of one straddling it).
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { RedisLogIndex } from '../../core/store/redis-log.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
+import { RedisLogIndex } from '../../core/store/redis/log.ts';
 import { pageRecords } from '../../core/store/paging.ts';
 import { redisForTest } from './redis-server.ts';
 
 const T = Date.UTC(2025, 0, 15, 10, 0, 0);
 const DAY = 86_400_000;
 
-t.test('log chunks: written once, trimmed to the cap and the retention, legacy records first', async (t) => {
+t.test('log chunks: written once, trimmed to the cap and the retention', async (t) => {
   const { url, prefix } = await redisForTest(t, 'log-write');
   const c = new Redis(url);
   t.teardown(() => c.quit());
   const g = new KeyLayout(prefix).global;
-  const keys = [g.log, g.logIndex, g.index, g.records, g.summary('minute', 1), g.summary('hour', 2), g.summary('day', 3)];
+  const keys = [g.log, g.logIndex, g.summary('minute', 1), g.summary('hour', 2), g.summary('day', 3)];
   const line = (id: string, time: number) => `${time}\t${JSON.stringify({ request_id: id, time })}\n`;
   /** Writes a chunk of records [id, time] (oldest first) as the process does: its text, then the script (with a cap and
    * a retention; a requests field per record). */
@@ -42,24 +41,17 @@ t.test('log chunks: written once, trimmed to the cap and the retention, legacy r
     };
   };
 
-  // A legacy list of three records, older than anything the log gets.
-  await c.zadd(g.index, T - 3000, 'old-1', T - 2000, 'old-2', T - 1000, 'old-3');
-  await c.hset(g.records, 'old-1', '{}', 'old-2', '{}', 'old-3', '{}');
-
   t.equal(await write('c1', [['a', T], ['b', T + 1]], 10), 1);
   t.equal(await write('c1', [['a', T], ['b', T + 1]], 10), 0, 'a chunk sent again writes nothing');
   t.equal(await c.hget(g.summary('minute', 1), 'requests'), '2', 'and counts nothing twice');
   t.strictSame(await log(), { members: [`c1 ${T} 2`], ids: [['a', 'b']], total: 2 });
 
-  // Cap 6: 3 legacy + 2 + 3 = 8, so the two oldest legacy records go first.
+  // Cap 6: 2 + 3 = 5, nothing goes.
   await write('c2', [['c', T + 10], ['d', T + 11], ['e', T + 12]], 6);
-  t.strictSame(await c.zrange(g.index, '0', '-1'), ['old-3'], 'the oldest legacy records went first');
-  t.strictSame(await c.hkeys(g.records), ['old-3'], 'with their JSON');
   t.equal((await log()).total, 5);
 
-  // Cap 5: the last legacy record, then one record off the oldest chunk (its index member counts one; its text stays).
+  // Cap 5: one record off the oldest chunk (its index member counts one; its text stays).
   await write('c3', [['f', T + 20]], 5);
-  t.equal(await c.exists(g.index, g.records), 0, 'the legacy list is gone once empty');
   t.strictSame(await log(), {
     members: [`c1 ${T} 1`, `c2 ${T + 10} 3`, `c3 ${T + 20} 1`], ids: [['a', 'b'], ['c', 'd', 'e'], ['f']], total: 5,
   }, 'the oldest chunk counts one record less');

@@ -1,9 +1,9 @@
-// RedisLogIndex against a real Redis: the chunked log merged with the legacy index lists records exactly as one sorted
-// list would (time, then id, newest first), through pageRecords' cursors and filters, and loads only the chunks a page needs.
+// RedisLogIndex against a real Redis: the chunked log lists records exactly as one sorted list would (time, then id,
+// newest first), through pageRecords' cursors and filters, and loads only the chunks a page needs.
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { pageRecords } from '../../core/store/paging.ts';
-import { RedisLogIndex, type LogKeys } from '../../core/store/redis-log.ts';
+import { RedisLogIndex, type LogKeys } from '../../core/store/redis/log.ts';
 import type { RecordFilter, UsageRecord } from '../../core/store/types.ts';
 import { record, T0, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
@@ -14,7 +14,7 @@ async function setup(t: Tap, label: string): Promise<{ c: Redis; keys: LogKeys }
   const c = new Redis(url);
   t.teardown(() => c.quit());
   const tag = `${prefix}{k:log}:`;
-  return { c, keys: { log: `${tag}log`, logIndex: `${tag}logidx`, index: `${tag}idx`, records: `${tag}rec` } };
+  return { c, keys: { log: `${tag}log`, logIndex: `${tag}logidx` } };
 }
 
 /** Writes one chunk as the batch writer does; `gone`: listed in logIndex, its text expired. */
@@ -24,14 +24,6 @@ async function writeChunk(c: Redis, keys: LogKeys, id: string, recs: UsageRecord
   if (!gone) await c.hset(keys.log, id, text);
   await c.hincrby(keys.log, '#', sorted.length);
   await c.zadd(keys.logIndex, sorted[sorted.length - 1].time, `${id} ${sorted[0].time} ${sorted.length}`);
-}
-
-/** Writes legacy records (index entry and JSON; `gone`: the entry alone, its JSON expired). */
-async function writeLegacy(c: Redis, keys: LogKeys, recs: UsageRecord[], gone = false): Promise<void> {
-  for (const r of recs) {
-    await c.zadd(keys.index, r.time, r.request_id);
-    if (!gone) await c.hset(keys.records, r.request_id, JSON.stringify(r));
-  }
 }
 
 const newestFirst = (a: UsageRecord, b: UsageRecord) => b.time - a.time || (a.request_id < b.request_id ? 1 : -1);
@@ -68,7 +60,7 @@ function spy(c: Redis, keys: LogKeys): { client: Redis; loaded: string[][] } {
   return { client, loaded };
 }
 
-t.test('a random log of overlapping chunks, ties on one millisecond and legacy records lists as one sorted list', async (t) => {
+t.test('a random log of overlapping chunks and ties on one millisecond lists as one sorted list', async (t) => {
   const { c, keys } = await setup(t, 'log-random');
   const next = seeded(7);
   const rand = (n: number) => Math.floor(next() * n);
@@ -88,7 +80,7 @@ t.test('a random log of overlapping chunks, ties on one millisecond and legacy r
     return rand(4) === 0 ? { client_request_id: 'cr', ...record(over) } : record(over);
   };
   const visible: UsageRecord[] = [];
-  for (let i = 0; i < 14; i++) {
+  for (let i = 0; i < 18; i++) {
     const start = T0 + rand(360) * 500;
     const steps = rand(3) === 0 ? 119 : rand(10); // up to 59 500 ms wide
     const recs = Array.from({ length: 1 + rand(12) }, () => rec(start + rand(steps + 1) * 500));
@@ -96,10 +88,6 @@ t.test('a random log of overlapping chunks, ties on one millisecond and legacy r
     await writeChunk(c, keys, `c${i}`, recs, gone);
     if (!gone) visible.push(...recs);
   }
-  const legacy = Array.from({ length: 25 }, () => rec(T0 + rand(360) * 500));
-  await writeLegacy(c, keys, legacy);
-  await writeLegacy(c, keys, [rec(legacy[3].time)], true);
-  visible.push(...legacy);
   visible.sort(newestFirst);
   t.ok(visible.length > 80, `${visible.length} records`);
   const times = visible.map((r) => r.time);
@@ -129,7 +117,7 @@ t.test('records on one millisecond in several chunks: the one with the largest i
   // ZREVRANGEBYSCORE gives c2 before c1 (equal max, members by text), but c1 holds the largest id at T0.
   await writeChunk(c, keys, 'c2', [record({ request_id: 'b', time: T0 }), record({ request_id: 'e', time: T0 - 10 })]);
   await writeChunk(c, keys, 'c1', [record({ request_id: 'd', time: T0 }), record({ request_id: 'a', time: T0 - 20 })]);
-  await writeLegacy(c, keys, [record({ request_id: 'c', time: T0 }), record({ request_id: 'f', time: T0 - 10 })]);
+  await writeChunk(c, keys, 'c3', [record({ request_id: 'c', time: T0 }), record({ request_id: 'f', time: T0 - 10 })]);
   const want = [{ score: T0, id: 'd' }, { score: T0, id: 'c' }, { score: T0, id: 'b' }, { score: T0 - 10, id: 'f' }, { score: T0 - 10, id: 'e' }, { score: T0 - 20, id: 'a' }];
   for (let offset = 0; offset < want.length; offset++) {
     t.strictSame(await new RedisLogIndex(c, keys).page(Infinity, -Infinity, offset, 1), [want[offset]], `offset ${offset}`);
@@ -138,7 +126,7 @@ t.test('records on one millisecond in several chunks: the one with the largest i
   const index = new RedisLogIndex(c, keys);
   const entries = await index.page(Infinity, -Infinity, 0, 10);
   t.strictSame(entries, want);
-  t.strictSame((await index.load(entries)).map((r) => r?.request_id), ['d', 'c', 'b', 'f', 'e', 'a'], 'load reads both layouts');
+  t.strictSame((await index.load(entries)).map((r) => r?.request_id), ['d', 'c', 'b', 'f', 'e', 'a'], 'load reads every chunk');
 });
 
 t.test('empty lists: no keys at all, or nothing in range', async (t) => {
@@ -147,7 +135,7 @@ t.test('empty lists: no keys at all, or nothing in range', async (t) => {
   t.strictSame(await new RedisLogIndex(c, keys).page(Infinity, -Infinity, 0, 10), []);
   t.strictSame(await new RedisLogIndex(c, keys).load([{ score: T0, id: 'nope' }]), [undefined]);
   await writeChunk(c, keys, 'c1', [record({ request_id: 'x', time: T0 })]);
-  await writeLegacy(c, keys, [record({ request_id: 'y', time: T0 + 5 })]);
+  await writeChunk(c, keys, 'c2', [record({ request_id: 'y', time: T0 + 5 })]);
   t.strictSame(await pageRecords(new RedisLogIndex(c, keys), { limit: 10, from: T0 + 6 }), { records: [] }, 'all older than from');
   t.strictSame(await pageRecords(new RedisLogIndex(c, keys), { limit: 10, to: T0 - 1 }), { records: [] }, 'all newer than to');
   t.strictSame((await pageRecords(new RedisLogIndex(c, keys), { limit: 10 })).records.map((r) => r.request_id), ['y', 'x']);

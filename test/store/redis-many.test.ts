@@ -4,8 +4,8 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { scripts } from '../../core/store/lua/index.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
-import { acquireArgs } from '../../core/store/redis-accounts.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
+import { acquireArgs } from '../../core/store/redis/accounts.ts';
 import type { Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
 import { seeded } from '../helpers/random.ts';
@@ -60,7 +60,7 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     // What both copies start from: windows that end inside the turn (5h), buckets that exist or not, leases held,
-    // records kept already (marked 'k', in a legacy records hash, in a log chunk), releases that happened already, costs
+    // records kept already (marked 'k', in a log chunk), releases that happened already, costs
     // held (a minute's field that the turn's settlements empty, or not).
     const seed = async (p: string) => {
       for (const key of ['a', 'b']) {
@@ -68,7 +68,6 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
         await c.hset(k.acct, 'spend', '5000', 's5h', String(BASE - 18_000_000 + 40), 'u5h', '700', 's1d', String(BASE - 1000), 'u1d', '900');
         await c.set(k.tpm(Math.floor(BASE / MINUTE) * MINUTE), '1000', 'PX', 180_000);
         await c.zadd(k.lease, BASE + 30_000, 'r1', BASE + 30_000, 'r2', BASE + 30_000, 'r5', BASE + 30_000, 'other');
-        await c.hset(k.records, 'r6', '{}');
         await c.hset(k.log, 'c1', `${BASE}\t{"request_id":"r7"}\n`);
         await c.zadd(k.logIndex, BASE, `c1 ${BASE} 1`);
         await c.hset(k.markers(Math.floor(BASE / MINUTE) * MINUTE), 'r3', 'k', 'r4', 'r', 'r5', 'r');
@@ -90,14 +89,14 @@ t.test('settle: the settlements of a turn together, as one by one', async (t) =>
           Math.floor(rand() * 50), pick(['0', String(1 + Math.floor(rand() * 2_000_000)), '123456789']), '600000 86400000',
           // The cost held: in a field of the hash, in one that is not there (lapsed), or none.
           admitted ? pick(['', `${M0} ${1 + Math.floor(rand() * 120)}`, `${M0 - 3} 40`, `${M0 + 1} 50`]) : '',
-          // A record older than a marker's life: a repeat is looked for in the log (and the legacy records hash).
+          // A record older than a marker's life: a repeat is looked for in the log.
           ...(rand() < 0.4 ? [JSON.stringify(id)] : []),
         ],
       };
     });
     const run = (p: string, x: (typeof calls)[number]) => {
       const k = new KeyLayout(p).key(x.key);
-      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.log, k.logIndex, k.records, k.held], x.args);
+      return scripts.settle.run(c, [k.markers(x.minute), k.lease, k.tpm(x.minute), k.acct, k.log, k.logIndex, k.held], x.args);
     };
     if (!(await bothWays(t, c, prefix, round, seed, calls, run)).same) differing++;
   }

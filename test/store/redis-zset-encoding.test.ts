@@ -4,8 +4,8 @@
 // skiplists. A key's rpm set is left to Redis (a listpack while small).
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { RedisStore } from '../../core/store/redis.ts';
-import { KeyLayout } from '../../core/store/redis-keys.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
+import { KeyLayout } from '../../core/store/redis/keys.ts';
 import { redisForTest } from './redis-server.ts';
 
 const limits = { rpm: 1000, concurrency: 100 };

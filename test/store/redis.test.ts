@@ -6,7 +6,7 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { createStore } from '../../core/store/index.ts';
 import { LuaScript } from '../../core/store/lua/index.ts';
-import { RedisStore } from '../../core/store/redis.ts';
+import { RedisStore } from '../../core/store/redis/store.ts';
 import { contract } from './contract.ts';
 import { callCounter, issued, T0, admitReq, record } from './fixtures.ts';
 import { deletePrefix, testRedis } from './redis-server.ts';
@@ -49,7 +49,7 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   if (!a.ok) return t.fail('admit');
   await s.settle(record({ key_id: 'lay', request_id: a.admission.requestId, cost: 1, input_tokens: 3 }), a.admission, {});
   await s.settle(record({ key_id: 'lay', request_id: 'other' }), undefined, {});
-  await s.flush(); // records and rollups are written behind (redis-batch.ts)
+  await s.flush(); // records and rollups are written behind (redis/batch.ts)
   const c = new Redis(redis.url);
   t.teardown(() => c.quit());
   const keys = (await c.keys(`${prefix}*`)).sort();

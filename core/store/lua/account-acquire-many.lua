@@ -116,7 +116,7 @@ local function acquire_many(count, K, A, NK)
     local lease_ms = terms[5]
     local l = leases[KEYS[ko + 2 * i - 1]]
     l.add(now + lease_ms, id)
-    if (l.keep or 0) < lease_ms + 60000 then l.keep = lease_ms + 60000 end
+    if (l.keep or 0) < lease_ms + LEASE_KEEP_MS then l.keep = lease_ms + LEASE_KEEP_MS end
     if not second then
       local s = states[KEYS[ko + 2 * i]]
       s.v[4] = now

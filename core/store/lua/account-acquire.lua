@@ -1,12 +1,12 @@
 -- Picks an upstream account of one group and takes one of its slots (every key shares the group's hash tag).
--- Which candidate: pick.lua (the same rules as accounts.ts pickAccount).
+-- Which candidate: pick.lua (the same rules as rules/accounts.ts pickAccount).
 -- KEYS: per candidate i: 2i-1 lease zset (request id -> expiry ms), 2i state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
 -- ARGV: 1 now, 2 request id, 3 roll in [0, 1) for the weighted choice, 4 the terms: numbers apart by spaces (mostly the
---       same for all of a group's requests, so the list form reads them once a turn: redis-accounts.ts acquireArgs):
+--       same for all of a group's requests, so the list form reads them once a turn: redis/accounts.ts acquireArgs):
 --       preferred candidate (1-based, 0 = none), only (1), binding keys, which are pins (bit j - 1 for binding key j),
 --       lease ms, state ttl ms, then per candidate its priority, weight and concurrency; then per candidate i: 4 + i
---       its id (cleaned by accounts.ts)
+--       its id (cleaned by rules/accounts.ts)
 -- Returns 2 * candidate + preferred (1/0) when no binding was found (a number is the cheapest answer for the fused
 -- script to pass on), {1, candidate, preferred (1/0), binding found (1-based), its account} when one was,
 -- or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found (0 = none), its account}.
@@ -72,7 +72,7 @@ local function take(i, reuse)
   -- None held: the set is new (zadd.lua).
   if c[i].busy == 0 then zadd_new(lease, {int(now + lease_ms), id})
   else redis.call('ZADD', lease, int(now + lease_ms), id) end
-  local keep = lease_ms + 60000
+  local keep = lease_ms + LEASE_KEEP_MS
   if redis.call('PTTL', lease) < keep then redis.call('PEXPIRE', lease, int(keep)) end
   if not reuse then
     redis.call('HSET', KEYS[2 * i], 'used', int(now), 'pass', int(c[i].eff + stride(c[i].weight)))

@@ -5,7 +5,7 @@
 -- Call i's keys and arguments are admit.lua's, from KEYS[K[i] + 1] and ARGV[A[i] + 1] (fuse.ts).
 local function admit_many(n, K, A)
   local names = {'5h', '1d', '7d'}
-  local lens = {18000000, 86400000, 604800000}
+  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
 
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
@@ -64,7 +64,7 @@ local function admit_many(n, K, A)
 
     local quota = terms[2]
     local cost = N[ARGV[ao + 5]]
-    local minute = math.floor(now / 60000)
+    local minute = math.floor(now / MINUTE_MS)
     -- What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
     local windows = terms[3] > 0 or terms[4] > 0 or terms[5] > 0
     local h = held[KEYS[ko + 5]]
@@ -76,7 +76,7 @@ local function admit_many(n, K, A)
     if quota > 0 then
       local spent = N[acct(KEYS[ko + 4])[1] or '0']
       if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
-      if spent + inflight >= quota then return {0, 'quota_exhausted', 1000, '', 1} end
+      if spent + inflight >= quota then return {0, 'quota_exhausted', HELD_RETRY_MS, '', 1} end
     end
 
     -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
@@ -93,7 +93,7 @@ local function admit_many(n, K, A)
             if now < ends then used = N[u or '0'] end
           end
           local w = -1
-          if used >= limit then w = ends - now elseif used + inflight >= limit then w = 1000 end
+          if used >= limit then w = ends - now elseif used + inflight >= limit then w = HELD_RETRY_MS end
           if w > wait then
             wait, win = w, names[i]
             by_held = used < limit and 1 or 0
@@ -108,7 +108,7 @@ local function admit_many(n, K, A)
       local s = zsets[KEYS[ko + 1]] or z(KEYS[ko + 1], true)
       if size(s, conc, now) >= conc and not s.has[id] then
         local w = s.first() - now
-        if w > 1000 then w = 1000 end
+        if w > CONCURRENCY_RETRY_MS then w = CONCURRENCY_RETRY_MS end
         if w < 1 then w = 1 end
         return {0, 'concurrency', w, ''}
       end
@@ -117,8 +117,8 @@ local function admit_many(n, K, A)
     -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
     if rpm > 0 then
       local s = zsets[KEYS[ko + 2]] or z(KEYS[ko + 2])
-      if size(s, rpm, now - 60000) >= rpm and not s.has[id] then
-        local w = s.first() + 60000 - now
+      if size(s, rpm, now - RPM_WINDOW_MS) >= rpm and not s.has[id] then
+        local w = s.first() + RPM_WINDOW_MS - now
         if w < 1 then w = 1 end
         return {0, 'rpm', w, ''}
       end
@@ -129,7 +129,7 @@ local function admit_many(n, K, A)
       local key = KEYS[ko + 3]
       local b = buckets[key] or bucket(key)
       if not b.base then b.base = N[redis.call('GET', key) or '0'] end
-      if b.base + b.add + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
+      if b.base + b.add + est > tpm then return {0, 'tpm', MINUTE_MS - (now % MINUTE_MS), ''} end
     end
 
     -- The zsets exist by now (the checks above made them).
@@ -138,7 +138,7 @@ local function admit_many(n, K, A)
       local key = KEYS[ko + 1]
       local lease_ms = terms[1]
       zsets[key].add(now + lease_ms, id)
-      if (keep[key] or 0) < lease_ms + 60000 then keep[key] = lease_ms + 60000 end
+      if (keep[key] or 0) < lease_ms + LEASE_KEEP_MS then keep[key] = lease_ms + LEASE_KEEP_MS end
       answer = 1
     end
     if rpm > 0 then
@@ -166,14 +166,14 @@ local function admit_many(n, K, A)
       if keep[key] then
         if redis.call('PTTL', key) < keep[key] then redis.call('PEXPIRE', key, string.format('%d', keep[key])) end
       elseif rpmKeys[key] then
-        redis.call('PEXPIRE', key, 120000)
+        redis.call('PEXPIRE', key, RPM_KEEP_MS)
       end
     end
   end
   -- The minute's bucket gets its life when this creates it (settle and release never create one).
   for _, key in ipairs(border) do
     local add = buckets[key].add
-    if add > 0 and redis.call('INCRBY', key, string.format('%d', add)) == add then redis.call('PEXPIRE', key, 180000) end
+    if add > 0 and redis.call('INCRBY', key, string.format('%d', add)) == add then redis.call('PEXPIRE', key, TPM_KEEP_MS) end
   end
   for _, key in ipairs(horder) do held[key].write() end
   return out

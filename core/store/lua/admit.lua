@@ -20,7 +20,7 @@ local conc = terms[6]
 local rpm = terms[7]
 local tpm = terms[8]
 local cost = tonumber(ARGV[5])
-local minute = math.floor(now / 60000)
+local minute = math.floor(now / MINUTE_MS)
 local function int(x) return string.format('%d', x) end
 
 -- What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
@@ -32,12 +32,12 @@ end
 if quota > 0 then
   local spent = tonumber(redis.call('HGET', KEYS[4], 'spend') or '0')
   if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
-  if spent + held >= quota then return {0, 'quota_exhausted', 1000, '', 1} end
+  if spent + held >= quota then return {0, 'quota_exhausted', HELD_RETRY_MS, '', 1} end
 end
 
 -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
 local names = {'5h', '1d', '7d'}
-local lens = {18000000, 86400000, 604800000}
+local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
 local wait, win, by_held = -1, '', 0
 for i = 1, 3 do
   local limit = terms[2 + i]
@@ -49,7 +49,7 @@ for i = 1, 3 do
       if now < ends then used = tonumber(s[2] or '0') end
     end
     local w = -1
-    if used >= limit then w = ends - now elseif used + held >= limit then w = 1000 end
+    if used >= limit then w = ends - now elseif used + held >= limit then w = HELD_RETRY_MS end
     if w > wait then
       wait, win = w, names[i]
       by_held = used < limit and 1 or 0
@@ -76,7 +76,7 @@ if conc > 0 then
   if leases >= conc and not redis.call('ZSCORE', KEYS[1], id) then
     local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
     local w = tonumber(first[2]) - now
-    if w > 1000 then w = 1000 end
+    if w > CONCURRENCY_RETRY_MS then w = CONCURRENCY_RETRY_MS end
     if w < 1 then w = 1 end
     return {0, 'concurrency', w, ''}
   end
@@ -84,9 +84,9 @@ end
 
 -- Exact sliding 60 s window: an entry admitted at t leaves it at t + 60 s.
 if rpm > 0 then
-  if size(KEYS[2], rpm, now - 60000) >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
+  if size(KEYS[2], rpm, now - RPM_WINDOW_MS) >= rpm and not redis.call('ZSCORE', KEYS[2], id) then
     local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    local w = tonumber(oldest[2]) + 60000 - now
+    local w = tonumber(oldest[2]) + RPM_WINDOW_MS - now
     if w < 1 then w = 1 end
     return {0, 'rpm', w, ''}
   end
@@ -95,7 +95,7 @@ end
 if tpm > 0 then
   if est > tpm then return {0, 'tpm', -1, ''} end
   local used = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if used + est > tpm then return {0, 'tpm', 60000 - (now % 60000), ''} end
+  if used + est > tpm then return {0, 'tpm', MINUTE_MS - (now % MINUTE_MS), ''} end
 end
 
 local answer = 2
@@ -103,17 +103,17 @@ if conc > 0 then
   -- None held: the set is new (zadd.lua).
   if leases == 0 then zadd_new(KEYS[1], {int(now + lease_ms), id})
   else redis.call('ZADD', KEYS[1], int(now + lease_ms), id) end
-  local keep = lease_ms + 60000
+  local keep = lease_ms + LEASE_KEEP_MS
   if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], int(keep)) end
   answer = 1
 end
 if rpm > 0 then
   redis.call('ZADD', KEYS[2], int(now), id)
-  redis.call('PEXPIRE', KEYS[2], 120000)
+  redis.call('PEXPIRE', KEYS[2], RPM_KEEP_MS)
 end
 -- Tokens are counted even without a tpm limit, so a limit set later sees the real rate at once.
 -- The minute's bucket gets its life when this creates it (settle and release never create one).
-if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[3]) == est then redis.call('PEXPIRE', KEYS[3], 180000) end
+if est > 0 and redis.call('INCRBY', KEYS[3], ARGV[3]) == est then redis.call('PEXPIRE', KEYS[3], TPM_KEEP_MS) end
 if cost > 0 then
   h = h or holds(KEYS[5])
   h.add(minute, cost)

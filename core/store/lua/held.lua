@@ -1,8 +1,7 @@
 -- A key's USD holds (prepended by lua/index.ts to admit.lua and admit-many.lua): the held hash has a field per admission
 -- minute, the nano-dollars its requests in flight hold against quota_usd and the windows. Settlement and release take a
--- request's hold back (settle.lua, release.lua); a field older than HOLD minutes lapses (units.ts HOLD_MINUTES: the
+-- request's hold back (settle.lua, release.lua); a field older than HOLD_MINUTES lapses (units.ts: the
 -- holds of a crashed process) and is deleted.
-local HOLD = 15
 
 -- The held hash `key`, read once for the admissions of a turn: at(minute) is what is held then (lapsed fields are deleted
 -- at once), add(minute, nano) holds more, write() sends what was added. The hash lives while its newest field counts.
@@ -14,7 +13,7 @@ local function holds(key)
   function h.at(minute)
     local sum, gone = 0, {}
     for m, nano in pairs(fields) do
-      if m > minute - HOLD then sum = sum + nano else gone[#gone + 1] = m end
+      if m > minute - HOLD_MINUTES then sum = sum + nano else gone[#gone + 1] = m end
     end
     for i, m in ipairs(gone) do
       fields[m], adds[m] = nil, nil
@@ -37,7 +36,7 @@ local function holds(key)
         if redis.call('HINCRBY', key, string.format('%d', m), string.format('%d', a)) == a then new = true end
       end
     end
-    if new then redis.call('PEXPIRE', key, (HOLD + 1) * 60000) end
+    if new then redis.call('PEXPIRE', key, (HOLD_MINUTES + 1) * MINUTE_MS) end
   end
   return h
 end

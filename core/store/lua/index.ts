@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
+import { withConstants } from './constants.ts';
 import { evalsha, ScriptFuser } from './fuse.ts';
 
 export type RedisClient = Redis | Cluster;
@@ -21,16 +22,16 @@ export class LuaScript {
   readonly many: ManyForm | undefined;
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
-   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes). `many`: the list
-   * form's file (with its own `uses`) and the function it defines: a function of the n calls of one turn, (n, K, A, NK,
-   * NA): where call i's keys and arguments start in KEYS and ARGV (K[i], A[i]) and how many (NK[i], NA[i]), returning
-   * their results, with the result of running them one by one in order. A call alone always runs the one-call form,
-   * which costs Redis least.
+   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes), with the names of
+   * constants.ts replaced by their values. `many`: the list form's file (with its own `uses`) and the function it
+   * defines: a function of the n calls of one turn, (n, K, A, NK, NA): where call i's keys and arguments start in KEYS
+   * and ARGV (K[i], A[i]) and how many (NK[i], NA[i]), returning their results, with the result of running them one by
+   * one in order. A call alone always runs the one-call form, which costs Redis least.
    */
   constructor(file: string, source = read(file), uses: string[] = [], many?: { file: string; fn: string; uses?: string[]; source?: string }) {
-    this.source = [...uses.map(read), source].join('\n');
+    this.source = withConstants([...uses.map(read), source].join('\n'));
     this.sha = createHash('sha1').update(this.source).digest('hex');
-    this.many = many && { fn: many.fn, source: [...(many.uses ?? []).map(read), many.source ?? read(many.file)].join('\n') };
+    this.many = many && { fn: many.fn, source: withConstants([...(many.uses ?? []).map(read), many.source ?? read(many.file)].join('\n')) };
   }
 
   /**

@@ -1,12 +1,12 @@
 -- Writes a chunk of one API key's settled records of one minute (settle.lua counted them against the limits already):
 -- appends it to the key's log (log.lua add_chunk), marks each record kept in its admission minute's marker hash
--- ('k': a settlement sent again is a repeat, settle.lua) and adds the rollups the process summed (redis-batch.ts
+-- ('k': a settlement sent again is a repeat, settle.lua) and adds the rollups the process summed (redis/batch.ts
 -- keySums) to totals, the UTC day, the UTC hour (each per model too) and the per-second rate. A chunk the log holds
 -- already (the batch sent again after its answer was lost) writes nothing and returns 0; a chunk naming a record marked
 -- kept (written by another copy: a settlement sent again, by this process or another) writes nothing and returns those
 -- records' ids, for the process to send the rest. Returns n when written.
 -- KEYS: 1 totals hash, 2 day hash, 3 day-per-model hash, 4 hour hash, 5 hour-per-model hash, 6 rate hash of the minute,
---       7 log hash, 8 log index, 9 legacy records index, 10 legacy records hash, 11 marker hash of the admission minute
+--       7 log hash, 8 log index, 9 marker hash of the admission minute
 -- ARGV: 1 retention ms, 2 rollup ttl ms, 3 hourly rollup ttl ms, 4 records cap, 5 marker ttl ms, 6 chunk id,
 --       7 n records, 8 oldest time, 9 newest time, 10..9+n the records' request ids; then for each rollup hash
 --       k = 1..6 (KEYS[k]): the number of its fields m, then m pairs of field and increment
@@ -15,13 +15,13 @@ local n = tonumber(ARGV[7])
 if redis.call('HEXISTS', KEYS[7], '@' .. ARGV[6]) == 1 then return 0 end
 local kept = {}
 for i = 10, 9 + n, 1000 do
-  local marks = redis.call('HMGET', KEYS[11], unpack(ARGV, i, math.min(i + 999, 9 + n)))
+  local marks = redis.call('HMGET', KEYS[9], unpack(ARGV, i, math.min(i + 999, 9 + n)))
   for j = 1, #marks do
     if marks[j] == 'k' then kept[#kept + 1] = ARGV[i + j - 1] end
   end
 end
 if #kept > 0 then return kept end
-if not add_chunk(KEYS[7], KEYS[8], KEYS[9], KEYS[10], ARGV[6], n, ARGV[8], ARGV[9], ARGV[1], tonumber(ARGV[4])) then
+if not add_chunk(KEYS[7], KEYS[8], ARGV[6], n, ARGV[8], ARGV[9], ARGV[1], tonumber(ARGV[4])) then
   return 0
 end
 local marks = {}
@@ -29,8 +29,8 @@ for i = 10, 9 + n do
   marks[#marks + 1] = ARGV[i]
   marks[#marks + 1] = 'k'
 end
-for i = 1, #marks, 1000 do redis.call('HSET', KEYS[11], unpack(marks, i, math.min(i + 999, #marks))) end
-redis.call('PEXPIRE', KEYS[11], ARGV[5])
+for i = 1, #marks, 1000 do redis.call('HSET', KEYS[9], unpack(marks, i, math.min(i + 999, #marks))) end
+redis.call('PEXPIRE', KEYS[9], ARGV[5])
 local at = 10 + n
 for k = 1, 6 do
   local m = tonumber(ARGV[at])

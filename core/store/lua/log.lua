@@ -1,13 +1,11 @@
 -- Shared by the scripts that keep records (prepended by lua/index.ts). A record list (one per API key, one global) is a
--- log of chunks, one chunk per batch written (redis-batch.ts): the log hash holds chunk id -> the chunk's records, one
+-- log of chunks, one chunk per batch written (redis/batch.ts): the log hash holds chunk id -> the chunk's records, one
 -- line "<time>\t<JSON>\n" each, oldest first, and '#' -> how many records its chunks count; the index zset holds
 -- "<chunk id> <oldest time> <records counted>" -> the chunk's newest time. A chunk's records lie in one minute; a chunk
 -- counting fewer records than its text holds has lost its oldest lines to the cap; '@<chunk id>' -> 1 says the chunk is
 -- counted. Writing a record thus costs Redis a share of one string, not an entry in a hash and a sorted set each (their
 -- inserts were most of a batch's cost), and no script sees the text (Lua hashes every byte of a string it is given):
 -- the process writes it with a plain HSET just before the script.
--- A list written by an older gateway (the legacy index zset of request ids and records hash of JSON) is trimmed along
--- with the log until it is empty; reads merge both (redis-log.ts).
 
 local function chunk_parts(member)
   local id, oldest, n = string.match(member, '^(%S+) (%d+) (%d+)$')
@@ -15,7 +13,7 @@ local function chunk_parts(member)
 end
 
 -- Takes `k` records (at most as many as it counts) off the chunk `member` (scored `score`): its text stays, and readers
--- skip its first lines beyond the count its member now gives (redis-log.ts), so no chunk's text is read or written here
+-- skip its first lines beyond the count its member now gives (redis/log.ts), so no chunk's text is read or written here
 -- (a long string through Lua costs Redis a hash of every byte).
 local function skip(index, member, score, k)
   local id, oldest, n = chunk_parts(member)
@@ -28,21 +26,11 @@ local function drop_chunk(log, id)
   redis.call('HDEL', log, id, '@' .. id)
 end
 
--- Drops request ids from a legacy index and its records hash, in chunks of 500.
-local function drop_legacy(index, records, ids)
-  for i = 1, #ids, 500 do
-    local part = {unpack(ids, i, math.min(i + 499, #ids))}
-    redis.call('ZREM', index, unpack(part))
-    redis.call('HDEL', records, unpack(part))
-  end
-end
-
 -- Adds a chunk (its id, record count, oldest and newest time: strings from ARGV) to a list, then trims the list: chunks
 -- all older than `retention` ms before this chunk's newest go (readers hide the older records of a chunk straddling
--- that line: redis-log.ts), then the oldest records beyond `cap` (the legacy list's first: they are older), whole
--- chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis-batch.ts); the field
+-- that line: redis/log.ts), then the oldest records beyond `cap`, whole chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis/batch.ts); the field
 -- '@<id>' says the chunk is counted. Returns false when it is already (a batch sent again), having written nothing.
-local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest, newest, retention, cap)
+local function add_chunk(log, index, id, n, oldest, newest, retention, cap)
   if redis.call('HSETNX', log, '@' .. id, 1) == 0 then return false end
   redis.call('ZADD', index, newest, id .. ' ' .. oldest .. ' ' .. n)
   local total = redis.call('HINCRBY', log, '#', n)
@@ -58,17 +46,7 @@ local function add_chunk(log, index, legacy_index, legacy_records, id, n, oldest
     end
     redis.call('ZREMRANGEBYSCORE', index, '-inf', bound)
   end
-  local legacy = 0
-  if redis.call('EXISTS', legacy_index) == 1 then
-    drop_legacy(legacy_index, legacy_records, redis.call('ZRANGEBYSCORE', legacy_index, '-inf', bound))
-    legacy = redis.call('ZCARD', legacy_index)
-  end
-  local excess = total - gone + legacy - cap
-  if excess > 0 and legacy > 0 then
-    local k = math.min(excess, legacy)
-    drop_legacy(legacy_index, legacy_records, redis.call('ZRANGE', legacy_index, 0, k - 1))
-    excess = excess - k
-  end
+  local excess = total - gone - cap
   -- The oldest chunks first; `at` passes over the chunk just added, which is never dropped (its '@' must stay, for a
   -- batch sent again to find it counted) but may count none of its records.
   local at = 0
@@ -97,10 +75,9 @@ end
 
 -- Whether a list keeps request `id` (its JSON text `needle`) with a record of time `time`: asked only of a settlement
 -- whose marker may have expired (settle.lua), so it may read the chunks of that minute.
-local function logged(log, index, legacy_records, id, needle, time)
-  if redis.call('HEXISTS', legacy_records, id) == 1 then return true end
+local function logged(log, index, needle, time)
   needle = '"request_id":' .. needle
-  local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + 60000))
+  local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + MINUTE_MS))
   for _, member in ipairs(near) do
     local cid, first = chunk_parts(member)
     if first <= tonumber(time) then
@@ -117,5 +94,5 @@ local function keep_key_rollups(keys, days, hours)
   for k = 1, 3 do redis.call('PEXPIRE', keys[k], days) end
   redis.call('PEXPIRE', keys[4], hours)
   redis.call('PEXPIRE', keys[5], hours)
-  redis.call('PEXPIRE', keys[6], 180000)
+  redis.call('PEXPIRE', keys[6], RATE_KEEP_MS)
 end

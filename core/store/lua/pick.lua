@@ -1,11 +1,11 @@
 -- Shared by account-acquire.lua and its list form (prepended by lua/index.ts): which candidate account a request takes.
--- The same rules as accounts.ts pickAccount (the memory store); a change there is a change here.
+-- The same rules as rules/accounts.ts pickAccount (the memory store); a change there is a change here.
 
--- Stride scheduling (accounts.ts stride, effectivePasses): a pick moves the pass on by 1e6 / weight; a never-used
+-- Stride scheduling (rules/accounts.ts stride, effectivePasses): a pick moves the pass on by PASS_STRIDE / weight; a never-used
 -- account joins just before the lowest pass, one that sat out counts as at most two strides behind the furthest.
 local function stride(w)
-  if w > 0 then return math.floor(1000000 / w + 0.5) end
-  return 1000000
+  if w > 0 then return math.floor(PASS_STRIDE / w + 0.5) end
+  return PASS_STRIDE
 end
 
 -- Lowest priority number, then lowest load (cross-multiplied: exact), then a weight above 0, then the lowest pass,

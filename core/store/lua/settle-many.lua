@@ -36,10 +36,10 @@ local function settle_many(n, K, A, NK, NA)
     local m = byMarkers[KEYS[k + 1]]
     local id = ARGV[a + 1]
     local mark = m.mark[id]
-    if mark == 'k' or (not mark and NA[i] >= 9 and logged(KEYS[k + 5], KEYS[k + 6], KEYS[k + 7], id, ARGV[a + 9], ARGV[a + 4])) then
+    if mark == 'k' or (not mark and NA[i] >= 9 and logged(KEYS[k + 5], KEYS[k + 6], ARGV[a + 9], ARGV[a + 4])) then
       out[i] = 0
     elseif mark == 'd' then
-      out[i] = redis.call('HEXISTS', KEYS[k + 7], id) == 1 and 0 or 2
+      out[i] = 2
     else
       out[i] = 1
       m.mark[id] = 'd'
@@ -71,7 +71,7 @@ local function settle_many(n, K, A, NK, NA)
       end
       -- The hold goes (after a release it has gone already): per field, the turn's sum.
       if ARGV[a + 8] ~= '' and mark ~= 'r' then
-        local key = KEYS[k + 8]
+        local key = KEYS[k + 7]
         local hd = helds[key]
         if not hd then
           hd = {fields = {}, order = {}}
@@ -130,7 +130,7 @@ local function settle_many(n, K, A, NK, NA)
 
   -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
   local names = {'5h', '1d', '7d'}
-  local lens = {18000000, 86400000, 604800000}
+  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
     local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')

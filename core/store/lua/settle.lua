@@ -3,7 +3,7 @@
 -- (log-key.lua).
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
---       6 log index, 7 legacy records hash, 8 held hash (held.lua)
+--       6 log index, 7 held hash (held.lua)
 -- ARGV: 1 request id, 2 its lease member: '' none, '1' the request id (a lease the gateway took), else '=' and it,
 --       3 tpm delta ('' = no admission), 4 record time, 5 estimated tokens of the admission, 6 cost nano,
 --       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: the list form parses it once a turn), 8 the cost the
@@ -17,9 +17,8 @@
 -- Several calls of one turn run its list form instead, settle-many.lua (fuse.ts): a change here is a change there.
 local mark = redis.call('HGET', KEYS[1], ARGV[1])
 if mark == 'k' then return 0 end
--- Settled before: 2 unless an older gateway kept its record (in the legacy records hash).
-if mark == 'd' then return redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 and 0 or 2 end
-if not mark and ARGV[9] and logged(KEYS[5], KEYS[6], KEYS[7], ARGV[1], ARGV[9], ARGV[4]) then return 0 end
+if mark == 'd' then return 2 end
+if not mark and ARGV[9] and logged(KEYS[5], KEYS[6], ARGV[9], ARGV[4]) then return 0 end
 local marker_ttl, acct_ttl = string.match(ARGV[7], '^(%d+) (%d+)$')
 redis.call('HSET', KEYS[1], ARGV[1], 'd')
 redis.call('PEXPIRE', KEYS[1], marker_ttl)
@@ -36,8 +35,8 @@ end
 -- The actual cost counts from now on instead (below); after a release the hold has gone already; a lapsed one is gone.
 if ARGV[8] ~= '' and mark ~= 'r' then
   local field, nano = string.match(ARGV[8], '^(%d+) (%d+)$')
-  if redis.call('HEXISTS', KEYS[8], field) == 1 and redis.call('HINCRBY', KEYS[8], field, '-' .. nano) <= 0 then
-    redis.call('HDEL', KEYS[8], field)
+  if redis.call('HEXISTS', KEYS[7], field) == 1 and redis.call('HINCRBY', KEYS[7], field, '-' .. nano) <= 0 then
+    redis.call('HDEL', KEYS[7], field)
   end
 end
 
@@ -46,7 +45,7 @@ if cost ~= '0' then
   local clock = tonumber(ARGV[4])
   redis.call('HINCRBY', KEYS[4], 'spend', cost)
   local names = {'5h', '1d', '7d'}
-  local lens = {18000000, 86400000, 604800000}
+  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
   local starts = redis.call('HMGET', KEYS[4], 's5h', 's1d', 's7d')
   for i = 1, 3 do
     local s = starts[i]

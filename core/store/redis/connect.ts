@@ -3,10 +3,10 @@
 // loads ioredis (nor the Redis store's modules).
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
-import { guardStore, redisError } from './guard.ts';
-import type { StoreOptions } from './options.ts';
-import { RedisStore } from './redis.ts';
-import type { Store } from './types.ts';
+import { guardStore, redisError } from '../guard.ts';
+import type { StoreOptions } from '../options.ts';
+import { RedisStore } from './store.ts';
+import type { Store } from '../types.ts';
 
 const CLUSTER = /^redis(s)?\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)/;
 
@@ -21,7 +21,7 @@ function connectionErrors(log: Logger): (err: Error) => void {
   };
 }
 
-/** Settled records written behind (redis-batch.ts) that Redis did not take: logged at most once per 10 s; retried. */
+/** Settled records written behind (batch.ts) that Redis did not take: logged at most once per 10 s; retried. */
 function batchErrors(log: Logger): (err: Error, waiting: number) => void {
   let loggedAt = -Infinity;
   return (err, waiting) => {

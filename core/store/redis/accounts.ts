@@ -1,11 +1,11 @@
 // Upstream accounts in Redis: every decision is one Lua script over the group's keys ({g:<group>}, one slot),
-// so every gateway process sees the same leases, cool-downs and bindings (layout in redis-keys.ts).
+// so every gateway process sees the same leases, cool-downs and bindings (layout in keys.ts).
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
-} from './types.ts';
-import { ACCOUNT_IDLE_MS, cleanCandidates, preferIndex } from './accounts.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
-import type { KeyLayout } from './redis-keys.ts';
+} from '../types.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, preferIndex } from '../rules/accounts.ts';
+import { scripts, type RedisClient } from '../lua/index.ts';
+import type { KeyLayout } from './keys.ts';
 
 const ms = (n: number): number => Math.max(1, Math.round(n) || 1);
 

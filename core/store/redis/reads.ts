@@ -1,15 +1,15 @@
-// Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (redis-log.ts).
-import type { KeyUsage, RecordFilter, RollupUnit, UsageBucket, UsageRecord } from './types.ts';
-import type { RedisClient } from './lua/index.ts';
-import { pageRecords } from './paging.ts';
-import { RedisLogIndex } from './redis-log.ts';
-import type { KeyLayout } from './redis-keys.ts';
-import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from './rollup.ts';
-import { rateFromHashes } from './rate.ts';
-import { bucketStarts, parseBucket } from './summary.ts';
-import { minuteOf, WINDOWS, type WindowName } from './units.ts';
-import { usagePlan, type UsageQuery } from './usage-plan.ts';
-import { buildKeyUsage } from './usage-view.ts';
+// Reads from Redis: a key's usage (one pipeline and the rate script, on the key's slot) and record listings (log.ts).
+import type { KeyUsage, RecordFilter, RollupUnit, UsageBucket, UsageRecord } from '../types.ts';
+import type { RedisClient } from '../lua/index.ts';
+import { pageRecords } from '../paging.ts';
+import { RedisLogIndex } from './log.ts';
+import type { KeyLayout } from './keys.ts';
+import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from '../rollup.ts';
+import { rateFromHashes } from '../rate.ts';
+import { bucketStarts, parseBucket } from '../summary.ts';
+import { minuteOf, WINDOWS, type WindowName } from '../units.ts';
+import { usagePlan, type UsageQuery } from '../usage-plan.ts';
+import { buildKeyUsage } from '../usage-view.ts';
 
 type Hash = Record<string, string>;
 const FIELDS = new Set<string>(COUNTER_FIELDS);

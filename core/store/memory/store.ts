@@ -1,23 +1,23 @@
 // MemoryStore: the embedded single-process Store (no Redis). No timers: everything expires lazily on use.
-// FileStore (file.ts) extends it and keeps its state in a file; the protected fields are what it persists.
+// FileStore (file/store.ts) extends it and keeps its state in a file; the protected fields are what it persists.
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult,
   CooldownReason, IssuedKey, KeyLimits, LeaseEnding, KeyUsage, RecordFilter, RollupUnit, Store, UsageBucket, UsageRecord,
-} from './types.ts';
-import { AccountBook } from './memory-accounts.ts';
-import { ConversationBook } from './memory-conversations.ts';
-import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
-import { KeyLedger } from './memory-ledger.ts';
-import { MemoryRecordIndex, recordEntry, type RecordEntry, type RecordText } from './memory-index.ts';
-import { resolveOptions, type StoreOptions } from './options.ts';
-import { pageRecords } from './paging.ts';
-import { emptyCounters } from './rollup.ts';
-import { rateFromSeconds } from './rate.ts';
-import { minuteOf } from './units.ts';
-import { usagePlan, type UsageQuery } from './usage-plan.ts';
-import { buildKeyUsage } from './usage-view.ts';
-import { checkSettleArgs } from './settle-args.ts';
-import { MemorySummary } from './summary.ts';
+} from '../types.ts';
+import { AccountBook } from './accounts.ts';
+import { ConversationBook } from './conversations.ts';
+import { cloneKey, patchKey, sortKeys, type KeyPatch } from '../issued-keys.ts';
+import { KeyLedger } from './ledger.ts';
+import { MemoryRecordIndex, recordEntry, type RecordEntry, type RecordText } from './record-index.ts';
+import { resolveOptions, type StoreOptions } from '../options.ts';
+import { pageRecords } from '../paging.ts';
+import { emptyCounters } from '../rollup.ts';
+import { rateFromSeconds } from '../rate.ts';
+import { minuteOf } from '../units.ts';
+import { usagePlan, type UsageQuery } from '../usage-plan.ts';
+import { buildKeyUsage } from '../usage-view.ts';
+import { checkSettleArgs } from '../settle-args.ts';
+import { MemorySummary } from '../summary.ts';
 
 export class MemoryStore implements Store {
   readonly kind: Store['kind'] = 'memory';

@@ -1,9 +1,9 @@
 // Issued keys in Redis: a {global} hash sha256 -> JSON with an id index, and change notices over pub/sub.
 import type { Cluster, Redis } from 'ioredis';
-import type { IssuedKey } from './types.ts';
-import { cloneKey, patchKey, sortKeys, type KeyPatch } from './issued-keys.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
-import type { KeyLayout } from './redis-keys.ts';
+import type { IssuedKey } from '../types.ts';
+import { cloneKey, patchKey, sortKeys, type KeyPatch } from '../issued-keys.ts';
+import { scripts, type RedisClient } from '../lua/index.ts';
+import type { KeyLayout } from './keys.ts';
 
 export class RedisIssuedKeys {
   private readonly client: RedisClient;

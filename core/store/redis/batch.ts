@@ -7,12 +7,12 @@
 // the lease at once).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
-import type { UsageRecord } from './types.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
-import { Lines, RecordSums, type Entry } from './redis-batch-records.ts';
-import type { KeyLayout } from './redis-keys.ts';
-import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from './summary.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from './units.ts';
+import type { UsageRecord } from '../types.ts';
+import { scripts, type RedisClient } from '../lua/index.ts';
+import { Lines, RecordSums, type Entry } from './batch-records.ts';
+import type { KeyLayout } from './keys.ts';
+import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from '../summary.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from '../units.ts';
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
@@ -143,8 +143,8 @@ export class SettleBatch {
       const date = utcDate(time);
       this.groups.set(id, g = {
         script: 'logKey', minute, parts: [], repeats: false,
-        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex, k.index,
-          k.records, k.markers(markerMinute)],
+        keys: [k.total, k.day(date), k.dayModels(date), k.hours(date), k.hourModels(date), k.rate(minute), k.log, k.logIndex,
+          k.markers(markerMinute)],
         log: k.log,
         head: [this.opts.retentionMs, ROLLUP_DAYS * DAY_MS, HOUR_ROLLUP_DAYS * DAY_MS, this.opts.recordsPerKey, this.opts.markerMs],
       });
@@ -180,7 +180,7 @@ export class SettleBatch {
       const time = pieces[0].entries[0].time;
       const t: Target = {
         script: 'logGlobal', minute, log: g.log,
-        keys: [g.log, g.logIndex, g.index, g.records, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+        keys: [g.log, g.logIndex, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
         head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
       };
       let entries: Entry[] = [];

@@ -1,5 +1,5 @@
 // FileStore: the embedded store kept in a local SQLite file. The MemoryStore it extends answers every call; what changed
-// is written behind by a thread of its own (file-writer.ts), in one transaction at most every second, and loaded at start.
+// is written behind by a thread of its own (writer.ts), in one transaction at most every second, and loaded at start.
 // The records kept are indexed in memory; their texts are not held there: until its batch is written a record's text
 // waits as bytes (record-bytes.ts), then a page's texts are read back from the file (a connection of this thread's
 // own, read-only).
@@ -8,19 +8,19 @@ import type { Logger } from 'pino';
 import type {
   AccountLease, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult, CooldownReason, IssuedKey,
   LeaseEnding, UsageRecord,
-} from './types.ts';
-import type { KeyPatch } from './issued-keys.ts';
-import { MemoryStore } from './memory.ts';
-import { Journal, type MemoryState } from './file-journal.ts';
-import { loadFile } from './file-load.ts';
-import { restore } from './file-restore.ts';
-import type { FromWriter, WriterOptions } from './file-rows.ts';
-import { release } from './columns.ts';
+} from '../types.ts';
+import type { KeyPatch } from '../issued-keys.ts';
+import { MemoryStore } from '../memory/store.ts';
+import { Journal, type MemoryState } from './journal.ts';
+import { loadFile } from './load.ts';
+import { restore } from './restore.ts';
+import type { FromWriter, WriterOptions } from './rows.ts';
+import { release } from '../memory/columns.ts';
 import { readRecords } from './record-bytes.ts';
-import { connect, type WriterLink } from './file-thread.ts';
-import type { RecordEntry } from './memory-index.ts';
+import { connect, type WriterLink } from './thread.ts';
+import type { RecordEntry } from '../memory/record-index.ts';
 import { sqlite } from './sqlite.ts';
-import type { StoreOptions } from './options.ts';
+import type { StoreOptions } from '../options.ts';
 
 /** Changes reach the file at most this long after they are made: what a kill -9 can lose. */
 export const FLUSH_MS = 1000;

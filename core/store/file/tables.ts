@@ -1,9 +1,9 @@
-// The file store's writes: one batch in one transaction, and pruning what the memory store ages out (file-load.ts reads).
+// The file store's writes: one batch in one transaction, and pruning what the memory store ages out (load.ts reads).
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { Batch } from './file-rows.ts';
+import type { Batch } from './rows.ts';
 import { readRecords } from './record-bytes.ts';
-import { COUNTER_FIELDS } from './rollup.ts';
-import { DAY_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, RPM_WINDOW_MS, utcDate } from './units.ts';
+import { COUNTER_FIELDS } from '../rollup.ts';
+import { DAY_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, RPM_WINDOW_MS, utcDate } from '../units.ts';
 
 type Row = Record<string, any>;
 const FIELDS = COUNTER_FIELDS.join(', ');

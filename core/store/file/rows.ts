@@ -55,16 +55,16 @@ export type ToWriter =
   | { id: number; type: 'batch'; batch: Batch }
   | { id: number; type: 'close' };
 export type FromWriter = { id: number } & (
-  /** The file is open, locked and pruned: the store reads it (file-load.ts), then sends batches. */
+  /** The file is open, locked and pruned: the store reads it (load.ts), then sends batches. */
   | { type: 'ready' }
   | { type: 'open-failed'; message: string }
   | { type: 'written'; seq: number; ms: number }
   | { type: 'write-failed'; seq: number; message: string }
   | { type: 'closed'; /** batches that could not be written (the last write failed) */ unwritten: number }
-  /** The thread itself stopped (file-thread.ts tells every store): nothing more is written. */
+  /** The thread itself stopped (thread.ts tells every store): nothing more is written. */
   | { type: 'stopped'; message: string });
 
-/** A LedgerRow's JSON: the parts of a KeyLedger (memory-ledger.ts) that are not rollups, rates or records. */
+/** A LedgerRow's JSON: the parts of a KeyLedger (memory/ledger.ts) that are not rollups, rates or records. */
 export interface KeptLedger {
   spend: number;
   total: Record<string, number>;

@@ -1,8 +1,8 @@
 // Reads a file store's tables at start, on the gateway's own thread: nothing is served yet, and the rows need no copy
 // from the writer thread (100 000 records are a second of structured cloning).
 import type { DatabaseSync } from 'node:sqlite';
-import type { Loaded, RollupKind } from './file-rows.ts';
-import { COUNTER_FIELDS } from './rollup.ts';
+import type { Loaded, RollupKind } from './rows.ts';
+import { COUNTER_FIELDS } from '../rollup.ts';
 import { sqlite } from './sqlite.ts';
 
 type Row = any[];

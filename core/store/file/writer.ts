@@ -1,10 +1,10 @@
 // The file stores' writer thread: owns their SQLite files (opened, locked and pruned when asked), writes each batch in
 // one transaction, in order. A batch that fails (disk full) stays first in line and is tried again, so none is skipped.
 import { parentPort } from 'node:worker_threads';
-import { openDatabase, type OpenFile } from './file-db.ts';
-import { FileTables } from './file-tables.ts';
-import type { Batch, FromWriter, ToWriter, WriterOptions } from './file-rows.ts';
-import { release } from './columns.ts';
+import { openDatabase, type OpenFile } from './db.ts';
+import { FileTables } from './tables.ts';
+import type { Batch, FromWriter, ToWriter, WriterOptions } from './rows.ts';
+import { release } from '../memory/columns.ts';
 
 const PRUNE_EVERY_MS = 60_000;
 const RETRY_MS = 1000;

@@ -1,12 +1,12 @@
-// Puts the state the file store loaded back into a MemoryStore's maps: the inverse of file-journal.ts.
-import type { IssuedKey, UsageRecord } from './types.ts';
-import type { MemorySummary } from './summary.ts';
-import type { KeyLedger } from './memory-ledger.ts';
-import { recordEntry, type MemoryRecordIndex } from './memory-index.ts';
-import type { KeptAccount } from './memory-accounts.ts';
-import type { KeptLedger, Loaded, RollupRow } from './file-rows.ts';
-import type { MemoryState } from './file-journal.ts';
-import { COUNTER_FIELDS, emptyCounters, type Counters } from './rollup.ts';
+// Puts the state the file store loaded back into a MemoryStore's maps: the inverse of journal.ts.
+import type { IssuedKey, UsageRecord } from '../types.ts';
+import type { MemorySummary } from '../summary.ts';
+import type { KeyLedger } from '../memory/ledger.ts';
+import { recordEntry, type MemoryRecordIndex } from '../memory/record-index.ts';
+import type { KeptAccount } from '../memory/accounts.ts';
+import type { KeptLedger, Loaded, RollupRow } from './rows.ts';
+import type { MemoryState } from './journal.ts';
+import { COUNTER_FIELDS, emptyCounters, type Counters } from '../rollup.ts';
 
 export interface RestoreTarget extends MemoryState {
   ledger(key: string): KeyLedger;

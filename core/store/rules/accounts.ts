@@ -1,6 +1,6 @@
 // Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
 // lua/account-acquire.lua applies the same rules inside Redis; a change here is a change there.
-import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from './types.ts';
+import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from '../types.ts';
 
 /**
  * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the

@@ -1,9 +1,9 @@
 // Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings, in plain maps.
-// The same rules as the Redis scripts (accounts.ts pickAccount decides); everything expires lazily on use.
+// The same rules as the Redis scripts (rules/accounts.ts pickAccount decides); everything expires lazily on use.
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
-} from './types.ts';
-import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding, withFound, type CandidateView } from './accounts.ts';
+} from '../types.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding, withFound, type CandidateView } from '../rules/accounts.ts';
 import { ExpiringMap } from './expiring-map.ts';
 
 interface Account {
@@ -23,7 +23,7 @@ interface Account {
 
 export interface Binding { account: string; expires: number }
 
-/** What outlives a restart of one account's state (file.ts): everything but its leases, as nothing is in flight then. */
+/** What outlives a restart of one account's state (file/store.ts): everything but its leases, as nothing is in flight then. */
 export interface KeptAccount { coolUntil?: number; reason?: CooldownReason; probing: boolean; lastUsed?: number; pass?: number }
 
 const sep = '\u0000';

@@ -51,10 +51,8 @@ function keyNames(prefix: string, keyId: string) {
     // hash request id -> 'd' settled (the settlement's idempotency marker), 'r' released (release.lua), for the
     // requests admitted in that minute
     markers: lastOf((minute: number) => `${p}mk:${minute}`),
-    log: `${p}lg`, // hash chunk id -> chunk of records (redis-batch.ts), '#' -> how many the chunks hold
+    log: `${p}lg`, // hash chunk id -> chunk of records (batch.ts), '#' -> how many the chunks hold
     logIndex: `${p}lgi`, // zset "<chunk id> <oldest time> <records>" -> the chunk's newest record time
-    records: `${p}rec`, // legacy (written before the log): hash request id -> record JSON
-    index: `${p}idx`, // legacy: zset request id -> record time
     conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)
   };
 }
@@ -72,7 +70,7 @@ function groupNames(prefix: string, group: string) {
 export class KeyLayout {
   readonly prefix: string;
   readonly global: {
-    keys: string; keyIds: string; log: string; logIndex: string; records: string; index: string; summary: (unit: string, start: number) => string;
+    keys: string; keyIds: string; log: string; logIndex: string; summary: (unit: string, start: number) => string;
   };
   /** Pub/sub channel announcing issued-key changes to every process. */
   readonly channel: string;
@@ -85,8 +83,6 @@ export class KeyLayout {
       keyIds: `${g}keyids`, // hash id -> sha256
       log: `${g}lg`, // the records of every key, as a key's log
       logIndex: `${g}lgi`,
-      records: `${g}rec`, // legacy, as a key's
-      index: `${g}idx`,
       summary: (unit: string, start: number) => `${g}sum:${unit}:${start}`, // hash of one bucket's rollup fields (summary.ts)
     };
     this.channel = `${prefix}keys`;

@@ -1,19 +1,17 @@
-// One key's limits and ledger in the memory store: the same rules as the Redis Lua scripts, in plain objects.
-import type { AdmitRefusal, AdmitRequest, AdmitResult, UsageRecord } from './types.ts';
-import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from './rollup.ts';
+// One key's limits and ledger in the memory store: the limit rules (rules/limits.ts) over its maps, and its rollups.
+import type { AdmitRequest, UsageRecord } from '../types.ts';
+import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from '../rollup.ts';
 import {
-  CONCURRENCY_RETRY_MS, DAY_MS, HELD_RETRY_MS, HOLD_MINUTES, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, RPM_WINDOW_MS, SETTLE_MARKER_MS,
-  SETTLE_MARKERS_PER_KEY, WINDOWS, fromNano, holdNano, minuteOf, msToNextMinute, RATE_KEPT_SECONDS, secondOf, toNano, utcDate, type WindowName,
-} from './units.ts';
+  concurrencyRefusal, hasUsdLimit, holdCounts, positive, rpmGone, rpmRefusal, spendInWindows, tpmCorrection, tpmRefusal,
+  usdRefusal, type Refusal, type SpendWindows,
+} from '../rules/limits.ts';
+import {
+  DAY_MS, HOUR_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, fromNano, holdNano, minuteOf,
+  RATE_KEPT_SECONDS, secondOf, utcDate,
+} from '../units.ts';
 import { ExpiringMap } from './expiring-map.ts';
-import { MemoryRecordIndex, type RecordEntry, type RecordText } from './memory-index.ts';
-import type { Rate } from './rate.ts';
-
-type Refusal = Extract<AdmitResult, { ok: false }>;
-const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName, held?: boolean): Refusal =>
-  ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}), ...(held ? { held } : {}) });
-
-const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
+import { MemoryRecordIndex, type RecordEntry, type RecordText } from './record-index.ts';
+import type { Rate } from '../rate.ts';
 
 function modelCounters(models: Map<string, Counters>, model: string): Counters {
   let m = models.get(model);
@@ -29,7 +27,7 @@ export class KeyLedger {
   tpm = new Map<number, number>(); // minute -> reserved + actual tokens
   held = new Map<number, number>(); // admission minute -> nano-dollars held by requests in flight (HOLD_MINUTES)
   spend = 0; // lifetime, nano-dollars
-  windows: Partial<Record<WindowName, { start: number; used: number }>> = {};
+  windows: SpendWindows = {};
   total: Counters = emptyCounters();
   days = new Map<string, Counters>();
   dayModels = new Map<string, Map<string, Counters>>();
@@ -52,29 +50,10 @@ export class KeyLedger {
   /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
   check(req: AdmitRequest): Refusal | undefined {
     const { now, limits: l, requestId: id } = req;
-    const quota = toNano(l.quota_usd);
-    const usd = quota > 0 || toNano(l.usd_5h) > 0 || toNano(l.usd_1d) > 0 || toNano(l.usd_7d) > 0;
-    // What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
-    const held = usd ? this.heldAt(minuteOf(now)) : 0;
-    if (quota > 0 && this.spend >= quota) return refuse('quota_exhausted');
-    if (quota > 0 && this.spend + held >= quota) return refuse('quota_exhausted', HELD_RETRY_MS, undefined, true);
-    let wait = -1;
-    let win: WindowName | undefined;
-    let byHeld = false;
-    for (const w of WINDOWS) {
-      const limit = toNano(l[`usd_${w.window}`]);
-      if (limit <= 0) continue;
-      const s = this.windows[w.window];
-      const used = s && now < s.start + w.ms ? s.used : 0;
-      // With several windows exhausted, only the one that resets last tells when waiting helps.
-      const until = used >= limit ? s!.start + w.ms - now : used + held >= limit ? HELD_RETRY_MS : -1;
-      if (until > wait) {
-        wait = until;
-        win = w.window;
-        byHeld = used < limit;
-      }
+    if (hasUsdLimit(l)) {
+      const usd = usdRefusal(l, this.spend, this.windows, this.heldAt(minuteOf(now)), now);
+      if (usd) return usd;
     }
-    if (win) return refuse('window_exhausted', wait, win, byHeld);
     const conc = positive(l.concurrency);
     // Leases and rpm entries expire mostly in insertion order: the front is pruned per request, the whole map
     // only when it looks full (exact either way, and O(1) amortised while a key is under its limits).
@@ -83,25 +62,20 @@ export class KeyLedger {
       if (held >= conc && !this.leases.has(id)) {
         let earliest = Infinity;
         for (const exp of this.leases.values()) earliest = Math.min(earliest, exp);
-        return refuse('concurrency', Math.max(1, Math.min(earliest - now, CONCURRENCY_RETRY_MS)));
+        return concurrencyRefusal(earliest, now);
       }
     }
     const rpm = positive(l.rpm);
     if (rpm > 0) {
-      const made = this.rpm.prune((at) => at <= now - RPM_WINDOW_MS, rpm);
+      const made = this.rpm.prune((at) => rpmGone(at, now), rpm);
       if (made >= rpm && !this.rpm.has(id)) {
         let oldest = Infinity;
         for (const at of this.rpm.values()) oldest = Math.min(oldest, at);
-        return refuse('rpm', Math.max(1, oldest + RPM_WINDOW_MS - now));
+        return rpmRefusal(oldest, now);
       }
     }
     const tpm = positive(l.tpm);
-    if (tpm > 0) {
-      // An estimate above the whole budget never fits: waiting cannot help.
-      if (req.estimatedTokens > tpm) return refuse('tpm');
-      if ((this.tpm.get(minuteOf(now)) ?? 0) + req.estimatedTokens > tpm) return refuse('tpm', msToNextMinute(now));
-    }
-    return undefined;
+    return tpm > 0 ? tpmRefusal(this.tpm.get(minuteOf(now)) ?? 0, req.estimatedTokens, tpm, now) : undefined;
   }
 
   reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number; estimatedCost: number } {
@@ -124,7 +98,7 @@ export class KeyLedger {
   private heldAt(minute: number): number {
     let sum = 0;
     for (const [m, nano] of this.held) {
-      if (m > minute - HOLD_MINUTES) sum += nano;
+      if (holdCounts(m, minute)) sum += nano;
       else this.held.delete(m);
     }
     return sum;
@@ -174,19 +148,14 @@ export class KeyLedger {
       const bucket = this.tpm.get(admission.minute);
       // After a release the estimate has left the bucket already: add every actual token.
       const released = this.released.has(admission.requestId);
-      const est = released ? 0 : admission.estimatedTokens;
-      if (bucket !== undefined) this.tpm.set(admission.minute, bucket + recordTokens(r) - est);
+      if (bucket !== undefined) this.tpm.set(admission.minute, bucket + tpmCorrection(recordTokens(r), admission.estimatedTokens, released));
       // The actual cost is added to the spend below, in place of what was held.
       if (!released) this.unhold(admission);
     }
     const add = recordCounters(r);
     if (add.cost > 0) {
       this.spend += add.cost;
-      for (const w of WINDOWS) {
-        const s = this.windows[w.window];
-        if (!s || clock >= s.start + w.ms) this.windows[w.window] = { start: clock, used: add.cost };
-        else s.used += add.cost;
-      }
+      spendInWindows(this.windows, clock, add.cost);
     }
     addCounters(this.total, add);
     const date = utcDate(clock);

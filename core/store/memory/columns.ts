@@ -1,4 +1,4 @@
-// Columns of the memory store's per-request state (expiring-map.ts, memory-index.ts, file-journal.ts): arrays of a fixed
+// Columns of the memory store's per-request state (expiring-map.ts, record-index.ts, file/journal.ts): arrays of a fixed
 // length holding the entries from a head to a length, moved to the front when the head has left enough behind, and
 // into larger arrays when they are full. Never grown by push or splice, so no array is reallocated per request.
 
@@ -19,7 +19,7 @@ export function toFront<T extends Int32Array | Float64Array>(a: T, from: number,
 
 /**
  * An array just replaced (by a larger or smaller one), or a batch's record bytes once written, lets go of its memory
- * now, not at the next full collection. A batch's bytes (up to a second of records, or file.ts FLUSH_BYTES) live past
+ * now, not at the next full collection. A batch's bytes (up to a second of records, or file/store.ts FLUSH_BYTES) live past
  * two scavenges too, and the writer thread, which makes little garbage of its own, ran a full collection only when
  * V8's limit of external memory (~64 MB) forced it: tens of MB of RSS, held by bytes already written.
  * Typed arrays keep their bytes outside V8's heap, and the object that holds them is old by the time it is replaced

@@ -1,6 +1,6 @@
 // The memory store's record index: records sorted like a Redis sorted set (time, then request id), capped and aged.
-import type { IndexEntry, RecordIndex } from './paging.ts';
-import type { UsageRecord } from './types.ts';
+import type { IndexEntry, RecordIndex } from '../paging.ts';
+import type { UsageRecord } from '../types.ts';
 import { slots, slotsToFront, toFront } from './columns.ts';
 import { H, IdTable, hashId } from './id-table.ts';
 

@@ -1,21 +1,21 @@
 // A record list in Redis as a chunked log (`log`: chunk id -> lines "<time>\t<json>\n"; `logIndex`: "<chunk id> <min>
-// <count>" scored by the chunk's max time; lua/log.lua writes them), merged with the legacy layout older gateways wrote
-// (`index`: request id scored by time; `records`: request id -> JSON) until that expires. Read newest first, loading only
-// the chunks a page needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records
-// older than the retention before the list's newest are gone, though a chunk straddling that line still holds some.
-import type { RedisClient } from './lua/index.ts';
-import type { IndexEntry, RecordIndex } from './paging.ts';
-import type { UsageRecord } from './types.ts';
+// <count>" scored by the chunk's max time; lua/log.lua writes them). Read newest first, loading only the chunks a page
+// needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records older than the
+// retention before the list's newest are gone, though a chunk straddling that line still holds some.
+import type { RedisClient } from '../lua/index.ts';
+import type { IndexEntry, RecordIndex } from '../paging.ts';
+import type { UsageRecord } from '../types.ts';
+import { MINUTE_MS } from '../units.ts';
 
-/** A chunk spans less than this (max - min): one whose max is past t + SPAN holds nothing at or before t. */
-const SPAN = 60_000;
+/** A chunk spans less than this (max - min: its records lie in one minute): one whose max is past t + SPAN holds nothing at or before t. */
+const SPAN = MINUTE_MS;
 /** logIndex members per read, doubling from read to read: the chunks newer than a page's max cost few round trips. */
 const SCAN_FIRST = 64;
 const SCAN_MOST = 1024;
 /** Chunk texts per HMGET. */
 const GROUP = 16;
 
-export interface LogKeys { log: string; logIndex: string; index: string; records: string }
+export interface LogKeys { log: string; logIndex: string }
 
 interface Chunk { id: string; min: number; max: number; count: number }
 
@@ -105,7 +105,7 @@ export class RedisLogIndex implements RecordIndex {
   private readonly keys: LogKeys;
   /** Parsed chunks by id (empty: its text is gone), kept for the next pages of one listing, which read the same chunks. */
   private readonly chunks = new Map<string, Line[]>();
-  /** The JSON of every record of those chunks, by id (load's source; the rest are legacy records). */
+  /** The JSON of every record of those chunks, by id (load's source). */
   private readonly texts = new Map<string, string>();
   private readonly retentionMs: number;
   /** The oldest time kept (the list's newest less the retention), read once. */
@@ -123,7 +123,7 @@ export class RedisLogIndex implements RecordIndex {
     const need = offset + count;
     const lo = min === -Infinity ? '-inf' : String(min);
     const scan = new ChunkScan(this.client, this.keys.logIndex, max, lo);
-    const [found] = await Promise.all([this.legacy(max, lo, need), scan.peek()]);
+    const found: IndexEntry[] = [];
     for (;;) {
       // The chunks not taken yet hold nothing past the next one's max, and may hold a record at it with a larger id
       // (which comes first): only what is past that max is final.
@@ -150,21 +150,10 @@ export class RedisLogIndex implements RecordIndex {
   }
 
   async load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
-    const legacy = [...new Set(entries.filter((e) => !this.texts.has(e.id)).map((e) => e.id))];
-    const json = legacy.length ? await this.client.hmget(this.keys.records, ...legacy) : [];
-    const old = new Map(legacy.map((id, i) => [id, json[i]]));
     return entries.map((e) => {
-      const j = this.texts.get(e.id) ?? old.get(e.id);
+      const j = this.texts.get(e.id);
       return j ? (JSON.parse(j) as UsageRecord) : undefined;
     });
-  }
-
-  /** The newest `need` legacy entries in range: no others can be among the page's first `need`. */
-  private async legacy(max: number, lo: string, need: number): Promise<IndexEntry[]> {
-    const flat = await this.client.zrevrangebyscore(this.keys.index, max === Infinity ? '+inf' : String(max), lo, 'WITHSCORES', 'LIMIT', 0, need);
-    const out: IndexEntry[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ id: flat[i], score: Number(flat[i + 1]) });
-    return out;
   }
 
   /** A chunk's lines, but for the oldest ones beyond its count (trimmed by the cap). */

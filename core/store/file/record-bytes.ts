@@ -6,8 +6,8 @@
 // objects.
 //
 // Each record: key length, id length, text length (uint32), time (float64), then the three as UTF-8.
-import { release } from './columns.ts';
-import type { RecordRow } from './file-rows.ts';
+import { release } from '../memory/columns.ts';
+import type { RecordRow } from './rows.ts';
 
 const HEAD = 20;
 const START = 64 * 1024;

@@ -1,16 +1,16 @@
 // The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
 // Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
 // thousand times a second writes its totals and rollups once a second, not a thousand times.
-import { toFront } from './columns.ts';
-import { H, hashId } from './id-table.ts';
-import type { IssuedKey, UsageRecord } from './types.ts';
-import type { AccountBook } from './memory-accounts.ts';
-import type { ConversationBook } from './memory-conversations.ts';
-import type { KeyLedger } from './memory-ledger.ts';
-import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './file-rows.ts';
+import { toFront } from '../memory/columns.ts';
+import { H, hashId } from '../memory/id-table.ts';
+import type { IssuedKey, UsageRecord } from '../types.ts';
+import type { AccountBook } from '../memory/accounts.ts';
+import type { ConversationBook } from '../memory/conversations.ts';
+import type { KeyLedger } from '../memory/ledger.ts';
+import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './rows.ts';
 import { RecordBytes } from './record-bytes.ts';
-import { COUNTER_FIELDS, rollupModel, type Counters } from './rollup.ts';
-import { DAY_MS, HOUR_MS, secondOf, utcDate } from './units.ts';
+import { COUNTER_FIELDS, rollupModel, type Counters } from '../rollup.ts';
+import { DAY_MS, HOUR_MS, secondOf, utcDate } from '../units.ts';
 
 /** The parts of a MemoryStore the file store keeps. */
 export interface MemoryState {
@@ -43,7 +43,7 @@ export class Journal {
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
   // Admissions (the first rpmCount of each column), not an object each: they live until the batch is taken (~1 s), long
-  // enough for V8 to move every one into its old generation. Nor the id of each: its hash (id-table.ts) tells whether
+  // enough for V8 to move every one into its old generation. Nor the id of each: its hash (memory/id-table.ts) tells whether
   // it is still kept, and only the first admission of a key and second since the one before carries its id (the name
   // of its row, rpmRows). The columns are kept from batch to batch, grown only when a batch needs more.
   private rpmCount = 0;
@@ -198,7 +198,7 @@ export class Journal {
 }
 
 /**
- * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (file-rows.ts RpmRow): a
+ * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (rows.ts RpmRow): a
  * few rows a second, not one per request. A row is named by the id of the first admission of its key and second in
  * the lists (which always carries it: the admission before it had another key or second), kept or not: a name only
  * has to be its own, so rows of the same second written by two batches do not replace each other.

@@ -1,24 +1,24 @@
 // RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
-// Per-key and per-group updates are single Lua scripts on one slot (layout in redis-keys.ts, scripts in lua/); settled
-// records and rollups are written behind, in batches (redis-batch.ts).
-import { checkConversation, CONVERSATION_ID } from './memory-conversations.ts';
+// Per-key and per-group updates are single Lua scripts on one slot (layout in keys.ts, scripts in lua/); settled
+// records and rollups are written behind, in batches (batch.ts).
+import { checkConversation, CONVERSATION_ID } from '../conversations.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
   AdmitResult, CooldownReason, IssuedKey, KeyLimits, KeyUsage, LeaseEnding, RecordFilter, RollupUnit, Store, UsageBucket,
   UsageRecord,
-} from './types.ts';
-import type { KeyPatch } from './issued-keys.ts';
-import { scripts, type RedisClient } from './lua/index.ts';
-import { resolveOptions, type StoreOptions } from './options.ts';
-import { RedisAccounts } from './redis-accounts.ts';
-import { SettleBatch } from './redis-batch.ts';
-import { RedisIssuedKeys } from './redis-issued.ts';
-import { KeyLayout } from './redis-keys.ts';
-import { readKeyUsage, readRecords, readUsageBuckets } from './redis-reads.ts';
-import { recordCounters, recordTokens } from './rollup.ts';
-import { checkSettleArgs } from './settle-args.ts';
-import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from './units.ts';
+} from '../types.ts';
+import type { KeyPatch } from '../issued-keys.ts';
+import { scripts, type RedisClient } from '../lua/index.ts';
+import { resolveOptions, type StoreOptions } from '../options.ts';
+import { RedisAccounts } from './accounts.ts';
+import { SettleBatch } from './batch.ts';
+import { RedisIssuedKeys } from './issued.ts';
+import { KeyLayout } from './keys.ts';
+import { readKeyUsage, readRecords, readUsageBuckets } from './reads.ts';
+import { recordCounters, recordTokens } from '../rollup.ts';
+import { checkSettleArgs } from '../settle-args.ts';
+import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from '../units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -146,7 +146,7 @@ export class RedisStore implements Store {
     ];
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
-    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.records, k.held], args));
+    const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.held], args));
     // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
     // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
     // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
@@ -154,7 +154,7 @@ export class RedisStore implements Store {
     return { recorded: recorded === 1 };
   }
 
-  /** Writes the settled records and rollups still waiting in this process (redis-batch.ts); reads do it first. */
+  /** Writes the settled records and rollups still waiting in this process (batch.ts); reads do it first. */
   flush(): Promise<void> { return this.batch.flush(); }
 
   // Reads see this process's own settlements: what waits in the batch is written first. Another process's may lag

@@ -1,21 +1,12 @@
-// Conversations the gateway keeps for clients (Store.putConversation): opaque JSON text per (key id, answer id),
+// Conversations the memory store keeps for clients (Store.putConversation): opaque JSON text per (key id, answer id),
 // expiring on the real clock, bounded in count (the oldest kept goes first) and in size per value.
-/** Ids a client may name: what the gateway mints (resp_<hex>) and nothing that could shape a store key oddly. */
-export const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-/** Largest conversation kept (a long agent session with its tool output); a larger one is refused, not truncated. */
-export const CONVERSATION_MAX_BYTES = 16 * 1024 * 1024;
+import { checkConversation, CONVERSATION_ID } from '../conversations.ts';
 /** Conversations one process's memory keeps at most. */
 export const CONVERSATIONS_KEPT = 10_000;
 
 export interface KeptConversation { value: string; expires: number }
 
 const SEP = '\u0000';
-
-/** Refuses what no store may keep: an id outside CONVERSATION_ID, a value over CONVERSATION_MAX_BYTES. */
-export function checkConversation(responseId: string, value: string): void {
-  if (!CONVERSATION_ID.test(responseId)) throw new RangeError('conversation id must match [A-Za-z0-9_-]{1,128}');
-  if (Buffer.byteLength(value) > CONVERSATION_MAX_BYTES) throw new RangeError(`conversation larger than ${CONVERSATION_MAX_BYTES} bytes`);
-}
 
 export class ConversationBook {
   readonly #kept = new Map<string, KeptConversation>();

@@ -4,7 +4,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { sqlite } from './sqlite.ts';
-import { COUNTER_FIELDS } from './rollup.ts';
+import { COUNTER_FIELDS } from '../rollup.ts';
 
 /**
  * Bumped when the tables change shape; a file of a newer version is refused rather than misread, one of an older

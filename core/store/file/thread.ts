@@ -1,8 +1,8 @@
-// The writer thread (file-writer.ts) as the file stores see it: one per process, started by the first store, shared
+// The writer thread (writer.ts) as the file stores see it: one per process, started by the first store, shared
 // by every store the process opens (a thread's start costs more than opening a file), never keeping the process up
 // unless a store waits for an answer.
 import { Worker } from 'node:worker_threads';
-import type { FromWriter, ToWriter } from './file-rows.ts';
+import type { FromWriter, ToWriter } from './rows.ts';
 
 type Listener = (m: FromWriter) => void;
 type Message = ToWriter extends infer M ? (M extends ToWriter ? Omit<M, 'id'> : never) : never;
@@ -25,7 +25,7 @@ let waiting = 0;
 function start(): Worker {
   // A young generation of a few MB (V8 would give it up to the main thread's 16 MB semi-spaces, resident once grown):
   // the thread's garbage is a batch's rows, at most FLUSH_BYTES of records at a time.
-  const w = new Worker(new URL('./file-writer.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB } });
+  const w = new Worker(new URL('./writer.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB } });
   w.on('message', (m: FromWriter) => listeners.get(m.id)?.(m));
   const stopped = (message: string) => {
     if (thread === w) thread = undefined;
