@@ -1,12 +1,12 @@
 // `npm run cli-translation`: the three vendor CLIs, each once through every translated pair it can use, against a gateway
 // whose groups sit on single-format simulators. Not part of the test suite (it installs the CLIs from npm, ~0.5 GB).
 // Prints one line per CLI × upstream: exit code, whether the simulator's answer reached the CLI, the ledger's record.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startGateway } from '../app/gateway.ts';
+import { run } from './run-process.ts';
 
 const CACHE = process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis');
 const PACKAGES = ['@openai/codex', '@anthropic-ai/claude-code', '@google/gemini-cli'];
@@ -14,18 +14,6 @@ const TIMEOUT_MS = Number(process.env.GATEWAY_CLI_TIMEOUT_MS ?? 120_000);
 const PROMPT = 'Reply with one short sentence: hello';
 const FORMATS = ['openai-chat', 'openai-responses', 'anthropic-messages', 'gemini'] as const;
 type Format = (typeof FORMATS)[number];
-
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c; });
-    child.stderr.on('data', (c: Buffer) => { out += c; });
-    const timer = setTimeout(() => { out += `\n[timed out after ${opts.timeoutMs} ms]`; child.kill('SIGKILL'); }, opts.timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
-    child.on('error', (err) => { clearTimeout(timer); resolve({ code: -1, out: String(err) }); });
-  });
-}
 
 async function install(): Promise<void> {
   const bin = (name: string) => join(CACHE, 'node_modules', '.bin', name);

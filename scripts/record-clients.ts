@@ -5,12 +5,12 @@
 // the recordings the tests read. Credentials are replaced, the CLI's home folder becomes /home/user, long texts are
 // replaced by their length and long lists of objects cut to two items, so the files stay small and hold no prompt text
 // of the CLI's own. Not part of the test suite: it installs the CLIs from npm.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator, type RecordedRequest } from '../simulator/server.ts';
+import { run } from './run-process.ts';
 
 const CACHE = join(process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis'), 'recorded');
 const OUT = new URL('../test/fixtures/clients/', import.meta.url);
@@ -59,18 +59,6 @@ const CLIENTS: Client[] = [
     invoke: (url) => ({ args: ['-m', 'gemini-2.5-flash', '-p', PROMPT], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: KEY, GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' } }),
   },
 ];
-
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => { out += c; });
-    child.stderr.on('data', (c: Buffer) => { out += c; });
-    const timer = setTimeout(() => { out += `\n[timed out after ${opts.timeoutMs} ms]`; child.kill('SIGKILL'); }, opts.timeoutMs);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
-    child.on('error', (err) => { clearTimeout(timer); resolve({ code: -1, out: String(err) }); });
-  });
-}
 
 const installed = (c: Client): string | undefined => {
   const file = join(CACHE, 'node_modules', c.pkg, 'package.json');
