@@ -31,19 +31,22 @@ async function answering(port: number): Promise<boolean> {
   try { return await probe.connect().then(() => probe.ping(), () => undefined) === 'PONG'; } finally { probe.disconnect(); }
 }
 
-async function launch(port: number, dir: string | undefined): Promise<ChildProcess> {
+async function launch(port: number, dir: string | undefined, args: string[]): Promise<ChildProcess> {
   // With a data folder, every write is in its append-only file before it is answered: a restart brings it all back.
   const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...args], { stdio: 'ignore' });
   for (let i = 0; i < 100 && !(await answering(port)); i++) await sleep(50);
   return child;
 }
 
-/** `persist`: keep every write on disk (append-only file), as a production Redis would across a restart. */
-export async function redisProcess(t: Teardown, opts: { persist?: boolean } = {}): Promise<RedisProcess> {
+/**
+ * `persist`: keep every write on disk (append-only file), as a production Redis would across a restart. `args`: more
+ * of redis-server's options.
+ */
+export async function redisProcess(t: Teardown, opts: { persist?: boolean; args?: string[] } = {}): Promise<RedisProcess> {
   const port = await freePort();
   const dir = opts.persist ? mkdtempSync(join(tmpdir(), 'gw-redis-')) : undefined;
-  let child = await launch(port, dir);
+  let child = await launch(port, dir, opts.args ?? []);
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGCONT');
@@ -60,7 +63,7 @@ export async function redisProcess(t: Teardown, opts: { persist?: boolean } = {}
     pause: () => { child.kill('SIGSTOP'); },
     resume: () => { child.kill('SIGCONT'); },
     kill,
-    async restart() { await kill(); child = await launch(port, dir); },
+    async restart() { await kill(); child = await launch(port, dir, opts.args ?? []); },
     async query(fn) {
       const c = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1 });
       c.on('error', () => {});

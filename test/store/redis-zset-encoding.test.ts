@@ -1,7 +1,6 @@
 // Lease sorted sets (a key's, an account's) are created as skiplists (lua/zadd.lua): a new small set would otherwise be
-// a listpack, scanned whole by every ZADD, ZREM and ZSCORE. Created by a call alone (admit.lua, account-acquire.lua)
-// or by a turn's list form (zset.lua), they hold exactly the members admitted, never the placeholder that made them
-// skiplists. A key's rpm set is left to Redis (a listpack while small).
+// a listpack, scanned whole by every ZADD, ZREM and ZSCORE. Created by a call alone (a turn of one) or by a turn of
+// several (zset.lua), they hold exactly the members admitted, never the placeholder that made them skiplists. A key's rpm set is left to Redis (a listpack while small).
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../core/store/redis/store.ts';
@@ -27,7 +26,7 @@ t.test('lease sets are skiplists from their first member, alone or in a turn; rp
     encoding: await c.object('ENCODING', k), members: (await c.zrange(k, '0', '-1')).sort(),
   })));
 
-  // One call in its turn: the one-call scripts.
+  // One call in its turn: the list forms on a turn of one.
   t.ok((await admit('alone', 'r1')).ok);
   t.ok((await acquire('alone', 'r1')).ok);
   t.same(await state(sets('alone', 'alone')), [

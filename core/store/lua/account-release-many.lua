@@ -1,8 +1,12 @@
--- The list form of account-release.lua (fuse.ts): release_many takes several releases of one turn, with the writes
--- of running account-release.lua on each in order (test/store/redis-many.test.ts holds them to it; a change there is a
--- change here): one ZREM per account for all its slots, its state read and its probing ended once.
--- Call i's keys and arguments are account-release.lua's, NK[i] keys from KEYS[K[i] + 1] and from ARGV[A[i] + 1]
--- (fuse.ts).
+-- Gives account slots back with what each attempt's ending tells (LeaseEnding): a success ends probing (unless the
+-- account is cooling down at that time: a request that began before the cool-down proves nothing), and names are
+-- bound to the account (sessions, pins).
+-- release_many(n, K, A, NK) takes the releases of one turn (a lone call is a turn of one: fuse.ts), with the writes of
+-- running them one by one in order (test/store/redis-many.test.ts holds it to that): one ZREM per account for all its
+-- slots, its state read and its probing ended once. Call i's NK[i] keys from KEYS[K[i] + 1], its arguments from
+-- ARGV[A[i] + 1]:
+-- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no), 3 account,
+--       then per binding key j: 3 + j ttl ms
 local function release_many(n, K, A, NK)
   local slots, sorder = {}, {}
   local states, torder = {}, {}

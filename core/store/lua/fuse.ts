@@ -9,13 +9,15 @@
 // calls share once and writes their sums once (settle-many.lua: one HINCRBY of a key's spend for all its settlements,
 // not one each). Redis spends a few µs on every command a script runs, so commands per request are what its CPU per
 // request follows. That order is sound: the calls of one turn were all sent before any was answered, so any order of
-// them is one their callers could have seen. A call alone runs the one-call form, which costs Redis less than a list of
-// one (the list form's reading ahead does not pay for one call).
-// The list forms need Redis 6.2 (ZMSCORE): the server's version is asked once, and an older one runs only one-call forms.
+// them is one their callers could have seen. A call alone runs its script's list form as a turn of one (index.ts).
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Command, type Redis } from 'ioredis';
 import type { LuaScript, RedisClient } from './index.ts';
+
+/** Redis's globals as locals, N, T and presized: before every fused script, and before a list form run alone (index.ts). */
+export const PRELUDE = readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8');
 
 interface Call { script: LuaScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
 
@@ -45,12 +47,11 @@ const MAX_COMBOS = 64;
  * in: a string object, a Lua string, a table slot, then freeing both. The header as arguments of their own cost ~3 000
  * instructions a call more: callgrind.) A call whose keys are those of an earlier call of its group sends none: its
  * #keys is -m, m being that call's place in the group.
- * Script i is f<i>(KEYS, ARGV) for one call and, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
+ * Script i is f<i>(KEYS, ARGV) for one call or, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
  * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place:
  * copying them into tables of their own costs Redis more than most of what the scripts do; four lists for the group,
  * not a table per call, which cost Redis ~900 instructions a call, most of it in the GC: callgrind). It returns their
- * results (an entry {err = message} fails that call alone). Without `lists` (an older server) every call runs its
- * one-call form.
+ * results (an entry {err = message} fails that call alone).
  * The answer holds per group the list of its calls' answers, as Redis converts them: the list form's own answer as it
  * is, or the one-call forms' answers (false for nil, {err = message} for a call that failed). Nothing is copied or
  * tagged per call in Lua: per-call bookkeeping there was a third of the lines a request ran (a line-count profile), and
@@ -59,38 +60,18 @@ const MAX_COMBOS = 64;
  * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
  * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
  * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
- * as T[s], parsed once likewise.
+ * as T[s], parsed once likewise (prelude.lua).
  */
-function fusedSource(scripts: LuaScript[], lists: boolean): string {
-  const many = scripts.map((s) => (lists ? s.many : undefined));
-  const fns = scripts.flatMap((s, i) => {
-    const m = many[i];
-    return [`local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`, ...(m ? [`local function g${i + 1}(n, K, A, NK, NA)\n${m.source}\nreturn ${m.fn}(n, K, A, NK, NA)\nend`] : [])];
+function fusedSource(scripts: LuaScript[]): string {
+  const fns = scripts.map((s, i) => {
+    const m = s.many;
+    return m ? `local function g${i + 1}(n, K, A, NK, NA)\n${m.source}\nreturn ${m.fn}(n, K, A, NK, NA)\nend`
+      : `local function f${i + 1}(KEYS, ARGV)\n${s.source}\nend`;
   });
-  return `local KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall =
-  KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall
-local N = setmetatable({}, {__index = function(parsed, s)
-  local v = tonumber(s)
-  if v ~= nil then parsed[s] = v end
-  return v
-end})
--- presized(n): a table whose array part holds n slots from the start (zeros, each overwritten by index), for lists of a
--- known length (a group's calls, a list form's answers): filled from {} one by one, Lua reallocates and moves a list at
--- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
-local ZEROS = string.rep('\\0', 200)
-local function presized(n)
-  if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end
-  return {}
-end
-local T = setmetatable({}, {__index = function(parsed, s)
-  local t = {}
-  for v in string.gmatch(s, '%S+') do t[#t + 1] = tonumber(v) end
-  parsed[s] = t
-  return t
-end})
+  return `${PRELUDE}
 ${fns.join('\n')}
-local fns = {${scripts.map((_, i) => `f${i + 1}`).join(', ')}}
-local lists = {${many.map((m, i) => (m ? `g${i + 1}` : 'false')).join(', ')}}
+local fns = {${scripts.map((s, i) => (s.many ? 'false' : `f${i + 1}`)).join(', ')}}
+local lists = {${scripts.map((s, i) => (s.many ? `g${i + 1}` : 'false')).join(', ')}}
 local function err(r) return type(r) == 'table' and r.err or tostring(r) end
 -- p: where the next group's header starts; k, a: where its calls' keys and arguments start in KEYS and ARGV.
 local head, p, k, a, g, out = ARGV[1], 1, 0, 1, 0, {}
@@ -115,7 +96,7 @@ while p < #head do
     a = a + na
   end
   local list = lists[f]
-  if list and n > 1 then
+  if list then
     local ok, r = pcall(list, n, K, A, NK, NA)
     if ok then out[g] = r else out[g] = {err = err(r)} end
   else
@@ -145,12 +126,6 @@ export async function evalsha(client: RedisClient, script: { sha: string; source
     if (!String((err as Error)?.message).includes('NOSCRIPT')) throw err;
     return send('eval', script.source);
   }
-}
-
-/** Whether a server (its INFO server text) runs the list forms: they use ZMSCORE, which came with Redis 6.2. */
-export function listsSupported(info: string): boolean {
-  const m = /^redis_version:(\d+)\.(\d+)/m.exec(info);
-  return !!m && (Number(m[1]) > 6 || (Number(m[1]) === 6 && Number(m[2]) >= 2));
 }
 
 /** A call's #keys goes in the header plus this (2^20), so the -m of a call that refers to an earlier one's keys is not negative. */
@@ -185,11 +160,6 @@ export class ScriptFuser {
   readonly #client: Redis;
   #queue: Call[] = [];
   readonly #combos = new Map<string, { sha: string; source: string; index: Map<LuaScript, number> }>();
-  /**
-   * Whether the server runs the list forms, asked once (INFO server) before the first send; an older server, or one
-   * that does not answer INFO, runs every call in its one-call form.
-   */
-  #lists: boolean | undefined;
 
   constructor(client: Redis) {
     this.#client = client;
@@ -199,7 +169,6 @@ export class ScriptFuser {
   #inFlight = 0;
   #scheduled = false;
   #hold: NodeJS.Timeout | undefined;
-  #asking = false;
 
   run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -244,18 +213,6 @@ export class ScriptFuser {
   }
 
   #flush(): void {
-    if (this.#lists === undefined) {
-      // Asked once: the calls made meanwhile wait for its answer (as for a script call in flight, but past HOLD_MS too).
-      if (this.#asking) return;
-      this.#asking = true;
-      this.#inFlight++;
-      void this.#client.info('server').then((info) => listsSupported(info), () => false).then((lists) => {
-        this.#lists = lists;
-        this.#asking = false;
-        this.#sent();
-      });
-      return;
-    }
     const queue = this.#queue;
     if (!queue.length) return;
     this.#queue = [];
@@ -326,7 +283,7 @@ export class ScriptFuser {
     let combo = this.#combos.get(id);
     if (!combo) {
       if (this.#combos.size >= MAX_COMBOS) this.#combos.clear();
-      const source = fusedSource(scripts, this.#lists === true);
+      const source = fusedSource(scripts);
       combo = { source, sha: createHash('sha1').update(source).digest('hex'), index: new Map(scripts.map((s, i) => [s, i + 1])) };
       this.#combos.set(id, combo);
     }

@@ -3,35 +3,37 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import { withConstants } from './constants.ts';
-import { evalsha, ScriptFuser } from './fuse.ts';
+import { evalsha, PRELUDE, ScriptFuser } from './fuse.ts';
 
 export type RedisClient = Redis | Cluster;
 
 const fusers = new WeakMap<Redis, ScriptFuser>();
 
-/** The list form of a script (fuse.ts): `fn`, a function of the calls of one turn, defined by `source`. */
+/** A script's list form (fuse.ts): `fn`, a function of the calls of one turn, defined by `source`. */
 export interface ManyForm { fn: string; source: string }
 
 const read = (file: string) => readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
 
 export class LuaScript {
   readonly sha: string;
-  /** What runs for one call (EVALSHA alone, or a function of a fused call). */
+  /** What a call alone runs (EVALSHA): the script, or its list form on a turn of one. */
   readonly source: string;
-  /** The list form, for a turn with several calls of this script; undefined when it has none. */
+  /** The list form, which every call of the script runs (fused or alone); undefined for a one-call script. */
   readonly many: ManyForm | undefined;
   /**
    * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
    * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes), with the names of
-   * constants.ts replaced by their values. `many`: the list form's file (with its own `uses`) and the function it
-   * defines: a function of the n calls of one turn, (n, K, A, NK, NA): where call i's keys and arguments start in KEYS
-   * and ARGV (K[i], A[i]) and how many (NK[i], NA[i]), returning their results, with the result of running them one by
-   * one in order. A call alone always runs the one-call form, which costs Redis least.
+   * constants.ts replaced by their values. `many`: the function the text defines, of the n calls of one turn,
+   * (n, K, A, NK, NA): where call i's keys and arguments start in KEYS and ARGV (K[i], A[i]) and how many (NK[i],
+   * NA[i]), returning their results, with the result of running them one by one in order. Without it the text is the
+   * script of one call (KEYS, ARGV).
    */
-  constructor(file: string, source = read(file), uses: string[] = [], many?: { file: string; fn: string; uses?: string[]; source?: string }) {
-    this.source = withConstants([...uses.map(read), source].join('\n'));
+  constructor(file: string, source = read(file), uses: string[] = [], many?: string) {
+    const text = withConstants([...uses.map(read), source].join('\n'));
+    this.many = many === undefined ? undefined : { fn: many, source: text };
+    // A call alone: a turn of one, its keys and arguments all of KEYS and ARGV.
+    this.source = many === undefined ? text : `${PRELUDE}${text}\nreturn ${many}(1, {0}, {0}, {#KEYS}, {#ARGV})[1]`;
     this.sha = createHash('sha1').update(this.source).digest('hex');
-    this.many = many && { fn: many.fn, source: withConstants([...(many.uses ?? []).map(read), many.source ?? read(many.file)].join('\n')) };
   }
 
   /**
@@ -50,21 +52,17 @@ export class LuaScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit.lua', undefined, ['zadd.lua', 'held.lua'], {
-    file: 'admit-many.lua', uses: ['zadd.lua', 'zset.lua', 'held.lua'], fn: 'admit_many',
-  }),
+  admit: new LuaScript('admit-many.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle.lua', undefined, ['log.lua'], { file: 'settle-many.lua', uses: ['log.lua'], fn: 'settle_many' }),
+  settle: new LuaScript('settle-many.lua', undefined, ['log.lua'], 'settle_many'),
   release: new LuaScript('release.lua'),
   logKey: new LuaScript('log-key.lua', undefined, ['log.lua']),
   logGlobal: new LuaScript('log-global.lua', undefined, ['log.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zadd.lua', 'pick.lua'], {
-    file: 'account-acquire-many.lua', uses: ['zadd.lua', 'zset.lua', 'pick.lua'], fn: 'acquire_many',
-  }),
+  accountAcquire: new LuaScript('account-acquire-many.lua', undefined, ['zadd.lua', 'zset.lua', 'pick.lua'], 'acquire_many'),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountRelease: new LuaScript('account-release.lua', undefined, [], { file: 'account-release-many.lua', fn: 'release_many' }),
+  accountRelease: new LuaScript('account-release-many.lua', undefined, [], 'release_many'),
   accountStates: new LuaScript('account-states.lua'),
 };

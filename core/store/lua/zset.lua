@@ -18,7 +18,9 @@ local function zset(key, members, skiplist)
   end}
   z.has = setmetatable({}, asked)
   for i = 1, #members, 1000 do
-    local v = redis.call('ZMSCORE', key, unpack(members, i, math.min(i + 999, #members)))
+    local v = redis.pcall('ZMSCORE', key, unpack(members, i, math.min(i + 999, #members)))
+    -- A Redis before 6.2 has no ZMSCORE: has asks ZSCORE member by member instead.
+    if v.err then break end
     for j = 1, #v do z.has[members[i + j - 1]] = v[j] end
   end
   z.n = redis.call('ZCARD', key)

@@ -141,7 +141,7 @@ export class AccountBook {
     a.probing = true;
   }
 
-  /** A success at `at` ends probing, unless the account is still cooling down then (account-release.lua). */
+  /** A success at `at` ends probing, unless the account is still cooling down then (account-release-many.lua). */
   private succeeded(group: string, id: string, at: number): void {
     const a = this.account(group, id);
     if (!a || (a.coolUntil !== undefined && a.coolUntil > at)) return;

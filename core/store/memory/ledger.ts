@@ -47,7 +47,7 @@ export class KeyLedger {
     this.records = new MemoryRecordIndex(text, true);
   }
 
-  /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit.lua. */
+  /** Refusal, or undefined when every limit has room; reserves nothing. Same order and rules as lua/admit-many.lua. */
   check(req: AdmitRequest): Refusal | undefined {
     const { now, limits: l, requestId: id } = req;
     if (hasUsdLimit(l)) {
@@ -177,7 +177,7 @@ export class KeyLedger {
     this.records.add(entry, opts.recordsPerKey, clock - opts.retentionMs);
   }
 
-  /** The per-second counts of settle.lua (rate:), kept three minutes. */
+  /** The per-second counts of settle-many.lua (rate:), kept three minutes. */
   private countSecond(clock: number, tokens: number): void {
     const second = secondOf(clock);
     let r = this.perSecond.get(second);
@@ -189,7 +189,7 @@ export class KeyLedger {
     r.tokens += tokens;
   }
 
-  /** The hourly rollups of settle.lua (hr:, hm:), kept HOUR_ROLLUP_DAYS. */
+  /** The hourly rollups of settle-many.lua (hr:, hm:), kept HOUR_ROLLUP_DAYS. */
   private rollHour(date: string, clock: number, model: string, add: Counters): void {
     let hours = this.hours.get(date);
     if (!hours) {

@@ -10,7 +10,7 @@ import type { KeyLayout } from './keys.ts';
 const ms = (n: number): number => Math.max(1, Math.round(n) || 1);
 
 /**
- * account-acquire.lua's arguments: `prefer` 1-based (0: none), `pins` per binding key whether it is a pin. What all of a
+ * account-acquire-many.lua's arguments: `prefer` 1-based (0: none), `pins` per binding key whether it is a pin. What all of a
  * group's requests share (its preference flags, lease and state times, candidates' numbers) is one text, which the list
  * form parses once a turn: every argument costs Redis a string of its own.
  */
@@ -46,7 +46,7 @@ export class RedisAccounts {
       now: req.now, id: req.requestId, prefer: prefer + 1, only: !!req.only, roll: cands.length > 1 ? Math.random() : 0,
       pins: bound.map((b) => b.kind === 'pin'), leaseMs: ms(req.leaseMs), stateTtlMs: ACCOUNT_IDLE_MS, cands,
     }))) as number | [number, number | string, number, number, string];
-    // account-acquire.lua: 2 * candidate + preferred when no binding was found, else a list.
+    // account-acquire-many.lua: 2 * candidate + preferred when no binding was found, else a list.
     if (typeof r === 'number') {
       const account = cands[(r >> 1) - 1].id;
       return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: (r & 1) === 1 };

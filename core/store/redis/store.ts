@@ -42,11 +42,11 @@ const RELEASED_TTL_MS = 300_000;
 
 const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
-/** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
+/** A key's terms as admit-many.lua takes them: one argument, the same text for all of its requests (read once a turn). */
 const admitTerms = (l: KeyLimits, leaseMs: number): string =>
   `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
 
-/** The cost an admission holds, as settle.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
+/** The cost an admission holds, as settle-many.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
 const heldArg = (a: Admission | undefined): string => {
   const nano = holdNano(a?.estimatedCost);
   return nano > 0 ? `${a!.minute} ${nano}` : '';
@@ -67,7 +67,7 @@ export class RedisStore implements Store {
    * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
    */
   private readonly markerMs: number;
-  /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
+  /** settle-many.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
   private readonly settleTtls: string;
 
   constructor(options: RedisStoreOptions) {
@@ -106,7 +106,7 @@ export class RedisStore implements Store {
     const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], [
       Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)), cost,
     ])) as number | [0, AdmitRefusal, number, string, number?];
-    // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
+    // admit-many.lua: 1 admitted with a lease, 2 without one, or a refusal.
     if (typeof r === 'number') {
       return {
         ok: true,

@@ -1,5 +1,5 @@
 // Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
-// lua/account-acquire.lua applies the same rules inside Redis; a change here is a change there.
+// lua/account-acquire-many.lua applies the same rules inside Redis; a change here is a change there.
 import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from '../types.ts';
 
 /**

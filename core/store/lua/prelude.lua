@@ -1,0 +1,25 @@
+-- What the list forms share (fuse.ts puts it before a fused script, index.ts before a list form run alone): Redis's
+-- globals as locals, and N, T and presized.
+local KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall =
+  KEYS, ARGV, redis, tonumber, tostring, string, math, table, ipairs, pairs, unpack, type, setmetatable, pcall
+-- N[s]: tonumber(s), parsed once per distinct string and script call.
+local N = setmetatable({}, {__index = function(parsed, s)
+  local v = tonumber(s)
+  if v ~= nil then parsed[s] = v end
+  return v
+end})
+-- presized(n): a table whose array part holds n slots from the start (zeros, each overwritten by index), for lists of a
+-- known length (a group's calls, a list form's answers): filled from {} one by one, Lua reallocates and moves a list at
+-- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
+local ZEROS = string.rep('\0', 200)
+local function presized(n)
+  if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end
+  return {}
+end
+-- T[s]: a list of numbers apart by spaces, parsed once per distinct string and script call.
+local T = setmetatable({}, {__index = function(parsed, s)
+  local t = {}
+  for v in string.gmatch(s, '%S+') do t[#t + 1] = tonumber(v) end
+  parsed[s] = t
+  return t
+end})
