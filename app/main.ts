@@ -5,17 +5,47 @@ import { parseArgs } from 'node:util';
 import { serveClusterMetrics } from '../core/cluster-metrics.ts';
 import { loadConfig, ConfigError } from '../core/config.ts';
 import { createLogger } from '../core/log.ts';
+import { version } from '../core/version.ts';
 import { startGateway } from './gateway.ts';
 import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
 
-const { values } = parseArgs({
-  options: {
-    config: { type: 'string', short: 'c', default: './gateway.yaml' },
-    check: { type: 'boolean', default: false },
-    port: { type: 'string' },
-    host: { type: 'string' },
-  },
-});
+const USAGE = `Usage: npm start -- [options]   (or: node app/start.js [options])
+
+Serves the LLM model gateway on a config file.
+
+Options:
+  -c, --config FILE  the config file (default: ./gateway.yaml)
+      --check        validate the config and exit: quiet when it is good, its problems and exit 1 when not
+      --port N       listen on port N (default: the config's server.port; the shipped file reads PORT, else 8080)
+      --host ADDR    listen on ADDR (default: the config's server.host)
+  -h, --help         print this help and exit
+  -v, --version      print the version and exit
+
+Environment: LOG_LEVEL (trace, debug, info, warn, error; default info), and the variables the config names.
+`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c', default: './gateway.yaml' },
+  check: { type: 'boolean', default: false },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', short: 'v', default: false },
+} as const;
+
+/** The command line read; a flag it does not know (or a missing value) prints the usage and exits 2, as CLIs do. */
+function readArgs() {
+  try {
+    return parseArgs({ options: OPTIONS }).values;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const values = readArgs();
+if (values.help) { process.stdout.write(USAGE); process.exit(0); }
+if (values.version) { process.stdout.write(`${version}\n`); process.exit(0); }
 const configFile = values.config!;
 const log = createLogger();
 
@@ -38,6 +68,10 @@ function warnOnce(): void {
   } catch { /* a file that does not load: every worker logs its problems as it keeps its running config */ }
 }
 
+/** One line for a port another process holds: which, and how to pick another. */
+const portTaken = (err: { port?: number; address?: string }): string =>
+  `port ${err.port} on ${err.address} is in use by another process: stop it, or pick another port with --port N (or PORT=N with the shipped gateway.yaml)`;
+
 async function serve(configWarnings: boolean): Promise<void> {
   try {
     const gateway = await startGateway({ configFile, log, configWarnings, port: values.port ? Number(values.port) : undefined, host: values.host });
@@ -51,6 +85,7 @@ async function serve(configWarnings: boolean): Promise<void> {
     process.on('SIGHUP', () => void gateway.reload());
   } catch (err) {
     if (err instanceof ConfigError) console.error(err.problems.join('\n'));
+    else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(portTaken(err as NodeJS.ErrnoException & { port?: number; address?: string }));
     else log.fatal({ err }, 'failed to start');
     process.exit(1);
   }

@@ -5,6 +5,8 @@
 // The cache lives in NODE_COMPILE_CACHE when set, else in the system's temp folder; a folder it cannot write only costs
 // the saving. Plain JavaScript, so this file itself needs no stripping.
 import module from 'node:module';
+// First, before any .ts is imported: a Node too old to run the gateway says so in one line and exits 1.
+import '../scripts/check-node.cjs';
 
 // Two malloc arenas: glibc's arena per allocating thread keeps what that thread freed (docs/performance.md). glibc
 // reads MALLOC_ARENA_MAX only as a process starts, so the gateway starts itself again with it (execve: same pid, same

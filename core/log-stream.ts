@@ -69,7 +69,7 @@ export class TurnWriter implements DestinationStream {
     if (this.#dropped > 0 && !this.#rest) {
       const n = this.#dropped;
       this.#dropped = 0;
-      this.#text += `{"level":40,"time":"${new Date().toISOString()}","msg":"${n} log line${n === 1 ? '' : 's'} dropped: stdout did not take them"}\n`;
+      this.#text += `{"level":"warn","time":"${new Date().toISOString()}","msg":"${n} log line${n === 1 ? '' : 's'} dropped: stdout did not take them"}\n`;
     }
     while (this.#rest || this.#text) {
       if (!this.#rest) {

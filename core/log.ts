@@ -27,6 +27,8 @@ export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destinatio
     level,
     base: undefined,
     timestamp: isoTime,
+    // Levels by name ("info", not 30): what a person and a log search read; pino makes each level's text once.
+    formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'credential', 'key'], censor: '[redacted]' },
   };
   // process.stdout's fd: reading it opens stdout as node does (a pipe then non-blocking: a full one refuses a write).
@@ -49,5 +51,5 @@ export function infoLine(log: Logger, record: object, msg: string): void {
   if (stream[S.needsMetadataGsym]) { log.info(record, msg); return; }
   const fields = JSON.stringify(record);
   const time = (l[S.timeSym] as () => string)();
-  stream.write(`{"level":${log.levels.values.info}${time}${l[S.chindingsSym] as string}${fields.length > 2 ? ',' + fields.slice(1, -1) : ''},"msg":${JSON.stringify(msg)}}\n`);
+  stream.write(`{"level":"info"${time}${l[S.chindingsSym] as string}${fields.length > 2 ? ',' + fields.slice(1, -1) : ''},"msg":${JSON.stringify(msg)}}\n`);
 }

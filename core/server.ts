@@ -24,6 +24,7 @@ import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
 import { sendJson } from './reply.ts';
+import { version } from './version.ts';
 
 export interface GatewayOptions {
   configFile: string; host?: string; port?: number; env?: NodeJS.ProcessEnv; log?: Logger;
@@ -141,7 +142,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   // The address actually bound (a wildcard stays a wildcard, a port 0 becomes the one given), not a URL to call it on.
   const address = bound.family === 'IPv6' ? `[${bound.address}]:${port}` : `${bound.address}:${port}`;
-  log.info({ address, routes: runtime.config.routes.length }, `gateway listening on ${address}`);
+  log.info({ address, version, routes: runtime.config.routes.length }, `gateway listening on ${address}`);
 
   return {
     url, port, simulators,
@@ -202,8 +203,11 @@ function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics:
   return { config, router, env, keys, cors };
 }
 
+/** The same answer every time, made once. */
+const HEALTHY = { status: 'ok', version };
+
 const OPS: Record<string, (rt: Runtime, res: ServerResponse, metrics: Metrics, draining: boolean) => Promise<void> | void> = {
-  '/healthz': (_rt, res) => sendJson(res, 200, { status: 'ok' }),
+  '/healthz': (_rt, res) => sendJson(res, 200, HEALTHY),
   '/readyz': (_rt, res, _m, draining) => sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready' }),
   '/metrics': async (_rt, res, metrics) => {
     const body = await metrics.text().catch((err: Error) => err);

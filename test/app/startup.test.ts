@@ -40,7 +40,7 @@ t.test('one process: each warning once, as JSON; the listening line names the bo
   t.equal((await fetch(`http://${line.address}/healthz`)).status, 200, 'the gateway answers there');
   t.equal(gw.count(WARNING), 1, 'the warning is printed once');
   const warning = gw.json().find((l) => l.msg === WARNING)!;
-  t.equal(warning.level, 40, 'at warn');
+  t.equal(warning.level, 'warn', 'at warn, by name');
   t.match(warning.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.equal(gw.out.stderr, '', 'nothing on stderr');
   t.equal(await gw.stop(), 0, 'SIGTERM: drained and exited 0');

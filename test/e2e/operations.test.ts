@@ -1,5 +1,6 @@
 // Operations endpoints and the core's own answers: /healthz, /readyz, /metrics, unknown paths, wrong methods, request ids;
 // the SIGTERM drain of a real process.
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import t from 'tap';
 import { demoConfig, withGateway } from '../helpers/gateway.ts';
@@ -14,7 +15,8 @@ t.test('/healthz and /readyz', async (t) => {
   t.equal(health.status, 200);
   t.match(health.headers.get('content-type'), /^application\/json/);
   t.match(health.headers.get('x-request-id'), UUID);
-  t.same(await health.json(), { status: 'ok' });
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  t.strictSame(await health.json(), { status: 'ok', version: pkg.version }, 'the version is package.json\'s');
   const ready = await fetch(gw.url + '/readyz');
   t.equal(ready.status, 200);
   t.same(await ready.json(), { status: 'ready' });

@@ -66,7 +66,7 @@ ${extra}`;
 export interface LoggedRequest { req_id: string; route: string; status: number; outcome?: string; model?: string; usage?: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }; [k: string]: unknown }
 
 /** A parsed log line: pino's level number, the ISO time, the message and its fields. */
-export interface LogLine { level: number; time: string; msg: string; [k: string]: unknown }
+export interface LogLine { level: string; time: string; msg: string; [k: string]: unknown }
 
 /**
  * Like withGateway, but with the gateway's own logger (core/log.ts) writing into memory: every per-request line (parsed)

@@ -43,7 +43,7 @@ t.test('a refused credential: failover, a warning naming the account (not the cr
   ]));
   const res = await postJson(gateway, '/v1/chat/completions', chat(), { 'x-request-id': 'auth-1' });
   t.equal(res.status, 200);
-  const warning = logs.find((l) => l.level === 40 && l.account === 'revoked');
+  const warning = logs.find((l) => l.level === 'warn' && l.account === 'revoked');
   t.ok(warning, 'a warning names the account');
   t.match(warning?.msg, /"revoked".*needs attention/);
   t.notOk(logs.some((l) => JSON.stringify(l).includes(BAD_CREDENTIAL)), 'no log line carries the credential');

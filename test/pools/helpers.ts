@@ -1,6 +1,6 @@
 // Shared by the account-pool tests: a config with one pool group on the simulator, a gateway that keeps every log line,
 // and readers for what each account (credential) received upstream.
-import { pino } from 'pino';
+import { createLogger } from '../../core/log.ts';
 import { startGateway, type Gateway } from '../../app/gateway.ts';
 import type { RecordedRequest } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
@@ -44,14 +44,14 @@ routes:
   - { method: GET,  path: /admin/usage, format: gateway, pipeline: [admin-auth, admin-usage] }
 ${extra}`;
 
-export interface LogLine { level: number; msg: string; [k: string]: unknown }
+export interface LogLine { level: string; msg: string; [k: string]: unknown }
 
 /** A gateway on `yaml` whose log lines (every level) are kept, parsed. */
 export async function poolGateway(t: Teardown, yaml: string): Promise<{ gateway: Gateway; logs: LogLine[]; file: string }> {
   const logs: LogLine[] = [];
   const file = writeConfig(yaml);
   const sink = { write(line: string) { logs.push(JSON.parse(line)); } };
-  const gateway = await startGateway({ configFile: file, host: '127.0.0.1', port: 0, env: {}, log: pino({ level: 'info' }, sink) });
+  const gateway = await startGateway({ configFile: file, host: '127.0.0.1', port: 0, env: {}, log: createLogger('info', sink) });
   t.teardown(() => gateway.close());
   return { gateway, logs, file };
 }
