@@ -13,13 +13,22 @@
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Command, type Redis } from 'ioredis';
-import type { LuaScript, RedisClient } from './index.ts';
+import { Command, type Cluster, type Redis } from 'ioredis';
+
+/** A connection to one Redis or to a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** What the fuser reads of a script (index.ts's LuaScript): its SHA and text, and its list form when it has one. */
+export interface FusedScript {
+  readonly sha: string;
+  readonly source: string;
+  readonly many: { fn: string; source: string } | undefined;
+}
 
 /** Redis's globals as locals, N, T and presized: before every fused script, and before a list form run alone (index.ts). */
 export const PRELUDE = readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8');
 
-interface Call { script: LuaScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
+interface Call { script: FusedScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
 
 /** A fused call stays this small (keys + arguments), so no one call holds Redis long; a larger call goes alone. */
 const MAX_ARGS = 20_000;
@@ -62,7 +71,7 @@ const MAX_COMBOS = 64;
  * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
  * as T[s], parsed once likewise (prelude.lua).
  */
-function fusedSource(scripts: LuaScript[]): string {
+function fusedSource(scripts: FusedScript[]): string {
   const fns = scripts.map((s, i) => {
     const m = s.many;
     return m ? `local function g${i + 1}(n, K, A, NK, NA)\n${m.source}\nreturn ${m.fn}(n, K, A, NK, NA)\nend`
@@ -159,7 +168,7 @@ const NO_RESULT = new Error('fused script returned no result');
 export class ScriptFuser {
   readonly #client: Redis;
   #queue: Call[] = [];
-  readonly #combos = new Map<string, { sha: string; source: string; index: Map<LuaScript, number> }>();
+  readonly #combos = new Map<string, { sha: string; source: string; index: Map<FusedScript, number> }>();
 
   constructor(client: Redis) {
     this.#client = client;
@@ -170,7 +179,7 @@ export class ScriptFuser {
   #scheduled = false;
   #hold: NodeJS.Timeout | undefined;
 
-  run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+  run(script: FusedScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ script, keys, args, resolve, reject });
       this.#schedule();
@@ -242,7 +251,7 @@ export class ScriptFuser {
       return;
     }
     // The calls of each script together, the scripts in the order of their first call.
-    const byScript = new Map<LuaScript, Call[]>();
+    const byScript = new Map<FusedScript, Call[]>();
     for (const c of calls) {
       const group = byScript.get(c.script);
       if (group) group.push(c);

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster, type Redis } from 'ioredis';
 import { withConstants } from './constants.ts';
-import { evalsha, PRELUDE, ScriptFuser } from './fuse.ts';
+import { evalsha, type FusedScript, PRELUDE, type RedisClient, ScriptFuser } from './fuse.ts';
 
-export type RedisClient = Redis | Cluster;
+export type { RedisClient };
 
 const fusers = new WeakMap<Redis, ScriptFuser>();
 
@@ -14,7 +14,7 @@ export interface ManyForm { fn: string; source: string }
 
 const read = (file: string) => readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
 
-export class LuaScript {
+export class LuaScript implements FusedScript {
   readonly sha: string;
   /** What a call alone runs (EVALSHA): the script, or its list form on a turn of one. */
   readonly source: string;
