@@ -15,8 +15,7 @@ export const SCHEMA_VERSION = 2;
 const TABLES = `
 CREATE TABLE IF NOT EXISTS keys (sha256 TEXT PRIMARY KEY, id TEXT NOT NULL, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS keys_id ON keys (id);
--- Keyed by time within a key, so a record's insert lands at the end of the index (a request id is random: as the key's
--- second column it sent every insert to a random page of an index of millions).
+-- Keyed by time within a key, so an insert lands at the end of the index, not on a random page (docs/performance.md).
 CREATE TABLE IF NOT EXISTS records (
   key_id TEXT NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (key_id, time, request_id));
 CREATE INDEX IF NOT EXISTS records_time ON records (time, request_id);

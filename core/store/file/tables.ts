@@ -74,8 +74,7 @@ export class FileTables {
    * Deletes the records outside both the newest `total` overall and the newest `perKey` of their key (the memory
    * store's caps), in (time, request id) order. Only those past the overall edge (the total-th newest, found by walking
    * the time index) can go; for each key that has some, its own edge comes from its primary key, and what lies below
-   * both edges goes. Numbering every row with window functions instead sorted the whole table twice a minute: 1.8 s for
-   * 360 000 records of one key (a minute at 6 000 requests a second) against 0.8 s this way, mostly the deletes.
+   * both edges goes. Numbering every row with window functions instead sorted the whole table (docs/performance.md).
    */
   private dropBeyondCaps(perKey: number, total: number): void {
     const edge = this.db.prepare('SELECT time, request_id FROM records ORDER BY time DESC, request_id DESC LIMIT 1 OFFSET ?').get(total - 1) as Row | undefined;

@@ -23,8 +23,8 @@ let lastId = 0;
 let waiting = 0;
 
 function start(): Worker {
-  // A young generation of a few MB (V8 would give it up to the main thread's 16 MB semi-spaces, resident once grown):
-  // the thread's garbage is a batch's rows, at most FLUSH_BYTES of records at a time.
+  // A small young generation, not the main thread's (resident once grown): its garbage is one batch's rows at a time
+  // (docs/performance.md).
   const w = new Worker(new URL('./writer.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_MB } });
   w.on('message', (m: FromWriter) => listeners.get(m.id)?.(m));
   const stopped = (message: string) => {

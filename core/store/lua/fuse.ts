@@ -7,9 +7,9 @@
 // The calls go grouped by script, the scripts in the order of their first call. A script with a list form
 // (LuaScript.many) that has several calls in the turn runs them all in one invocation of that form: it reads what the
 // calls share once and writes their sums once (settle-many.lua: one HINCRBY of a key's spend for all its settlements,
-// not one each). Redis spends a few µs on every command a script runs, so commands per request are what its CPU per
-// request follows. That order is sound: the calls of one turn were all sent before any was answered, so any order of
-// them is one their callers could have seen. A call alone runs its script's list form as a turn of one (index.ts).
+// not one each): Redis's CPU per request follows the commands its scripts run (docs/performance.md). That order is
+// sound: the calls of one turn were all sent before any was answered, so any order of them is one their callers could
+// have seen. A call alone runs its script's list form as a turn of one (index.ts).
 // One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,8 +39,8 @@ const MAX_ARGS = 20_000;
 const HOLD_MS = 10;
 /**
  * A call this large (keys + arguments) with no list form goes as its own script call (a key's chunk of records: an
- * argument per record). Fused, its one-call form would first copy its keys and arguments into tables of their own, which cost
- * Redis more than the round trip it shares (callgrind: ~3 % of Redis's instructions a request under the bench's load).
+ * argument per record). Fused, its one-call form would first copy them into tables, costing Redis more than the shared
+ * round trip (docs/performance.md).
  */
 const ALONE_ARGS = 64;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
@@ -50,26 +50,21 @@ const MAX_COMBOS = 64;
  * One script running `scripts` as local functions. ARGV[1] is the header, numbers of 21 bits as three characters of 7
  * bits each (ASCII, most significant first), read with string.byte: per group of calls of one script its function and
  * its number of calls, then per call #keys + 2^20 and #args; the calls' arguments follow. The header is text, as every
- * other argument is: one Buffer among a command's arguments puts ioredis on its slow path, which writes every argument
- * into a buffer with calls of its own (Command.toWritable, MixedBuffers): 15 % of the gateway's CPU on Redis under the
- * bench's load, against 5 % for the whole command as text. (Every argument costs Redis ~1 000 instructions to take
- * in: a string object, a Lua string, a table slot, then freeing both. The header as arguments of their own cost ~3 000
- * instructions a call more: callgrind.) A call whose keys are those of an earlier call of its group sends none: its
- * #keys is -m, m being that call's place in the group.
+ * other argument is: one Buffer among a command's arguments puts ioredis on its slow path (Command.toWritable,
+ * MixedBuffers), and each argument costs Redis to take in, so the header is one (docs/performance.md). A call whose
+ * keys are those of an earlier call of its group sends none: its #keys is -m, m being that call's place in the group.
  * Script i is f<i>(KEYS, ARGV) for one call or, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
- * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place:
- * copying them into tables of their own costs Redis more than most of what the scripts do; four lists for the group,
- * not a table per call, which cost Redis ~900 instructions a call, most of it in the GC: callgrind). It returns their
- * results (an entry {err = message} fails that call alone).
+ * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place, and
+ * four lists for the group, not a table per call: tables cost Redis more than most of what the scripts do). It returns
+ * their results (an entry {err = message} fails that call alone).
  * The answer holds per group the list of its calls' answers, as Redis converts them: the list form's own answer as it
  * is, or the one-call forms' answers (false for nil, {err = message} for a call that failed). Nothing is copied or
- * tagged per call in Lua: per-call bookkeeping there was a third of the lines a request ran (a line-count profile), and
- * Redis converts a list of numbers cheaply; a table inside it (a refusal, an error) costs it a dozen lookups, but those
- * are rare.
+ * tagged per call in Lua, and Redis converts a list of numbers cheaply; a table inside it (a refusal, an error) is
+ * rare (docs/performance.md).
  * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
- * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice, and
- * strtod was a tenth of Redis's time in these scripts); a list of numbers apart by spaces (a key's or a group's terms)
- * as T[s], parsed once likewise (prelude.lua).
+ * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice:
+ * docs/performance.md); a list of numbers apart by spaces (a key's or a group's terms) as T[s], parsed once likewise
+ * (prelude.lua).
  */
 function fusedSource(scripts: FusedScript[]): string {
   const fns = scripts.map((s, i) => {

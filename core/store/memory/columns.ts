@@ -19,15 +19,13 @@ export function toFront<T extends Int32Array | Float64Array>(a: T, from: number,
 
 /**
  * An array just replaced (by a larger or smaller one), or a batch's record bytes once written, lets go of its memory
- * now, not at the next full collection. A batch's bytes (up to a second of records, or file/store.ts FLUSH_BYTES) live past
- * two scavenges too, and the writer thread, which makes little garbage of its own, ran a full collection only when
- * V8's limit of external memory (~64 MB) forced it: tens of MB of RSS, held by bytes already written.
- * Typed arrays keep their bytes outside V8's heap, and the object that holds them is old by the time it is replaced
- * (these live as long as the state they hold): only a full collection would find it dead. Under the bench's load the
- * replaced columns and tables of the memory store's per-request state (rpm entries, settle markers, record indexes,
- * doubling as they grow) were MBs of RSS waiting for one. Detaching the buffer (ArrayBuffer.prototype.transfer) frees
- * it at once. Only an array that is its buffer whole; one of 64 bytes or less lives inside V8's heap (asking for its
- * buffer would move it out first) and is left to the collector.
+ * now, not at the next full collection. A batch's bytes (up to a second of records, or file/store.ts FLUSH_BYTES) live
+ * past two scavenges too, and the writer thread, which makes little garbage of its own, ran a full collection only when
+ * V8's limit of external memory forced it (docs/performance.md). Typed arrays keep their bytes outside V8's heap, and
+ * the object that holds them is old by the time it is replaced (these live as long as the state they hold): only a full
+ * collection would find it dead. Detaching the buffer (ArrayBuffer.prototype.transfer) frees it at once. Only an array
+ * that is its buffer whole; one of 64 bytes or less lives inside V8's heap (asking for its buffer would move it out
+ * first) and is left to the collector.
  */
 export function release(a: ArrayBufferView): void {
   if (a.byteLength > 64 && a.byteOffset === 0 && a.buffer.byteLength === a.byteLength && a.buffer instanceof ArrayBuffer) a.buffer.transfer(0);

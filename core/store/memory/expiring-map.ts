@@ -1,7 +1,7 @@
 // A map from id to a time that mostly grows with insertion (rpm admissions, settle markers), whose oldest entries leave
 // from the front in O(1). A Map's own insertion order cannot do that: its iterator walks over every entry deleted since
-// the table was last rebuilt, so deleting from the front per request costs O(deleted) each time (measured: 15 to 85 µs
-// per request with 100 000 entries). Here the order is an array with a moving head.
+// the table was last rebuilt, so deleting from the front per request costs O(deleted) each time (docs/performance.md).
+// Here the order is an array with a moving head.
 //
 // Ids are known by their hash (id-table.ts: an id's hash -> its latest setting's slot in the order), and the order holds
 // the hashes and times in typed arrays: nothing the collector traces, and no id kept alive.
@@ -60,7 +60,7 @@ export class ExpiringMap {
   set(id: string, time: number): void {
     hashId(id);
     // Full: the order moves to the front, into arrays twice as large when at least three quarters of it is live (at
-    // half, arrays of a steady 60 s of admissions were kept at two to four times their size).
+    // half, a steady load kept arrays far larger than their entries: docs/performance.md).
     if (this.#len === this.#o1.length) this.#reorder((this.#len - this.#head) * 4 >= this.#len * 3 ? Math.max(MIN_CAPACITY, this.#len * 2) : this.#len);
     const at = this.#len++;
     const slot = this.#base + at;

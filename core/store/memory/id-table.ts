@@ -1,9 +1,8 @@
 // Request ids known by a 64-bit hash (two 32-bit halves) in an open-addressing table of typed arrays, each with a
 // 32-bit value: nothing in it is an object the garbage collector traces, and the ids themselves are not kept. The
-// memory store's per-request state (rpm entries, settle markers, a key's record ids) lives in these: kept as strings in
-// Maps, every id stayed alive as long as its entries (60 s of admissions for rpm: 300 000 strings at 5 000 requests a
-// second), and every entry was work for each full collection. Two ids that share all 64 bits would be one: about 1 in
-// 10^14 for a table of 100 000 ids.
+// memory store's per-request state (rpm entries, settle markers, a key's record ids) lives in these: as strings in
+// Maps, every id lived as long as its entries and was work for each full collection (docs/performance.md). Two ids that
+// share all 64 bits would be one: about 1 in 10^14 for a table of 100 000 ids.
 
 import { release } from './columns.ts';
 
@@ -40,9 +39,8 @@ export function hashId(id: string): void {
 }
 
 /**
- * Hash (a, b) -> value; linear probing, at most three quarters full, deletion by moving back (no tombstones). At most
- * half full, a table of 135 000 ids took 2^19 cells (6.3 MB); the longer probes past half are a few more reads of
- * adjacent cells.
+ * Hash (a, b) -> value; linear probing, at most three quarters full (half wasted memory; the longer probes are a few
+ * more reads of adjacent cells: docs/performance.md), deletion by moving back (no tombstones).
  */
 export class IdTable {
   #k1 = NONE;

@@ -60,9 +60,8 @@ export class MemoryRecordIndex implements RecordIndex {
   // The entries in columns, ascending by (time, id) from #head to #len; records mostly arrive in time order, so inserts
   // land at (or near) the end. The oldest leave by moving #head (the columns are compacted once half of them is dead):
   // a full index drops one record per add, and shifting everything each time would cost O(cap) per request.
-  // Columns of numbers, not an object per entry: the global index holds 100 000 records, and an entry object with its
-  // boxed time, its id string and a Map entry was ~90 bytes of heap per record for the collector to trace again and
-  // again; here a record costs its time (8 bytes), its id as a UUID's 16 bytes, and three array slots.
+  // Columns of numbers, not an object per entry (its boxed time, id string and Map entry), which the collector traced
+  // again and again (docs/performance.md).
   // Empty until the first record (a key's index may never get one).
   #scores = new Float64Array(0);
   /** A UUID id's words, 4 per entry; #odd holds any other id (and undefined for a UUID). */
@@ -70,8 +69,8 @@ export class MemoryRecordIndex implements RecordIndex {
   // Arrays of a fixed length, as the typed columns are: written in place, never grown by push or splice (each of which
   // could allocate the whole array again, which the collector then copied out of the young generation). #odd and
   // #texts exist only once an entry needs them (an id that is not a UUID; a text kept on its entry: the memory store's,
-  // or the file store's while its writer is failing): the file store's index of the gateway's own records needs neither,
-  // and each is 8 bytes a slot (2 MB for the global index).
+  // or the file store's while its writer is failing): the file store's index of the gateway's own records needs neither
+  // (docs/performance.md).
   #odd: (string | undefined)[] | undefined;
   #keys = slots(0);
   #texts: (string | undefined)[] | undefined;

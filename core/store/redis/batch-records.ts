@@ -1,7 +1,6 @@
 // How the Redis store's write-behind batch (batch.ts) holds the records it waits to write: each record's line as
-// bytes (Lines) and its rollups summed as records come (RecordSums), so that neither the record nor its text waits on
-// V8's heap. Held there for up to BATCH_MS, past young-generation collections, they were promoted to the old generation,
-// with the objects of the requests they kept waiting.
+// bytes (Lines) and its rollups summed as records come (RecordSums): on V8's heap for up to BATCH_MS they were promoted
+// to the old generation (docs/performance.md).
 import type { UsageRecord } from '../types.ts';
 import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens, rollupModel } from '../rollup.ts';
 import { summaryFields } from '../summary.ts';

@@ -61,8 +61,8 @@ function makeChunk(t: Target, entries: Entry[], sums: Row, global: Map<string, n
   for (let i = 1; i < entries.length; i++) {
     if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }
   }
-  // The text as bytes (a string this large, ~0.3 MB for 500 records, would be flattened into V8's old large-object
-  // space on its way to the socket and stay there until the next full collection).
+  // The text as bytes: a large string is flattened into V8's old large-object space on its way to the socket
+  // (docs/performance.md).
   let bytes = 0;
   for (const e of entries) bytes += e.len;
   const text = Buffer.allocUnsafe(bytes);
