@@ -6,6 +6,7 @@ import t from 'tap';
 import { MAX_JSON_DEPTH, parseBody } from '../../core/json-body.ts';
 import { SLICE_BYTES } from '../../core/slices.ts';
 import { seeded } from '../helpers/random.ts';
+import { turnsDuring } from '../helpers/loop-turns.ts';
 
 const STRINGS = ['', 'plain', 'a "quoted" \\ back\\slash \\\\', '{"model":"x"}', '}]{[,:"', 'line\nbreak\ttab', 'é ü 中文 🎉 \u2028'];
 
@@ -115,11 +116,8 @@ t.test('nesting: 400 levels are read, 401 refused; brackets inside strings do no
 
 t.test('a large body is read in slices, with turns of the event loop between; a small one in one go', async (t) => {
   const big = Buffer.from(JSON.stringify({ messages: Array.from({ length: 30_000 }, (_, i) => ({ role: 'user', content: `turn ${i} `.repeat(20) })) }));
-  let turns = 0;
-  const counting = setInterval(() => { turns++; }, 0);
-  await parseBody(big);
-  clearInterval(counting);
-  t.ok(turns >= 4, `timers ran while ${(big.length / 2 ** 20).toFixed(1)} MB were read (${turns} times)`);
+  const { turns } = await turnsDuring(() => parseBody(big));
+  t.ok(turns >= 4, `the event loop turned while ${(big.length / 2 ** 20).toFixed(1)} MB were read (${turns} times)`);
 
   let ran = false;
   setImmediate(() => { ran = true; });

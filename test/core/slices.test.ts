@@ -4,6 +4,7 @@
 import t from 'tap';
 import { join, serialize, SLICE_BYTES, stringify } from '../../core/slices.ts';
 import { seeded } from '../helpers/random.ts';
+import { turnsDuring } from '../helpers/loop-turns.ts';
 
 const STRINGS = ['', 'plain', 'a "quoted" \\ back\\slash', 'line\nbreak\ttab\u0001', 'emoji 🎉 \u2028', 'lone \ud800 and \udc00', 'é ü 中文'];
 
@@ -54,12 +55,9 @@ t.test('random values, small and made large: byte for byte what JSON.stringify w
 
 t.test('a large value is written in slices with turns of the event loop between; a small one in one go', async (t) => {
   const big = { messages: Array.from({ length: 40_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `turn ${i} `.repeat(20) }] })) };
-  let turns = 0;
-  const counting = setInterval(() => { turns++; }, 0);
-  const bytes = await serialize(big);
-  clearInterval(counting);
+  const { value: bytes, turns } = await turnsDuring(() => serialize(big));
   t.ok(bytes.length > 8 * SLICE_BYTES, `${(bytes.length / 2 ** 20).toFixed(1)} MB written`);
-  t.ok(turns >= 4, `timers ran while it was written (${turns} times)`);
+  t.ok(turns >= 4, `the event loop turned while it was written (${turns} times)`);
 
   let ran = false;
   setImmediate(() => { ran = true; });
@@ -71,11 +69,8 @@ t.test('join: what Buffer.concat joins; a large one with turns of the event loop
   const rand = seeded(3);
   const chunks = Array.from({ length: 300 }, (_, i) => Buffer.alloc(1 + Math.floor(rand() * 16384), i));
   const size = chunks.reduce((n, c) => n + c.length, 0);
-  let turns = 0;
-  const counting = setInterval(() => { turns++; }, 0);
-  const joined = await join(chunks, size);
-  clearInterval(counting);
+  const { value: joined, turns } = await turnsDuring(() => join(chunks, size));
   t.ok(size > SLICE_BYTES * 2 && joined.equals(Buffer.concat(chunks)), `${size} bytes joined as Buffer.concat joins them`);
-  t.ok(turns >= 1, `timers ran while they were joined (${turns} times)`);
+  t.ok(turns >= 1, `the event loop turned while they were joined (${turns} times)`);
   t.ok((await join(chunks.slice(0, 3), chunks[0].length + chunks[1].length + chunks[2].length)).equals(Buffer.concat(chunks.slice(0, 3))), 'a small join');
 });
