@@ -36,7 +36,7 @@ export interface ErrorEntry<P = never> {
   wire?: string;
 }
 
-/** The one case style of a code (OpenAI's, and most of the catalogue's): lower snake_case. */
+/** The one case style of a code (most of the catalogue's, and what most clients' SDKs expect): lower snake_case. */
 const CODE_STYLE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 
 type Thrower<E> = E extends { message: (p: infer P) => string } ? (p: P, extra?: ErrorExtra) => GatewayError

@@ -1,4 +1,4 @@
-// The hard cases of translation (shared/reference/translation.md §3) and the peers' bugs (§4) that touch the Responses
+// The hard cases of translation (docs/translation.md) and the peers' known bugs that touch the Responses
 // format, one test each; then errors both ways.
 import t from 'tap';
 import type { CanonEvent, CanonRequest } from '../../core/canonical.ts';
