@@ -36,6 +36,7 @@ export interface AccountConfig {
   enabled: boolean;
   priority: number;
   weight: number;
+  /** Requests in flight at once; UNCAPPED when the account declares none. */
   concurrency: number;
   base_url?: string;
   models?: string[];
