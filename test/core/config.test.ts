@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseBytes, parseConfig, type ConfigDeps } from '../../core/config.ts';
+import { UNCAPPED } from '../../core/config-sections.ts';
 import { formats, plugins, upstreamAuth } from '../../app/registry.ts';
 import type { FormatAdapter } from '../../core/types.ts';
 import { demoConfig, writeConfig } from '../helpers/gateway.ts';
@@ -76,7 +77,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
       name: 'g', platform: 'sim', models: ['gpt-4o-mini'], model_map: {}, rate_multiplier: 1, dedicated: false,
       client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000,
       accounts: [
-        { id: 'a1', credential: 'cred-1', enabled: true, priority: 1, weight: 1, concurrency: 8, base_url: undefined, models: undefined, model_map: undefined },
+        { id: 'a1', credential: 'cred-1', enabled: true, priority: 1, weight: 1, concurrency: UNCAPPED, base_url: undefined, models: undefined, model_map: undefined },
         { id: 'a2', credential: 'cred-2', enabled: true, priority: 2, weight: 3, concurrency: 16, base_url: 'http://10.0.0.1:9000', models: undefined, model_map: undefined },
       ],
     },
