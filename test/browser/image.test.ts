@@ -26,14 +26,14 @@ const FILES = own.filter(isFile);
 const USE: Record<string, (page: Page, t: Test) => Promise<void>> = {
   '/console': async (page, t) => {
     await connect(page);
-    await page.waitForFunction(() => (document.getElementById('chart-requests') as any)?.plot);
+    await page.waitForFunction(() => (document.getElementById('chart-requests') as any)?.plot, undefined, { timeout: 15_000 });
     t.ok(await page.$('#chart-requests .uplot'), 'the overview charts are drawn with uPlot');
     for (const [name, ready] of [['keys', 'tbody tr'], ['records', 'tbody tr'], ['accounts', 'tbody tr'], ['overview', '.uplot']]) await tab(page, name, ready);
   },
   '/key-usage': async (page, t) => {
     await page.fill('#key', 'sk-demo-key');
     await page.click('#show');
-    await page.waitForFunction(() => (document.getElementById('daily-chart') as any)?.plot);
+    await page.waitForFunction(() => (document.getElementById('daily-chart') as any)?.plot, undefined, { timeout: 15_000 });
     t.ok(await page.$('#daily-chart .uplot'), 'the daily chart is drawn with uPlot');
   },
 };

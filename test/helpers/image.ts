@@ -1,7 +1,7 @@
 // The image without a Docker engine: a clean checkout of the repository, a copy of the app made from it as the Dockerfile
 // makes its image (its ENV, COPY and RUN lines, npm ci from npm's cache), and that copy started as the ENTRYPOINT starts it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -20,14 +20,14 @@ export function cleanCheckout(t: Test, root: string): string {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const file of listed.stdout.split('\0').filter(Boolean)) {
     // A file deleted but not yet committed is listed by --cached; a clone after the commit has none.
-    if (!existsSync(join(root, file)) && !isLink(join(root, file))) continue;
+    const stat = lstatSync(join(root, file), { throwIfNoEntry: false });
+    if (!stat) continue;
     mkdirSync(join(dir, file, '..'), { recursive: true });
-    cpSync(join(root, file), join(dir, file), { verbatimSymlinks: true });
+    if (stat.isSymbolicLink()) symlinkSync(readlinkSync(join(root, file)), join(dir, file));
+    else cpSync(join(root, file), join(dir, file));
   }
   return dir;
 }
-
-const isLink = (path: string) => { try { return lstatSync(path).isSymbolicLink(); } catch { return false; } };
 
 /** The Dockerfile of a checkout: its instructions, its build context, and its one instruction of a kind. */
 export function dockerBuild(checkout: string) {
