@@ -28,7 +28,7 @@ const account: JSONSchema = {
     credential: str('Upstream API key or token. Empty disables the account (with one warning).', { default: '' }),
     priority: int('Lower is tried first.', { default: 1 }),
     weight: int('Share among accounts of equal priority.', { minimum: 1, default: 1 }),
-    concurrency: int('Requests in flight at once on this account.', { minimum: 1, default: 8 }),
+    concurrency: int('Requests in flight at once on this account; none declared: no cap (the upstream\'s own 429s cool the account down).', { minimum: 1 }),
     base_url: str('Overrides the platform base_url for this account.'),
     models: globs('Subset of the group models this account serves (globs); default all.'),
     model_map: modelMap,

@@ -64,6 +64,12 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
   return platforms;
 }
 
+/**
+ * The concurrency of an account that declares none: a cap no load reaches, so such an account takes the same path as a
+ * capped one (its slots are still counted: load balancing and the console read them), and never queues.
+ */
+export const UNCAPPED = 2 ** 30;
+
 function groupSection(raw: Record<string, any>, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings }: Report): Record<string, GroupConfig> {
   const groups: Record<string, GroupConfig> = {};
   for (const [name, g] of Object.entries<any>(raw)) {
@@ -74,7 +80,7 @@ function groupSection(raw: Record<string, any>, platforms: Record<string, Platfo
       if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
       return {
         id: a.id, credential, enabled: !!credential && !a.disabled, priority: a.priority, weight: a.weight,
-        concurrency: a.concurrency, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
+        concurrency: a.concurrency ?? UNCAPPED, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
       };
     });
     groups[name] = {

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { RequestEnd } from './ending.ts';
 import { coreErrors, GatewayError } from './errors.ts';
 import { expectsContinue } from './http-rules.ts';
 import { parseBody } from './json-body.ts';
 import { join, turnAfter } from './slices.ts';
-import type { AccountConfig, Attempt, ContextVar, Ctx, EndedBy, FormatAdapter, GroupConfig, KeyConfig, Outcome, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
+import type { AccountConfig, Attempt, ContextVar, Ctx, EndHook, FormatAdapter, GroupConfig, KeyConfig, PlatformConfig, RouteConfig, StreamedText, Timings } from './types.ts';
 import type { Usage } from './usage.ts';
 
 export function readBody(req: IncomingMessage, limit: number, res?: ServerResponse): Promise<Buffer> {
@@ -70,8 +71,11 @@ class RequestTimings implements Timings {
   constructor(start: number) { this.start = start; }
 }
 
-/** One request's context; the methods live on the prototype, so a request costs no closures here. */
-class RequestCtx implements Ctx {
+/**
+ * One request's context; the methods live on the prototype, so a request costs no closures here. Its ending (outcome,
+ * who ended it, the end hooks) is RequestEnd's.
+ */
+export class RequestCtx extends RequestEnd implements Ctx {
   id: string; clientRequestId: string | undefined; req: IncomingMessage; res: ServerResponse; route: RouteConfig; format: FormatAdapter;
   path: string; search: string; params: Record<string, string>; log: Logger; timings: Timings;
   key: KeyConfig | undefined = undefined;
@@ -86,8 +90,6 @@ class RequestCtx implements Ctx {
   // Declared, so that setting them (a stream's text, a failover's attempts) keeps every context one shape to readers.
   streamed: StreamedText | undefined = undefined;
   attempts: Attempt[] | undefined = undefined;
-  outcome: Outcome | undefined = undefined;
-  endedBy: EndedBy | undefined = undefined;
   cost: number | undefined = undefined;
   #vars: Map<string, unknown> | undefined = undefined;
   /** Set on a scratch copy (scratchCtx): the request's own context, whose variables it reads until it sets its own. */
@@ -99,11 +101,15 @@ class RequestCtx implements Ctx {
   #url: URL | undefined = undefined;
 
   constructor(init: CtxInit) {
+    super();
     this.id = init.id; this.clientRequestId = init.clientRequestId; this.req = init.req; this.res = init.res; this.route = init.route; this.format = init.format;
     this.path = init.path; this.search = init.search; this.params = init.params; this.log = init.log;
     this.timings = new RequestTimings(init.start);
     this.#bodyLimit = init.bodyLimit;
   }
+
+  // A scratch copy's hooks are its request's: they run when the request ends.
+  onEnd(hook: EndHook): void { if (this.#under !== undefined) this.#under.onEnd(hook); else super.onEnd(hook); }
 
   get<T>(variable: ContextVar<T>): T | undefined {
     if (this.#under !== undefined && !this.#vars?.has(variable.name)) return this.#under.get(variable);
@@ -153,7 +159,7 @@ export function scratchCtx(ctx: Ctx): Ctx {
   }) as Ctx;
 }
 
-export function createCtx(init: CtxInit): Ctx {
+export function createCtx(init: CtxInit): RequestCtx {
   return new RequestCtx(init);
 }
 

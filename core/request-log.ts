@@ -1,6 +1,7 @@
 // The one log line per request: what it asked for, who asked (address, user agent), what it cost, and for a request that
 // failed or was cut, why: who ended it (client, upstream or gateway), the error's type and the upstream's status.
 import type { IncomingMessage } from 'node:http';
+import { ENDINGS } from './ending.ts';
 import type { GatewayError } from './errors.ts';
 import type { Ctx, EndedBy } from './types.ts';
 
@@ -17,13 +18,6 @@ export function callerOf(req: IncomingMessage): Caller {
 
 interface Ending { ended_by: EndedBy; error: string; upstream_status?: number }
 
-/** Outcomes that say who ended the exchange by themselves (a disconnect is the client's unless the drain cut it). */
-const BY_OUTCOME: Record<string, { by: EndedBy; error: string }> = {
-  disconnected: { by: 'client', error: 'client_disconnected' },
-  'missing-terminal': { by: 'upstream', error: 'stream_truncated' },
-  timeout: { by: 'upstream', error: 'timeout' },
-};
-
 /**
  * Why a request did not complete, or undefined when it did. `thrown` is the error the gateway answered with; `cut`
  * is true once a drain past its timeout cut the connections still open (then a disconnect is the gateway's doing).
@@ -32,8 +26,8 @@ function ending(ctx: Ctx, status: number, thrown: GatewayError | undefined, cut:
   const last = ctx.attempts?.at(-1);
   const upstream_status = last?.status || undefined;
   if (ctx.outcome === 'disconnected' && cut) return { ended_by: 'gateway', error: 'drain_timeout', upstream_status };
-  const known = BY_OUTCOME[ctx.outcome ?? ''];
-  if (known) return { ended_by: ctx.endedBy ?? known.by, error: known.error, upstream_status };
+  const said = ctx.outcome === undefined ? undefined : ENDINGS[ctx.outcome].said;
+  if (said) return { ended_by: ctx.endedBy ?? said.by, error: said.error, upstream_status };
   if (thrown) return { ended_by: ctx.endedBy ?? 'gateway', error: thrown.code, upstream_status };
   if (ctx.outcome !== 'failed') return undefined;
   // The upstream's own answer failed it: an error status passed through (the status says which), or an error event

@@ -302,14 +302,17 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
   running.enter();
   let thrown: GatewayError | undefined;
   try {
-    await compiled.run(ctx);
-    if (!res.headersSent) throw coreErrors.no_response();
+    try {
+      await compiled.run(ctx);
+      if (!res.headersSent) throw coreErrors.no_response();
+    } catch (err) {
+      if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
+      thrown = asGatewayError(err);
+      ctx.end('rejected');
+    }
+    await ctx.ended(ctx, thrown);
     leaveBody(req, res);
-  } catch (err) {
-    if (!(err instanceof GatewayError)) ctx.log.error({ err, req_id: id }, 'stage failed');
-    ctx.outcome ??= 'rejected';
-    leaveBody(req, res);
-    sendError(res, thrown = asGatewayError(err), id, ctx.format, ctx);
+    if (thrown) sendError(res, thrown, id, ctx.format, ctx);
   } finally {
     running.leave();
     metrics.inFlight.dec();

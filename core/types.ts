@@ -36,6 +36,7 @@ export interface AccountConfig {
   enabled: boolean;
   priority: number;
   weight: number;
+  /** Requests in flight at once; UNCAPPED when the account declares none. */
   concurrency: number;
   base_url?: string;
   models?: string[];
@@ -128,13 +129,20 @@ export interface Ctx {
   streamed?: StreamedText;
   /** The upstream attempts of a request that needed more than one or failed (account, HTTP status or 0, how it ended). */
   attempts?: Attempt[];
-  /** How the exchange ended (also the usage record's ending). */
-  outcome?: Outcome;
+  /** How the exchange ended (also the usage record's ending), as end() decided it. */
+  readonly outcome?: Outcome;
   /**
    * Who ended an exchange that failed, when the stage that saw it knows better than the core, which otherwise reads it
    * from the outcome and the error (e.g. an upstream that cut a whole answer short, which the gateway answers with a 502).
    */
-  endedBy?: EndedBy;
+  readonly endedBy?: EndedBy;
+  /**
+   * Say how the request ended, from wherever that was observed: the ending table (core/ending.ts) decides whether it
+   * stands over one said before (true when it does). The only way an outcome is written.
+   */
+  end(outcome: Outcome, by?: EndedBy): boolean;
+  /** Run `hook` once the chain has returned or thrown (settle, release, count), before a thrown error is answered. */
+  onEnd(hook: EndHook): void;
   /** What the request cost in USD as metered (after the group's multiplier); the request log line carries it. */
   cost?: number;
   /** A variable an earlier stage set (declared by the stages as `provides` / `requires`). */
@@ -158,6 +166,9 @@ export interface Attempt { account: string; status: number; reason: string }
 export interface ContextVar<T> { readonly name: string; readonly __type?: T }
 
 export type EndedBy = 'client' | 'upstream' | 'gateway';
+
+/** Work a stage does after its request: `thrown` is the error the gateway answers with, if the chain threw. */
+export type EndHook = (ctx: Ctx, thrown: GatewayError | undefined) => Promise<void> | void;
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: Ctx, next: Next) => Promise<void>;

@@ -44,7 +44,7 @@ export const page: Plugin<Options> = {
     }
     const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
     return async (ctx) => {
-      ctx.outcome = 'completed';
+      ctx.end('completed');
       ctx.res.writeHead(200, headers);
       ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
     };

@@ -1,8 +1,8 @@
 // Stage `rate-limit`: admits the request against the key's limits (in the round trip of the stage that calls the upstream,
 // when there is one), holding a concurrency lease until settled.
 import { defineErrors, type GatewayError } from '../core/errors.ts';
-import type { Ctx, Env, Plugin } from '../core/types.ts';
-import type { Admission, AdmitRequest, AdmitResult, KeyLimits } from '../core/store/types.ts';
+import type { Ctx, EndHook, Env, Plugin } from '../core/types.ts';
+import type { Admission, AdmitRequest, AdmitResult, KeyLimits, UsageRecord } from '../core/store/types.ts';
 import { dig } from './dotted.ts';
 import { Heartbeats } from './heartbeats.ts';
 import { cost, findPrice } from './pricing.ts';
@@ -77,14 +77,15 @@ function costEstimate(ctx: Ctx, pricing: Env['config']['pricing'], m: { prompt: 
 }
 
 /**
- * One request's admission, sent once (by this stage, or by the later stage that takes it). A class with plain fields,
- * not an object literal with a getter: V8 makes such a getter's accessor pair in the old generation, which kept every
- * request alive past minor GCs (docs/performance.md).
+ * One request's admission, sent once (by this stage, or by the later stage that takes it) and returned once: settled
+ * with the request's usage, or released at its end. A class with plain fields, not an object literal with a getter: V8
+ * makes such a getter's accessor pair in the old generation, which kept every request alive past minor GCs
+ * (docs/performance.md).
  */
 class Admitting implements AdmissionHandle {
-  admission: Admission | undefined;
-  settled = false;
-  #sent: Promise<void> | undefined;
+  #admission: Admission | undefined = undefined;
+  #returned = false;
+  #sent: Promise<void> | undefined = undefined;
   readonly #store: Env['store'];
   readonly #ctx: Ctx;
   readonly #request: Omit<AdmitRequest, 'now'>;
@@ -99,16 +100,38 @@ class Admitting implements AdmissionHandle {
 
   send(): Promise<void> { return (this.#sent ??= this.#admit()); }
 
+  settle(record: UsageRecord, limits: KeyLimits): ReturnType<Env['store']['settle']> {
+    return this.#store.settle(record, this.#return(), limits);
+  }
+
+  /** Hand the reservation back unsettled (a route not billed, a request not metered); nothing once it went back. */
+  async release(): Promise<void> {
+    const admitted = this.#return();
+    if (admitted) await this.#store.release(admitted).catch((err) => this.#ctx.log.warn({ err, req_id: this.#ctx.id }, 'lease release failed'));
+  }
+
+  /** What goes back, the first time only. */
+  #return(): Admission | undefined {
+    if (this.#returned) return undefined;
+    this.#returned = true;
+    const admitted = this.#admission;
+    if (admitted) this.#leases.delete(admitted);
+    return admitted;
+  }
+
   async #admit(): Promise<void> {
     const result = await this.#store.admit({ ...this.#request, now: Date.now() }); // the clock when it is sent
     if (!result.ok) {
-      this.#ctx.outcome = 'rejected'; // never reached an upstream: nothing to settle
+      this.#ctx.end('rejected'); // never reached an upstream: nothing to settle
       throw refusal(result);
     }
-    this.admission = result.admission;
+    this.#admission = result.admission;
     if (result.admission.lease) this.#leases.add(result.admission);
   }
 }
+
+/** At the request's end, what it reserved goes back unless its settlement took it (metering's end hook runs first). */
+const releaseAdmission: EndHook = (ctx) => (ctx.get(ADMISSION) as Admitting | undefined)?.release();
 
 export const rateLimit: Plugin<Options> = {
   name: 'rate-limit',
@@ -150,15 +173,9 @@ export const rateLimit: Plugin<Options> = {
         estimatedCost: usd && m ? costEstimate(ctx, env.config.pricing, m) : 0,
       }, leases);
       ctx.set(ADMISSION, handle);
+      ctx.onEnd(releaseAdmission);
       if (!deferred) await handle.send();
-      try {
-        await next();
-      } finally {
-        const admitted = handle.admission;
-        if (admitted) leases.delete(admitted);
-        // Without a metering stage nothing settles: hand the slot back here so it is never held until expiry.
-        if (admitted && !handle.settled) await env.store.release(admitted).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'lease release failed'));
-      }
+      return next();
     };
   },
 };

@@ -83,7 +83,7 @@ export const usage: Plugin<Record<string, never>> = {
       const query = usageQuery(ctx.search ? ctx.url.searchParams : new URLSearchParams());
       const now = Date.now();
       const data = await env.store.keyUsage(key.id, { ...query, now });
-      ctx.outcome = 'completed';
+      ctx.end('completed');
       sendJson(ctx.res, 200, usageView(key, key.group, data, now), { 'cache-control': 'no-store' });
     };
   },

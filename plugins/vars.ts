@@ -2,20 +2,18 @@
 // variables): the stage that provides one and the stages that use it import the same typed token. Their names are what
 // gateway.yaml chains are checked by (Plugin.provides / requires / takes).
 import { contextVar as variable } from '../core/vars.ts';
-import type { Admission } from '../core/store/types.ts';
+import type { KeyLimits, Store, UsageRecord } from '../core/store/types.ts';
 
 
 /**
  * The request's admission against its key's limits, provided by rate-limit. A stage that takes it (`takes:
- * ['admission']`, proxy) sends it with its own first store call, so both travel in one round trip; metering hands the
- * reservation back when it settles.
+ * ['admission']`, proxy) sends it with its own first store call, so both travel in one round trip. What was reserved
+ * goes back once: with the request's settlement (metering), or else at the request's end (rate-limit's end hook).
  */
 export interface AdmissionHandle {
   /** Sends the admission (once; a second call gets the same promise): resolves when admitted, rejects with the refusal. */
   send(): Promise<void>;
-  /** What was reserved, once admitted. */
-  readonly admission: Admission | undefined;
-  /** Set by the stage that settled the request's usage (the reservation went back with it). */
-  settled: boolean;
+  /** Settle the request's usage with what was reserved for it, which goes back with it (store.settle). */
+  settle(record: UsageRecord, limits: KeyLimits): ReturnType<Store['settle']>;
 }
 export const ADMISSION = variable<AdmissionHandle>('admission');

@@ -11,15 +11,28 @@ export function formatTable(headers: string[], rows: Row[]): string {
 export const usd = (v: number) => `$${v.toFixed(6).replace(/0{1,4}$/, '')}`;
 const when = (v: string | number | null | undefined) => (v === null || v === undefined ? '' : new Date(v).toISOString().replace(/\.\d+Z$/, 'Z'));
 
-interface KeyView { id: string; name: string | null; source: string; group: string; status: string; limits: Record<string, number>; expires_at: string | null; created_at: string | null }
+interface Window { window: string; used: number; limit: number }
+interface KeyView {
+  id: string; name: string | null; source: string; group: string; status: string; limits: Record<string, number>; expires_at: string | null; created_at: string | null;
+  // What the list answers besides the record (as the console shows it); a record just made has none of them.
+  usable?: boolean; spent?: number; quota?: { used: number; limit: number } | null; rate_limits?: Window[]; last_used?: string | null;
+}
 
 export function limitsText(limits: Record<string, number>): string {
   return Object.entries(limits).map(([k, v]) => (k.startsWith('usd_') || k === 'quota_usd' ? `${k}=${usd(v)}` : `${k}=${v}`)).join(' ') || '-';
 }
 
+/** Spent against the quota, or in all when the key has none (as the console's Spent column). */
+const spentText = (k: KeyView): string | undefined => (k.quota ? `${usd(k.quota.used)} of ${usd(k.quota.limit)}` : k.spent === undefined ? undefined : usd(k.spent));
+/** The USD windows as the console shows them: "1d $0.2 of $1", several apart by commas. */
+const windowsText = (k: KeyView): string | undefined => k.rate_limits?.map((w) => `${w.window} ${usd(w.used)} of ${usd(w.limit)}`).join(', ') || undefined;
+/** An active key that one of its limits refuses now says so, as in the console. */
+const statusText = (k: KeyView): string => (k.status === 'active' && k.usable === false ? 'limit-reached' : k.status);
+
 export function keysTable(keys: KeyView[]): string {
-  return formatTable(['ID', 'NAME', 'SOURCE', 'GROUP', 'STATUS', 'LIMITS', 'EXPIRES', 'CREATED'],
-    keys.map((k) => [k.id, k.name, k.source, k.group, k.status, limitsText(k.limits), when(k.expires_at), when(k.created_at)]));
+  return formatTable(['ID', 'NAME', 'SOURCE', 'GROUP', 'STATUS', 'LIMITS', 'EXPIRES', 'CREATED', 'SPENT', 'WINDOWS', 'LAST_USED'],
+    keys.map((k) => [k.id, k.name, k.source, k.group, statusText(k), limitsText(k.limits), when(k.expires_at), when(k.created_at),
+      spentText(k), windowsText(k), when(k.last_used)]));
 }
 
 interface RecordView { time: number; key_id: string; model: string; group: string; input_tokens: number; output_tokens: number; cost: number; status: number; ending: string; request_id: string }

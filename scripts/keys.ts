@@ -6,8 +6,10 @@ const HELP = `usage: npm run keys -- <command> [options]
 
 commands:
   create --group NAME [--name N] [--rpm N] [--tpm N] [--concurrency N] [--quota-usd X]
+         [--usd-5h X] [--usd-1d X] [--usd-7d X]
          [--pools A,B] [--models A,B] [--expires ISO]   issue a key; prints its plaintext once
-  list                                                 list keys (config and issued)
+  list                                                 list keys (config and issued): limits, spent (of the
+                                                       quota), the USD windows used, last use
   revoke ID                                            disable an issued key
   enable ID                                            enable it again
   delete ID                                            delete an issued key
@@ -22,16 +24,26 @@ options:
   --json      print the API's JSON instead of tables
 environment: GATEWAY_ADMIN_TOKEN (required), GATEWAY_URL`;
 
-const { values: opt, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    url: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
-    group: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, concurrency: { type: 'string' },
-    'quota-usd': { type: 'string' }, pools: { type: 'string' }, models: { type: 'string' }, expires: { type: 'string' },
-    limit: { type: 'string' }, model: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
-    days: { type: 'string' }, 'start-date': { type: 'string' }, 'end-date': { type: 'string' }, timezone: { type: 'string' },
-  },
-});
+/** The command line, or one line saying what is wrong with it (an unknown option, a value that looks like one). */
+function commandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+        group: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, concurrency: { type: 'string' },
+        'quota-usd': { type: 'string' }, 'usd-5h': { type: 'string' }, 'usd-1d': { type: 'string' }, 'usd-7d': { type: 'string' },
+        pools: { type: 'string' }, models: { type: 'string' }, expires: { type: 'string' },
+        limit: { type: 'string' }, model: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+        days: { type: 'string' }, 'start-date': { type: 'string' }, 'end-date': { type: 'string' }, timezone: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    console.error(`error: ${(err as Error).message.split('\n')[0]} (try --help)`);
+    process.exit(1);
+  }
+}
+const { values: opt, positionals } = commandLine();
 
 class CliError extends Error {}
 
@@ -69,8 +81,9 @@ const print = (json: unknown, text: () => string) => console.log(opt.json ? JSON
 const COMMANDS: Record<string, () => Promise<void>> = {
   async create() {
     if (!opt.group) throw new CliError('create needs --group NAME');
-    const limits = Object.fromEntries(([['rpm', opt.rpm], ['tpm', opt.tpm], ['concurrency', opt.concurrency], ['quota_usd', opt['quota-usd']]] as const)
-      .map(([k, v]) => [k, number(k.replace('_', '-'), v)]).filter(([, v]) => v !== undefined));
+    const given = [['rpm', opt.rpm], ['tpm', opt.tpm], ['concurrency', opt.concurrency], ['quota_usd', opt['quota-usd']],
+      ['usd_5h', opt['usd-5h']], ['usd_1d', opt['usd-1d']], ['usd_7d', opt['usd-7d']]] as const;
+    const limits = Object.fromEntries(given.map(([k, v]) => [k, number(k.replace('_', '-'), v)]).filter(([, v]) => v !== undefined));
     const body = { group: opt.group, name: opt.name, pools: list(opt.pools), models: list(opt.models), limits, expires_at: opt.expires };
     const out = await api('POST', '/admin/keys', body);
     print(out, () => `${keysTable([out.record])}\n\nkey: ${out.key}\nThis is the only time the key is shown; store it now.`);

@@ -47,7 +47,7 @@ export async function loadAccounts() {
       const f = (name) => `account.${g.name}.${a.id}.${name}`;
       return [
         { text: a.id, field: f('id') }, { node: state(a, f('state')), class: 'wrap' },
-        { text: `${a.in_flight} / ${a.concurrency}`, num: true, field: f('slots') }, `${a.priority} / ${a.weight}`,
+        { text: `${a.in_flight} / ${a.concurrency ?? 'no cap'}`, num: true, field: f('slots') }, `${a.priority} / ${a.weight}`,
         { text: failures(a.failures), class: 'wrap', field: f('failures') }, { text: int(a.failovers), num: true, field: f('failovers') },
         shortTime(a.last_used), a.state === 'disabled' ? el('span', { class: 'muted' }, 'disabled') : tester(g.name, a),
       ];

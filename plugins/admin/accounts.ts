@@ -1,5 +1,6 @@
 // Stage `admin-accounts`: every group's upstream accounts with their state, slots and recent failures (GET /admin/accounts),
 // and a test request through one of them (POST /admin/accounts/{id}/test).
+import { UNCAPPED } from '../../core/config-sections.ts';
 import { adminErrors } from './errors.ts';
 import type { AccountConfig, Ctx, Env, Plugin } from '../../core/types.ts';
 import type { AccountState, UsageBucket } from '../../core/store/types.ts';
@@ -49,7 +50,7 @@ async function list(ctx: Ctx, env: Env): Promise<void> {
         const s = states.find((x) => x.id === account.id);
         const f = failures.get(JSON.stringify([group.name, account.id])) ?? { reasons: {}, total: 0, failovers: 0 };
         return {
-          id: account.id, state: stateOf(account, s), in_flight: s?.inFlight ?? 0, concurrency: account.concurrency,
+          id: account.id, state: stateOf(account, s), in_flight: s?.inFlight ?? 0, concurrency: account.concurrency === UNCAPPED ? null : account.concurrency,
           priority: account.priority, weight: account.weight, cooling_until: iso(s?.coolingUntil), cooldown_reason: s?.reason ?? null,
           probing: s?.probing ?? false, last_used: iso(s?.lastUsed), models: account.models ?? null,
           failures: f.reasons, failures_total: f.total, failovers: f.failovers, test_model: testModel({ group, account }) ?? null,

@@ -11,7 +11,7 @@ export type Source = 'config' | 'store';
 export interface FoundKey { key: KeyConfig | IssuedKey; source: Source }
 
 export function reply(ctx: Ctx, status: number, body: unknown): void {
-  ctx.outcome = 'completed';
+  ctx.end('completed');
   sendJson(ctx.res, status, body, { 'cache-control': 'no-store' });
 }
 

@@ -78,7 +78,7 @@ export const listModels: Plugin<Options> = {
         const lists = shown.length ? await vendorLists(group, platform) : new Map();
         body = format.modelList(visibleModels({ group, key, shown, lists, priced }).map((id) => ({ id, owner: group.platform })));
       }
-      ctx.outcome = 'completed';
+      ctx.end('completed');
       sendJson(ctx.res, 200, body);
     };
   },

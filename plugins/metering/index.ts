@@ -1,8 +1,8 @@
 // Stage `metering`: settles every request that reached it (completed, failed, cut or abandoned) into the usage ledger, once.
-import { GatewayError, isBodyAborted } from '../../core/errors.ts';
+import { isBodyAborted } from '../../core/errors.ts';
 import { counter, gauge } from '../../core/plugin-metrics.ts';
 import { isStoreUnavailable } from '../../core/store/guard.ts';
-import type { Ctx, Env, KeyConfig, Plugin } from '../../core/types.ts';
+import type { Ctx, EndHook, Env, KeyConfig, Plugin } from '../../core/types.ts';
 import { OTHER_MODEL } from '../../core/store/rollup.ts';
 import type { Ending, Store, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -85,19 +85,19 @@ export const metering: Plugin<Options> = {
       return price;
     };
 
+    /** Every request that reached this stage settles once, when it has ended. */
+    const settleAtEnd: EndHook = (ctx, thrown) =>
+      settle(ctx, thrown ? thrown.status : ctx.res.statusCode).catch((err) => ctx.log.error({ err, req_id: ctx.id }, 'settlement failed'));
+
     return async (ctx, next) => {
-      let status = 0;
+      ctx.onEnd(settleAtEnd);
       try {
         await next();
-        status = ctx.res.statusCode;
       } catch (err) {
-        status = err instanceof GatewayError ? err.status : 500;
         // Refused because the store could not be asked (limits, accounts), or the client never sent its whole request:
         // like a limit's refusal, nothing to bill (and nothing to hold while the store is away).
-        ctx.outcome ??= isStoreUnavailable(err) || isBodyAborted(err) ? 'rejected' : 'failed';
+        ctx.end(isStoreUnavailable(err) || isBodyAborted(err) ? 'rejected' : 'failed');
         throw err;
-      } finally {
-        await settle(ctx, status).catch((err) => ctx.log.error({ err, req_id: ctx.id }, 'settlement failed'));
       }
     };
 
@@ -158,10 +158,10 @@ export const metering: Plugin<Options> = {
         ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
         ...(ownRow(key, model, status, time) ? {} : { rollup_model: OTHER_MODEL }),
       };
-      const admission = ctx.get(ADMISSION);
-      if (admission) admission.settled = true;
       ctx.cost = usd;
-      await env.store.settle(record, admission?.admission, key.limits);
+      // With what rate-limit reserved for it, which goes back with it.
+      const admission = ctx.get(ADMISSION);
+      await (admission ? admission.settle(record, key.limits) : env.store.settle(record, undefined, key.limits));
       const tokens = (direction: string, n: number) => { if (n > 0) m.tokens.inc({ direction, model: shown, group: group.name }, n); };
       tokens('input', b.input);
       tokens('output', b.output);

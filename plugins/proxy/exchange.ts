@@ -41,7 +41,7 @@ export class Exchange {
     const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${out.path}`);
     ctx.timings.upstreamStart = performance.now();
     const sent = await this.#upstreams.send(ctx, target, out.headers, out.body.bytes);
-    if (sent.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
+    if (sent.kind === 'disconnected') { ctx.end('disconnected'); return { done: true }; }
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
     const upstream = sent.upstream;
     const status = upstream.statusCode ?? 502;
@@ -51,7 +51,7 @@ export class Exchange {
     let early: string | undefined;
     if (status < 300 && ctx.stream && sse) {
       const held = await holdFirstContent(ctx, upstream, o.first_content_ms, crossing.upstreamFormat);
-      if (held.kind === 'disconnected') { ctx.outcome = 'disconnected'; return { done: true }; }
+      if (held.kind === 'disconnected') { ctx.end('disconnected'); return { done: true }; }
       if (held.kind === 'failure') return { done: false, verdict: classify(held.failure, o), status };
       if (crossing.pins) early = this.#affinity.streamedId(ctx);
     }
@@ -75,7 +75,6 @@ export class Exchange {
 /** A stream committed by queue keepalives cannot take a status any more: the upstream's refusal becomes its error event. */
 async function intoCommittedStream(ctx: Ctx, upstream: UpstreamResponse, status: number): Promise<Tried> {
   const text = (await readAll(upstream, ERROR_BODY_LIMIT)).toString('utf8');
-  ctx.outcome = 'failed';
-  ctx.endedBy = 'upstream';
+  ctx.end('failed', 'upstream');
   throw proxyErrors.upstream_error(errorMessage(text) ?? `The upstream answered ${status} to a stream request`, { status: status < 400 ? 502 : status });
 }

@@ -20,7 +20,7 @@ export const proxy: Plugin<PoolOptions> = {
       header_timeout_ms: int('Longest wait for an upstream\'s response headers; past it the attempt fails (and moves to the next account).', 300_000, 1),
       connect_timeout_ms: int('Longest wait for the upstream TCP/TLS connection.', 10_000, 1),
       keepalive_ms: int('Send the format\'s keepalive frame when a stream is silent this long, also while it waits for an account (0 = never).', 10_000),
-      max_sockets: int('Connections to one upstream origin at once, beyond which requests wait for one (0 = no limit: account concurrency bounds them; long streams each hold one).', 0),
+      max_sockets: int('Connections to one upstream origin at once, beyond which requests wait for one (0 = no limit: an account\'s declared concurrency bounds them; long streams each hold one).', 0),
       usage: { type: 'boolean', default: true, description: 'Read usage from answers; false where an answer repeats usage already counted (reading a stored response).' },
       max_switches: int('Accounts a request may move to after a failure before the first byte (401, 403, 429, 529, 5xx, connect failure, header timeout, an error in a 200 stream before its content).', 3),
       usage_drain_ms: int('A client that leaves a stream before the upstream reported its prompt\'s tokens (OpenAI Chat and Responses report usage only at the end): the stream is read on, unrelayed, for at most this long, holding the key\'s and the account\'s slots, so its real usage is billed (0 = hang up at once; metering then estimates the prompt).', 30_000),

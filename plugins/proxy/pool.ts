@@ -102,7 +102,7 @@ export class Pool {
       const acquired = await scheduler.acquire(ctx,
         { group, candidates: tried ? candidates.filter((a) => !tried!.has(a.id)) : candidates, bound: first ? p.bound : undefined, waiting },
         n, first ? admission(ctx) : undefined);
-      if (!acquired) { ctx.outcome = 'disconnected'; return; }
+      if (!acquired) { ctx.end('disconnected'); return; }
       if (first) pin = await this.#pinned(p, acquired);
       if (!acquired.ok) throw await failures.refusal(group, candidates, trail, pin, acquired.reason === 'none' ? 'none' : undefined);
       const lease = acquired.lease;
@@ -123,7 +123,7 @@ export class Pool {
       const failure = await failures.judge(ctx, group, account, result);
       if (failure === 'request') {
         failures.record(ctx, trail, group, account, result.status, 'client_error');
-        ctx.outcome = 'failed';
+        ctx.end('failed');
         throw requestRefused(result.status);
       }
       await failures.failed(ctx, trail, group, account, failure);

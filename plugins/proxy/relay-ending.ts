@@ -23,8 +23,7 @@ export class RelayEnding {
     const { res } = ctx;
     res.once('close', () => {
       // A JSON-array stream cut upstream is cut to the client too (relayTee): that close is not the client leaving.
-      if (!res.writableFinished && ctx.outcome !== 'missing-terminal') {
-        ctx.outcome = 'disconnected';
+      if (!res.writableFinished && ctx.end('disconnected')) {
         if (this.leaving?.leave(resolve)) return;
         upstream.destroy();
       }

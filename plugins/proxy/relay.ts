@@ -56,7 +56,7 @@ export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number,
   const ending = new RelayEnding(ctx, upstream);
   if (status >= 400 || encoded) {
     // Upstream errors pass through in their own native shape and status.
-    ctx.outcome = status >= 400 ? 'failed' : 'completed';
+    ctx.end(status >= 400 ? 'failed' : 'completed');
     ctx.res.writeHead(status, headers);
     upstream.once('close', () => upstreamEnded(ctx, upstream));
     upstream.pipe(ctx.res);
@@ -75,8 +75,7 @@ function relayBody(ctx: Ctx, upstream: UpstreamResponse, status: number, headers
   wholeBody(ctx, upstream, (body) => {
     if (body) return send(ctx, body, status, headers, isJson, usage);
     if (ctx.res.destroyed) return;
-    ctx.outcome = 'failed';
-    ctx.endedBy = 'upstream';
+    ctx.end('failed', 'upstream');
     fail(proxyErrors.upstream_truncated());
   });
 }
@@ -115,7 +114,7 @@ function send(ctx: Ctx, upstreamBody: Buffer, status: number, headers: OutgoingH
       }
     } catch { /* not JSON after all: relay the bytes untouched */ }
   }
-  ctx.outcome = outcome;
+  ctx.end(outcome);
   headers['content-length'] = body.length;
   headers['x-gateway-overhead-ms'] = overheadMs(ctx, ctx.timings.upstreamEnd);
   ctx.res.writeHead(status, headers).end(body);
@@ -134,13 +133,12 @@ function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers:
     if (upstreamEnded(ctx, upstream)) {
       const seen = read(true);
       if (usage) ctx.usage = seen?.usage;
-      ctx.outcome = seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed';
+      ctx.end(seen?.failed ? 'failed' : seen?.incomplete ? 'incomplete' : 'completed');
       ctx.res.end();
       return;
     }
-    if (upstream.complete || ctx.outcome === 'disconnected') return;
-    ctx.outcome = 'missing-terminal';
-    ctx.res.destroy();
+    // Cut upstream, it is cut to the client too, unless the client had already left.
+    if (!upstream.complete && ctx.end('missing-terminal')) ctx.res.destroy();
   });
   // Its elements name the prompt as they come: nothing to read on for.
   return { leave: () => { if (usage) ctx.usage = read(false)?.usage; return false; } };

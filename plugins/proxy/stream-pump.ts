@@ -143,10 +143,10 @@ class StreamPump implements Leaving {
       return this.#drain.end();
     }
     const ending = t.ending();
-    if (ending) this.#ctx.outcome = ending;
+    if (ending) this.#ctx.end(ending);
     else if (!res.writableEnded && !res.destroyed) {
       // Never let a cut stream look like a clean finish: end it with the client format's own error event.
-      this.#ctx.outcome = 'missing-terminal';
+      this.#ctx.end('missing-terminal');
       tail += t.cutShort(this.#ctx);
     }
     this.#observe();

@@ -1,22 +1,10 @@
 // The keys CLI (scripts/keys.ts) against a live test gateway: create, list, revoke, enable, usage, delete, and its failures.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { withGateway } from '../helpers/gateway.ts';
-import { ADMIN, admin, adminConfig, chat, eventually } from './helpers.ts';
+import { ADMIN, admin, adminConfig, chat, eventually, keysCli } from './helpers.ts';
 
 const gw = await withGateway(t, adminConfig());
-const SCRIPT = fileURLToPath(new URL('../../scripts/keys.ts', import.meta.url));
-
-interface Run { code: number; stdout: string; stderr: string }
-
-function keys(args: string[], env: Record<string, string> = { GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_URL: gw.url }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [SCRIPT, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const keys = keysCli(gw);
 
 t.test('create prints the record and the plaintext once; the key works', async (t) => {
   const run = await keys(['create', '--group', 'main', '--name', 'cli-made', '--rpm', '30', '--quota-usd', '1.5', '--expires', '2031-01-01T00:00:00Z']);

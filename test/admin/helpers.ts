@@ -1,4 +1,5 @@
 // Shared by the admin, CLI and browser tests: a metered config with the admin API and pages, and small admin-API calls.
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,4 +99,16 @@ export async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boole
     if (ok(v) || Date.now() > until) return v;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+export interface CliRun { code: number; stdout: string; stderr: string }
+
+/** The keys CLI (scripts/keys.ts) as an operator runs it, against `gw` unless other environment is given. */
+export function keysCli(gw: Gateway): (args: string[], env?: Record<string, string>) => Promise<CliRun> {
+  const script = fileURLToPath(new URL('../../scripts/keys.ts', import.meta.url));
+  return (args, env = { GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_URL: gw.url }) => new Promise((resolve) => {
+    execFile(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
 }

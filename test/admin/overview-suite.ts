@@ -128,7 +128,7 @@ export async function overviewSuite(t: Test, store: string): Promise<void> {
     t.equal(status, 200);
     t.equal(body.window, '1d');
     const acct = (group: string, id: string) => body.groups.find((g: any) => g.name === group).accounts.find((a: any) => a.id === id);
-    t.match(acct('main', 'sim-1'), { state: 'ready', in_flight: 0, concurrency: 8, failures_total: 1, failures: { upstream_error: 1 }, failovers: 0, test_model: 'gpt-4o-mini' });
+    t.match(acct('main', 'sim-1'), { state: 'ready', in_flight: 0, concurrency: null, failures_total: 1, failures: { upstream_error: 1 }, failovers: 0, test_model: 'gpt-4o-mini' });
     t.match(acct('main', 'sim-off'), { state: 'disabled' });
     const flaky = acct('flaky', 'flaky-1');
     t.match(flaky, { state: 'cooling', cooldown_reason: 'rate_limited', failures: { rate_limited: 1 }, failures_total: 1, failovers: 1 });

@@ -121,7 +121,7 @@ export function tabsAtWidth(t: Test, browser: Browser, gw: Gateway, made: { reco
     for (const g of groups) {
       for (const a of g.accounts) {
         t.equal(await field(page, `account.${g.name}.${a.id}.state`), { needs_attention: 'needs attention' }[a.state as string] ?? a.state, `${g.name}/${a.id} state`);
-        t.equal(await field(page, `account.${g.name}.${a.id}.slots`), `${a.in_flight} / ${a.concurrency}`);
+        t.equal(await field(page, `account.${g.name}.${a.id}.slots`), `${a.in_flight} / ${a.concurrency ?? 'no cap'}`);
         t.equal(await field(page, `account.${g.name}.${a.id}.failovers`), String(a.failovers));
       }
     }

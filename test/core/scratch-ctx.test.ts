@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { createCtx, scratchCtx } from '../../core/context.ts';
 import { contextVar } from '../../core/vars.ts';
-import type { FormatAdapter, RouteConfig } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, RouteConfig } from '../../core/types.ts';
 
 const position = contextVar<number>('test.position');
 const id = contextVar<string>('test.id');
@@ -28,7 +28,7 @@ t.test('a scratch copy reads the request as it is, keeps what it sets to itself,
   ctx.set(position, 1);
   ctx.set(id, 'kept');
   const scratch = scratchCtx(ctx);
-  for (const field of Object.keys(ctx) as (keyof typeof ctx)[]) t.equal(scratch[field], ctx[field], `${String(field)} as the request's`);
+  for (const field of Object.keys(ctx) as (keyof Ctx)[]) t.equal(scratch[field], ctx[field], `${String(field)} as the request's`);
   t.equal(scratch.timings, ctx.timings, 'the same timings');
   t.equal(scratch.url.href, 'http://gateway/v1/chat/completions?a=1');
   t.equal(scratch.get(position), 1, "the request's variables, until it sets its own");
@@ -56,4 +56,16 @@ t.test('a context made some other way (a test\'s literal) gets the same view by 
   scratch.set(position, 8);
   t.equal(scratch.get(position), 8);
   t.equal(vars.get('test.position'), 7, 'the literal keeps its own');
+});
+
+t.test("a scratch copy's end hooks are its request's: they run when the request ends", async (t) => {
+  const ctx = requestCtx('{}');
+  const ran: string[] = [];
+  ctx.onEnd(() => { ran.push('request'); });
+  scratchCtx(ctx).onEnd(() => { ran.push('scratch'); });
+  t.strictSame(ran, [], 'none before the end');
+  await ctx.ended(ctx, undefined);
+  t.strictSame(ran, ['scratch', 'request'], 'both, the last registered first');
+  await ctx.ended(ctx, undefined);
+  t.equal(ran.length, 2, 'once');
 });

@@ -8,9 +8,10 @@ import { metering } from '../../plugins/metering/index.ts';
 import { openaiChat } from '../../adapters/openai-chat/index.ts';
 import { MemoryStore } from '../../core/store/memory/store.ts';
 import { ModelNames } from '../../core/model-names.ts';
-import type { Ctx, Env, Outcome, StreamedText } from '../../core/types.ts';
+import type { Env, Outcome, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
+import { endingCtx, runStage } from '../helpers/stage-ctx.ts';
 import { logLine } from '../helpers/e2e.ts';
 import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
 
@@ -30,13 +31,13 @@ async function meter(options: Record<string, unknown>, seen: { outcome?: Outcome
   const store = new MemoryStore();
   const env = stageEnv(store, PRICE);
   const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4, ...options }, env, { laterTakes: () => false });
-  const ctx = {
+  const ctx = endingCtx({
     id: 'req-1', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, platform: { name: 'sim' }, account: { id: 'a' },
     route: { path: '/v1/chat/completions' }, path: '/v1/chat/completions', search: '', format: openaiChat, model: 'm', upstreamModel: 'm',
     stream: true, timings: { start: performance.now() }, res: { statusCode: seen.status ?? 200 }, log: silent, get: () => undefined,
     json: async () => REQUEST, body: async () => Buffer.from(JSON.stringify(REQUEST)),
-  } as unknown as Ctx;
-  await stage(ctx, async () => { ctx.outcome = seen.outcome; ctx.usage = seen.usage; ctx.streamed = seen.streamed; });
+  });
+  await runStage(stage, ctx, async () => { if (seen.outcome) ctx.end(seen.outcome); ctx.usage = seen.usage; ctx.streamed = seen.streamed; });
   const { records } = await store.records({ limit: 10 });
   if (records.length !== 1) throw new Error(`expected one record, found ${records.length}`);
   return records[0];
@@ -86,11 +87,11 @@ t.test('cache writes: 1-hour ones at cache_write_1h, 5-minute ones at cache_writ
     const store = new MemoryStore();
     const env = stageEnv(store, price);
     const stage = metering.create({ price_by: 'upstream', on_disconnect: 'observed', chars_per_token: 4 }, env, { laterTakes: () => false });
-    const ctx = {
+    const ctx = endingCtx({
       id: 'req-1h', key: { id: 'k', limits: {} }, group: { name: 'g', rate_multiplier: 1 }, route: { path: '/v1/messages' },
       model: 'm', upstreamModel: 'm', stream: false, timings: { start: performance.now() }, res: { statusCode: 200 }, log: silent, get: () => undefined,
-    } as unknown as Ctx;
-    await stage(ctx, async () => { ctx.outcome = 'completed'; ctx.usage = usage; });
+    });
+    await runStage(stage, ctx, async () => { ctx.end('completed'); ctx.usage = usage; });
     return (await store.records({ limit: 1 })).records[0];
   };
   const full = await priced({ input: 3, output: 15, cache_write: 3.75, cache_write_1h: 6 });

@@ -15,6 +15,7 @@ import { holdFirstContent, readAll } from '../../plugins/proxy/attempt.ts';
 import { relay } from '../../plugins/proxy/relay.ts';
 import { relayTranslated } from '../../plugins/proxy/translate/relay.ts';
 import type { Ctx, FormatAdapter } from '../../core/types.ts';
+import { endingCtx } from '../helpers/stage-ctx.ts';
 
 /** An upstream response: a stream of its body's bytes, with the fields relays read. */
 class Upstream extends PassThrough {
@@ -37,10 +38,10 @@ class Upstream extends PassThrough {
   }
 }
 
-const ctxFor = (res: ServerResponse, format: FormatAdapter, stream: boolean) => ({
+const ctxFor = (res: ServerResponse, format: FormatAdapter, stream: boolean): Ctx => endingCtx({
   id: 'endings-1', res, format, stream, get: () => undefined, timings: { start: performance.now() },
   log: { warn() {}, info() {}, error() {} },
-}) as unknown as Ctx;
+});
 
 /** One request served by `serve` (given the client response); the client's answer and what `serve` resolved with. */
 async function serveOne<T>(t: Test, serve: (res: ServerResponse) => Promise<T>): Promise<{ status: number; body: string; result: T }> {

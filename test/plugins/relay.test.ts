@@ -11,6 +11,7 @@ import { relay } from '../../plugins/proxy/relay.ts';
 import { UpstreamResponse } from '../../plugins/proxy/upstream-response.ts';
 import type { Ctx, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
+import { endingCtx } from '../helpers/stage-ctx.ts';
 
 /**
  * An upstream response whose close comes a loop turn after destroy() and without 'aborted' (as from a socket that is
@@ -34,7 +35,7 @@ t.test('the client leaves mid-stream: observed usage is on ctx when the relay re
   let settle!: (v: { atResolve: Seen; ctx: Ctx; upstream: SlowClosingUpstream }) => void;
   const result = new Promise<{ atResolve: Seen; ctx: Ctx; upstream: SlowClosingUpstream }>((resolve) => { settle = resolve; });
   const server = createServer((_req, res) => {
-    const ctx = { id: 'relay-1', res, format: anthropicMessages, get: () => undefined, stream: true, timings: { start: 0 } } as unknown as Ctx;
+    const ctx = endingCtx({ id: 'relay-1', res, format: anthropicMessages, get: () => undefined, stream: true, timings: { start: 0 } });
     const upstream = new SlowClosingUpstream();
     // What metering reads when it settles: a snapshot taken as soon as the relay's promise resolves.
     relay(ctx, upstream as never, 0).then(() => settle({ atResolve: { usage: ctx.usage, streamed: ctx.streamed, outcome: ctx.outcome }, ctx, upstream }));
@@ -97,7 +98,7 @@ async function relayWhole(t: Test, feed: (upstream: WholeUpstream) => void, extr
   let settle!: (v: Outcome) => void;
   const done = new Promise<Outcome>((resolve) => { settle = resolve; });
   const server = createServer((_req, res) => {
-    const ctx = { id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() }, ...extra } as unknown as Ctx;
+    const ctx = endingCtx({ id: 'relay-2', res, format: openaiChat, get: () => undefined, stream: false, timings: { start: performance.now() }, ...extra });
     const upstream = new WholeUpstream(streamed);
     const before = upstream.listenerCount('end');
     const relayed = relay(ctx, upstream as never, 0);

@@ -8,6 +8,7 @@ import t from 'tap';
 import { anthropicMessages } from '../../adapters/anthropic-messages/index.ts';
 import { relay } from '../../plugins/proxy/relay.ts';
 import type { Ctx } from '../../core/types.ts';
+import { endingCtx } from '../helpers/stage-ctx.ts';
 
 class Upstream extends PassThrough {
   statusCode = 200;
@@ -34,7 +35,7 @@ t.test('a client that does not read pauses the upstream; once it reads, every by
   const relayed = new Promise<void>((resolve) => {
     const server = createServer((_req, res) => {
       response = res;
-      ctx = { id: 'pump-1', res, format: anthropicMessages, get: () => undefined, stream: true, timings: { start: 0 } } as unknown as Ctx;
+      ctx = endingCtx({ id: 'pump-1', res, format: anthropicMessages, get: () => undefined, stream: true, timings: { start: 0 } });
       upstream = new Upstream();
       void relay(ctx, upstream as never, 0).then(resolve);
       for (const f of frames) upstream.write(f);

@@ -20,7 +20,7 @@ export interface TranslateParts { env: Env; headers: HeaderAllowList; conversati
 
 /** Write a JSON answer the gateway made itself (an estimate, a kept answer). */
 function answerLocally(ctx: Ctx, body: unknown): void {
-  ctx.outcome = 'completed';
+  ctx.end('completed');
   sendJson(ctx.res, 200, body, { 'x-request-id': ctx.id });
 }
 
@@ -98,7 +98,7 @@ export class TranslatedCrossing implements Crossing {
   /** A refused fetch (an address, a cap) is the client's: nothing went upstream, so nothing is billed. */
   #inline(): Promise<Inlined | undefined> {
     return inlineMedia(this.#codecs.cctx.request, this.#media).catch((err: unknown) => {
-      this.#ctx.outcome = 'rejected';
+      this.#ctx.end('rejected');
       throw err;
     });
   }

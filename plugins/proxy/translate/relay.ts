@@ -36,14 +36,14 @@ export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveM
       upstreamEnded(ctx, upstream);
       const text = bytes.toString('utf8');
       const out = c.client.encodeError(c.upstream.decodeError(status, text));
-      ctx.outcome = 'failed';
+      ctx.end('failed');
       answer(ctx, out.status, out.body, out.headers);
     }).catch(ending.fail);
   } else if (ctx.stream) {
     const headers = headersFor(ctx, c.client.streamContentType(c.cctx.request));
     ending.leaving = pumpStream(ctx, upstream, 200, headers, keepaliveMs, new CodecFrames(c), drain);
   } else {
-    const failed = (err: unknown) => { ctx.outcome = 'failed'; ctx.endedBy = 'upstream'; ending.fail(err); };
+    const failed = (err: unknown) => { ctx.end('failed', 'upstream'); ending.fail(err); };
     wholeBody(ctx, upstream, (bytes) => {
       if (!bytes) return failed(proxyErrors.upstream_truncated());
       whole(ctx, bytes.toString('utf8'), c).catch(failed);
@@ -59,12 +59,12 @@ async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
     throw proxyErrors.upstream_invalid();
   }
   if (c.cctx.request.operation === 'count_tokens') {
-    ctx.outcome = 'completed';
+    ctx.end('completed');
     return answer(ctx, 200, c.client.encodeCount(c.upstream.decodeCount(json), c.cctx));
   }
   const res = c.upstream.decodeResponse(json, c.cctx);
   ctx.usage = res.usage;
-  ctx.outcome = res.stop === 'max_tokens' ? 'incomplete' : 'completed';
+  ctx.end(res.stop === 'max_tokens' ? 'incomplete' : 'completed');
   const body = c.client.encodeResponse(res, c.cctx);
   await c.keep?.(res, body).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
   answer(ctx, 200, body);
