@@ -16,6 +16,8 @@ import { buildImage, cleanCheckout, dockerBuild, entryCommand, runImage } from '
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AMARO_PROBE = fileURLToPath(new URL('../helpers/amaro-probe.js', import.meta.url));
+// npm ci (from the cache) and the copy's start on a shared machine.
+t.setTimeout(180_000);
 // What a clone holds: an ignored file the working tree happens to have (an older install's web/vendor/) proves nothing.
 const CHECKOUT = cleanCheckout(t, ROOT);
 const read = (file: string) => readFileSync(join(CHECKOUT, file), 'utf8');
