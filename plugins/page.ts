@@ -20,7 +20,7 @@ const HEADERS = {
 };
 
 const errors = defineErrors('page', {
-  not_found: { status: 404, doc: 'An optional page file (copied at install time) is missing.', message: (file: string) => `${file} is not installed` },
+  not_found: { status: 404, doc: 'An optional page file is missing.', message: (file: string) => `${file} is not installed` },
 });
 
 export const page: Plugin<Options> = {
@@ -29,9 +29,9 @@ export const page: Plugin<Options> = {
   schema: {
     type: 'object', additionalProperties: false, required: ['file', 'content_type'],
     properties: {
-      file: { type: 'string', minLength: 1, description: 'Path of the file to serve: absolute, or relative to the gateway\'s directory (e.g. web/key-usage.html).' },
+      file: { type: 'string', minLength: 1, description: 'Path of the file to serve: absolute, or relative to the gateway\'s directory (e.g. web/key-usage.html, or node_modules/PACKAGE/FILE for a file of a dependency).' },
       content_type: { type: 'string', minLength: 1, description: 'Its content-type, e.g. text/html; charset=utf-8.' },
-      optional: { type: 'boolean', default: false, description: 'A missing file answers 404 (with one warning at load) instead of failing the config load: for files copied at install time.' },
+      optional: { type: 'boolean', default: false, description: 'A missing file answers 404 (with one warning at load) instead of failing the config load: for files an installation may leave out.' },
     },
   },
   create(options, env) {
@@ -39,7 +39,7 @@ export const page: Plugin<Options> = {
     let body: Buffer;
     try { body = readFileSync(path); } catch (err) {
       if (!options.optional || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`page: cannot read ${path}: ${(err as Error).message}`);
-      env.log.warn({ file: path }, 'page: optional file missing (answering 404); `npm install` copies it');
+      env.log.warn({ file: path }, 'page: optional file missing (answering 404)');
       return async () => { throw errors.not_found(options.file); };
     }
     const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };

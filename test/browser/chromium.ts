@@ -63,11 +63,11 @@ export const WIDTHS = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'p
 /** Where screenshots go: .tap/screenshots/ (kept after the run, not committed), or $SCREENSHOT_DIR. */
 export const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('../../.tap/screenshots/', import.meta.url));
 
-/** A full-page screenshot under SCREENSHOTS; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** A full-page screenshot under SCREENSHOTS (of the first screen only with fullPage false: a long text); returns its path. */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
 }
 

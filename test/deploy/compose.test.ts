@@ -23,13 +23,19 @@ function mounted(service: string, at: string): string {
   return resolve(DEPLOY, volume.split(':')[0]);
 }
 
+/** A published port, "HOST_IP:HOST_PORT:CONTAINER_PORT" (the address left out means every address). */
+const published = (p: string) => {
+  const parts = p.split(':');
+  return { address: parts.length === 3 ? parts[0] : '0.0.0.0', host: parts.at(-2), container: parts.at(-1) };
+};
+
 t.test('two gateway replicas from the Dockerfile, on their own host ports, sharing Redis, with time to drain', async (t) => {
   t.equal(gateways.length, 2);
-  const ports = gateways.map(([, s]) => s.ports[0] as string);
-  t.equal(new Set(ports.map((p) => p.split(':')[0])).size, 2, `distinct host ports: ${ports.join(', ')}`);
+  const ports = gateways.map(([, s]) => published(s.ports[0]));
+  t.equal(new Set(ports.map((p) => p.host)).size, 2, `distinct host ports: ${ports.map((p) => p.host).join(', ')}`);
   for (const [name, s] of gateways) {
     t.ok(existsSync(join(resolve(DEPLOY, s.build.context), s.build.dockerfile)), `${name}: builds the repository's Dockerfile`);
-    t.match(s.ports[0], /:8080$/, `${name}: to the shipped port`);
+    t.equal(published(s.ports[0]).container, '8080', `${name}: to the shipped port`);
     const redis = new URL(s.environment.REDIS_URL);
     t.ok(services[redis.hostname]?.image?.startsWith('redis:'), `${name}: REDIS_URL names the redis service`);
     t.equal(s.depends_on.redis.condition, 'service_healthy');
@@ -37,6 +43,16 @@ t.test('two gateway replicas from the Dockerfile, on their own host ports, shari
     t.match(s.environment.GATEWAY_ADMIN_TOKEN, /^\$\{GATEWAY_ADMIN_TOKEN:\?/, `${name}: an admin token is required`);
   }
   t.ok(services.redis.healthcheck, 'redis has the health check the gateways wait on');
+});
+
+t.test('every port is published on 127.0.0.1 only; Grafana\'s admin password must be given (no admin/admin)', async (t) => {
+  const all = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((p: string) => [name, p]));
+  t.ok(all.length >= 4, `${all.length} published ports`);
+  for (const [name, p] of all) t.equal(published(p).address, '127.0.0.1', `${name}: ${p}`);
+  const grafana = services.grafana.environment;
+  t.match(grafana.GF_SECURITY_ADMIN_PASSWORD, /^\$\{GRAFANA_ADMIN_PASSWORD:\?[^}]+\}$/, 'compose refuses to start without GRAFANA_ADMIN_PASSWORD');
+  t.notOk(Object.keys(grafana).some((k) => /ANONYMOUS_ENABLED/.test(k) && grafana[k] !== 'false'), 'no anonymous access');
+  t.equal(grafana.GF_USERS_ALLOW_SIGN_UP, 'false', 'no sign-up');
 });
 
 t.test('Prometheus scrapes both replicas and loads the alert rules', async (t) => {

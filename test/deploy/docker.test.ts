@@ -1,36 +1,32 @@
 // The Dockerfile and .dockerignore without a Docker engine: the image's entry, user, health check and data volume are
 // read from the Dockerfile; every file the gateway loads at run time is in the build context; no runtime import reaches
-// a devDependency; and a copy of the repository made as the Dockerfile makes it (its COPY lines over the context, its
-// `npm ci --omit=dev`, from npm's cache) starts, passes its own HEALTHCHECK, relays a request, answers `npm run keys`,
+// a devDependency; and a copy of a clean checkout made as the Dockerfile makes it (its COPY lines over the context, its
+// `npm ci --omit=dev --ignore-scripts`, from npm's cache) serves every page file, starts, passes its own HEALTHCHECK, relays a request, answers `npm run keys`,
 // checks its config quietly and drains on SIGTERM.
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
 import { eventually } from '../admin/helpers.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
-import { contextFiles, dockerfile, dockerignore, execForm, filesBeside, importGraph, pageFiles } from '../helpers/docker.ts';
-import { freePort } from '../helpers/process.ts';
+import { execForm, filesBeside, importGraph, pageFiles } from '../helpers/docker.ts';
+import { buildImage, cleanCheckout, dockerBuild, entryCommand, runImage } from '../helpers/image.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AMARO_PROBE = fileURLToPath(new URL('../helpers/amaro-probe.js', import.meta.url));
-const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-const steps = dockerfile(read('Dockerfile'));
-const ignored = dockerignore(read('.dockerignore'));
-const context = new Set(contextFiles(ROOT, ignored));
+// npm ci (from the cache) and the copy's start on a shared machine.
+t.setTimeout(180_000);
+// What a clone holds: an ignored file the working tree happens to have (an older install's web/vendor/) proves nothing.
+const CHECKOUT = cleanCheckout(t, ROOT);
+const read = (file: string) => readFileSync(join(CHECKOUT, file), 'utf8');
+const { steps, ignored, context, one, workdir: WORKDIR } = dockerBuild(CHECKOUT);
 const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
 const ENTRIES = ['app/start.js', 'scripts/keys.ts'];
-const graph = importGraph(ROOT, ENTRIES);
-
-const one = (op: string) => {
-  const found = steps.filter((s) => s.op === op);
-  if (found.length !== 1) throw new Error(`expected one ${op}, found ${found.length}`);
-  return found[0].args;
-};
-const WORKDIR = one('WORKDIR');
+const graph = importGraph(CHECKOUT, ENTRIES);
+/** A served file inside an installed package (node_modules/NAME/...): npm ci puts it in the image, not COPY. */
+const fromPackage = (file: string) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
 
 t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node app/start.js, /healthz, the data volume', async (t) => {
   t.match(one('FROM'), /^node:24(\.\d+)*-(\w+-)?slim$/);
@@ -61,7 +57,10 @@ t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node a
 t.test('.dockerignore keeps every file the gateway loads, and leaves out tests, data and secrets', async (t) => {
   const shippedPages = pageFiles(read('gateway.yaml'));
   t.ok(shippedPages.includes('README.md'), 'the docs page serves the README');
-  const needed = ['package.json', 'package-lock.json', 'gateway.yaml', ...graph.files, ...shippedPages, ...filesBeside(ROOT, graph.files)];
+  const packaged = shippedPages.filter(fromPackage);
+  t.ok(packaged.length > 0, `files served from packages: ${packaged.join(', ')}`);
+  t.strictSame(packaged.filter((f) => !(fromPackage(f)! in pkg.dependencies)), [], 'each from a production dependency (npm ci --omit=dev installs it)');
+  const needed = ['package.json', 'package-lock.json', 'gateway.yaml', ...graph.files, ...shippedPages.filter((f) => !fromPackage(f)), ...filesBeside(CHECKOUT, graph.files)];
   t.ok(graph.files.size > 50, `${graph.files.size} modules reached from ${ENTRIES.join(' and ')}`);
   t.ok(needed.some((f) => f.endsWith('.lua')), 'the store\'s Lua scripts are among them');
   t.strictSame(needed.filter((f) => !context.has(f)), [], 'none is left out of the build context');
@@ -77,81 +76,39 @@ t.test('no runtime import reaches a devDependency', async (t) => {
   t.ok(graph.packages.has('pino') && graph.packages.has('ioredis'), `packages: ${[...graph.packages].join(', ')}`);
 });
 
-t.test('a copy made as the Dockerfile makes it runs with production dependencies only', async (t) => {
-  const image = mkdtempSync(join(tmpdir(), 'gw-image-'));
-  t.teardown(() => rmSync(image, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
-  for (const s of steps) {
-    if (s.op === 'ENV') {
-      const [name, value] = s.args.split('=');
-      // A folder of the image lands in the copy.
-      env[name] = value.startsWith(`${WORKDIR}/`) ? join(image, value.slice(WORKDIR.length)) : value;
-    } else if (s.op === 'COPY') {
-      const [dest, ...sources] = s.args.split(/\s+/).reverse();
-      t.notMatch(s.args, /^--/, 'plain COPY from the build context');
-      for (const src of sources.reverse()) {
-        const files = src === '.' ? [...context] : [src];
-        t.strictSame(files.filter((f) => !context.has(f)), [], `COPY ${src}: in the context`);
-        for (const f of files) {
-          const to = join(image, dest === './' || dest === '.' ? f : join(dest.replace(WORKDIR, ''), f));
-          mkdirSync(join(to, '..'), { recursive: true });
-          cpSync(join(ROOT, f), to);
-        }
-      }
-    } else if (s.op === 'RUN' && /\bnpm ci\b/.test(s.args)) {
-      // The image's exact install, from npm's cache (tests reach no server they did not start; CI's npm ci fills it).
-      const command = s.args.split('&&')[0].trim() + ' --offline';
-      const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 120_000 });
-      t.equal(ran.status, 0, `${command}: ${ran.stderr}`);
-    } else if (s.op === 'RUN' && s.args.includes('app/start.js')) {
-      // The compile cache's filling (the chown to the image's user is left out: this copy is the test's own).
-      const command = s.args.split('&&')[0].trim().replace(/^node /, `"${process.execPath}" `);
-      const ran = spawnSync('sh', ['-c', command], { cwd: image, env, encoding: 'utf8', timeout: 60_000 });
-      t.equal(ran.status, 0, `${command}: ${ran.stderr}`);
-    }
-  }
-  t.ok(env.NODE_COMPILE_CACHE && existsSync(env.NODE_COMPILE_CACHE), 'the compile cache is filled at build');
-  mkdirSync(join(image, 'data'));
-  for (const dev of Object.keys(pkg.devDependencies)) t.notOk(existsSync(join(image, 'node_modules', dev)), `${dev} is not installed`);
-  t.ok(existsSync(join(image, 'node_modules', 'pino')), 'the dependencies are');
+t.test('a copy made as the Dockerfile makes it from a clean checkout runs with production dependencies only', async (t) => {
+  const image = buildImage(t, CHECKOUT);
+  t.ok(image.env.NODE_COMPILE_CACHE && existsSync(image.env.NODE_COMPILE_CACHE), 'the compile cache is filled at build');
+  for (const dev of Object.keys(pkg.devDependencies)) t.notOk(existsSync(join(image.dir, 'node_modules', dev)), `${dev} is not installed`);
+  t.ok(existsSync(join(image.dir, 'node_modules', 'pino')), 'the dependencies are');
+  t.strictSame(pageFiles(read('gateway.yaml')).filter((f) => !existsSync(join(image.dir, f))), [], 'every file a page route serves is in the image');
 
-  const [node, ...entry] = execForm(one('ENTRYPOINT'))!;
-  const cmd = execForm(one('CMD'))!;
-  const run = { ...env, PORT: String(await freePort()), GATEWAY_HOST: '127.0.0.1', GATEWAY_ADMIN_TOKEN: 'image-admin-token-0123456789abcdef' };
-  const nodeBin = node === 'node' ? process.execPath : node;
-
-  const checked = spawnSync(nodeBin, [...entry, ...cmd, '--check'], { cwd: image, env: run, encoding: 'utf8', timeout: 30_000 });
+  const admin = { GATEWAY_ADMIN_TOKEN: 'image-admin-token-0123456789abcdef' };
+  const [node, args] = entryCommand(image);
+  const checked = spawnSync(node, [...args, '--check'], { cwd: image.dir, env: { ...image.env, ...admin }, encoding: 'utf8', timeout: 30_000 });
   t.equal(checked.status, 0, `--check: ${checked.stderr}`);
   t.equal(checked.stdout, '', '--check prints nothing of a good file');
   t.match(checked.stderr, /^(warning: [^\n]+\n)+$/, 'but its warnings (vendor accounts without credentials)');
 
   // The probe reports whether the process loaded node's TypeScript stripper: with the cache filled at build, not even
   // on its first start.
-  const child = spawn(nodeBin, ['--import', AMARO_PROBE, ...entry, ...cmd], { cwd: image, env: { ...run, AMARO_PROBE_MS: '500' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.teardown(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited; } });
-  const url = `http://127.0.0.1:${run.PORT}`;
-  const ready = await eventually(() => fetch(url + '/readyz').then((r) => r.status, () => 0), (s) => s === 200 || child.exitCode !== null, 20_000);
-  t.equal(ready, 200, `started: ${output}`);
+  const run = await runImage(t, image, { env: { ...admin, AMARO_PROBE_MS: '500' }, nodeFlags: ['--import', AMARO_PROBE] });
 
   const health = execForm(one('HEALTHCHECK').replace(/^.*?\bCMD\s+/, ''))!;
-  const probe = spawnSync(health[0] === 'node' ? process.execPath : health[0], health.slice(1), { cwd: image, env: run, encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync(health[0] === 'node' ? process.execPath : health[0], health.slice(1), { cwd: image.dir, env: run.env, encoding: 'utf8', timeout: 10_000 });
   t.equal(probe.status, 0, `the HEALTHCHECK command passes: ${probe.stderr}`);
 
-  const report = await eventually(async () => /amaro-probe pid=\d+ thread=0 amaro=(\w+)/.exec(output)?.[1], (r) => r !== undefined, 10_000);
+  const report = await eventually(async () => /amaro-probe pid=\d+ thread=0 amaro=(\w+)/.exec(run.output())?.[1], (r) => r !== undefined, 10_000);
   t.equal(report, 'false', 'the first start finds the cache made at build: the stripper is not loaded');
 
-  const chat = await post(url + '/v1/chat/completions', chatBody(), bearer('sk-demo-key'));
+  const chat = await post(run.url + '/v1/chat/completions', chatBody(), bearer('sk-demo-key'));
   t.equal(chat.status, 200, 'a request is relayed (the demo platform: the built-in simulator)');
   t.match(await chat.text(), /"choices"/);
 
-  const keys = spawnSync(process.execPath, ['scripts/keys.ts', 'list', '--url', url], { cwd: image, env: run, encoding: 'utf8', timeout: 30_000 });
+  const keys = spawnSync(process.execPath, ['scripts/keys.ts', 'list', '--url', run.url], { cwd: image.dir, env: run.env, encoding: 'utf8', timeout: 30_000 });
   t.equal(keys.status, 0, `npm run keys works in the image: ${keys.stderr}`);
   t.match(keys.stdout, /demo/);
 
-  child.kill('SIGTERM');
-  t.equal(await exited, 0, 'SIGTERM: drained, exit 0');
+  run.child.kill('SIGTERM');
+  t.equal(await run.exited, 0, 'SIGTERM: drained, exit 0');
 });

@@ -1,51 +1,60 @@
-// deploy/kubernetes without a cluster: kustomize builds it (when kubectl is here), the objects refer to each other
-// rightly (labels, ports, probes, config mount, Secret, HPA target, drain timing), and the ConfigMap's gateway.yaml is
-// valid, keeps the shipped entry points, names only variables the pod has, and serves on Redis.
+// deploy/kubernetes without a cluster: kustomize builds it (when kubectl is installed) with the Secret generated from the
+// operator's secret.env, the objects refer to each other rightly (labels, ports, probes, config mount, Secret, HPA and
+// PodDisruptionBudget targets, drain timing), and the ConfigMap's gateway.yaml is valid, keeps the shipped entry points,
+// names only variables the pod has, and serves on a Redis run as redis.yaml runs it, at the URL the Deployment makes.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { createLogger } from '../../core/log.ts';
 import { startGateway } from '../../app/gateway.ts';
 import { ADMIN, admin } from '../admin/helpers.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
-import { redisForTest } from '../store/redis-server.ts';
+import { kustomization, kustomize, manifestFiles, objects, one, secretKeys, yamlDocs } from '../helpers/kubernetes.ts';
+import { redisProcess } from '../helpers/redis-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const DIR = join(ROOT, 'deploy/kubernetes');
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
-
-const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
-const objects: Obj[] = files.filter((f) => f !== 'kustomization.yaml')
-  .flatMap((f) => parseAllDocuments(readFileSync(join(DIR, f), 'utf8')).map((d) => d.toJS() as Obj));
-const one = (kind: string): Obj => {
-  const found = objects.filter((o) => o.kind === kind);
-  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`);
-  return found[0];
-};
 const deployment = one('Deployment');
 const pod = deployment.spec.template.spec;
 const container = pod.containers[0];
 const configMap = one('ConfigMap');
-const secret = one('Secret');
 const GATEWAY_YAML = configMap.data['gateway.yaml'] as string;
+const SECRET = kustomization.secretGenerator![0].name;
+const envValue = (name: string) => container.env.find((e: { name: string }) => e.name === name)?.value as string | undefined;
 
-t.test('the kustomization lists every manifest', async (t) => {
-  const kustomization = parse(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
-  t.strictSame([...kustomization.resources].sort(), files.filter((f) => f !== 'kustomization.yaml'));
-  t.strictSame(objects.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Secret', 'Service']);
+t.test('the kustomization lists every manifest; the credentials are generated from secret.env, which git ignores', async (t) => {
+  t.strictSame([...kustomization.resources].sort(), manifestFiles);
+  t.strictSame(objects.map((o) => o.kind).sort(),
+    ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'Service', 'StatefulSet']);
+  const committed = spawnSync('git', ['-C', ROOT, 'ls-files', 'deploy'], { encoding: 'utf8' }).stdout.split('\n').filter((f) => /\.ya?ml$/.test(f));
+  t.ok(committed.length > 5, `${committed.length} YAML files under deploy/`);
+  t.strictSame(committed.filter((f) => yamlDocs(join(ROOT, f)).some((o) => o?.kind === 'Secret')), [], 'no Secret is committed');
+  t.strictSame(kustomization.secretGenerator, [{ name: SECRET, envs: ['secret.env'] }], 'the Secret is made from secret.env');
+  const ignored = spawnSync('git', ['-C', ROOT, 'check-ignore', '-q', 'deploy/kubernetes/secret.env']);
+  t.equal(ignored.status, 0, 'git ignores deploy/kubernetes/secret.env');
+  t.strictSame(secretKeys, ['GATEWAY_ADMIN_TOKEN', 'REDIS_PASSWORD', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY'], 'secret.env.example lists the keys');
 });
 
-t.test('kubectl kustomize builds them (where kubectl is installed)', async (t) => {
-  const kubectl = spawnSync('kubectl', ['kustomize', DIR], { encoding: 'utf8', timeout: 30_000 });
-  if (kubectl.error) return t.plan(0, `kubectl not found (${(kubectl.error as NodeJS.ErrnoException).code}): kustomize build not run`);
-  t.equal(kubectl.status, 0, kubectl.stderr);
-  const built = parseAllDocuments(kubectl.stdout).map((d) => d.toJS() as Obj);
-  t.strictSame(built.map((o) => `${o.kind}/${o.metadata.name}`).sort(), objects.map((o) => `${o.kind}/${o.metadata.name}`).sort());
-  t.ok(built.every((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'model-gateway'), 'common label added');
+t.test('kubectl kustomize builds them (where kubectl is installed), the generated Secret named wherever it is used', async (t) => {
+  const values = Object.fromEntries(secretKeys.map((k) => [k, `value-of-${k.toLowerCase()}`]));
+  const built = kustomize(values);
+  if (built.error) return t.plan(0, `kubectl not found (${(built.error as NodeJS.ErrnoException).code}): kustomize build not run`);
+  t.equal(built.status, 0, built.stderr);
+  const out = built.objects();
+  const secret = out.find((o) => o.kind === 'Secret')!;
+  t.match(secret.metadata.name, new RegExp(`^${SECRET}-[a-z0-9]{10}$`), 'a Secret whose name carries its content\'s hash');
+  t.strictSame(Object.keys(secret.data).sort(), [...secretKeys].sort());
+  t.equal(Buffer.from(secret.data.REDIS_PASSWORD, 'base64').toString(), values.REDIS_PASSWORD);
+  t.strictSame(out.filter((o) => o.kind !== 'Secret').map((o) => `${o.kind}/${o.metadata.name}`).sort(), objects.map((o) => `${o.kind}/${o.metadata.name}`).sort());
+  t.ok(out.every((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'model-gateway'), 'common label added');
+  const builtPod = (kind: string) => out.find((o) => o.kind === kind)!.spec.template.spec.containers[0];
+  t.equal(builtPod('Deployment').envFrom[0].secretRef.name, secret.metadata.name, 'the gateway\'s envFrom names the generated Secret');
+  const password = builtPod('StatefulSet').env.find((e: { name: string }) => e.name === 'REDIS_PASSWORD');
+  t.equal(password.valueFrom.secretKeyRef.name, secret.metadata.name, 'so does Redis\'s password');
+  t.notMatch(JSON.stringify(out.filter((o) => o.kind !== 'Secret')), /value-of-/, 'no secret value outside the Secret');
 });
 
 t.test('the Deployment: probes, preStop and drain timing, resources, non-root, its config and Secret', async (t) => {
@@ -70,20 +79,25 @@ t.test('the Deployment: probes, preStop and drain timing, resources, non-root, i
   const volume = pod.volumes.find((v: { name: string }) => v.name === mount.name);
   t.equal(volume.configMap.name, configMap.metadata.name, 'from the ConfigMap');
   t.ok(container.volumeMounts.some((m: { mountPath: string }) => m.mountPath === '/app/data'), 'the data folder is writable');
-  t.equal(container.envFrom[0].secretRef.name, secret.metadata.name, 'credentials from the Secret');
+  t.equal(container.envFrom[0].secretRef.name, SECRET, 'credentials from the generated Secret');
+  t.match(envValue('REDIS_URL'), /\$\(REDIS_PASSWORD\)/, 'REDIS_URL made with the Secret\'s REDIS_PASSWORD (envFrom, expanded by the kubelet)');
 });
 
-t.test('the Service and the HPA point at the Deployment', async (t) => {
-  const service = one('Service');
+t.test('the Service, the HPA and the PodDisruptionBudget point at the Deployment', async (t) => {
+  const service = one('Service', 'model-gateway');
   t.match(deployment.spec.template.metadata.labels, service.spec.selector);
   t.equal(service.spec.ports[0].targetPort, 'http');
   const hpa = one('HorizontalPodAutoscaler');
   t.match(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
   t.ok(hpa.spec.minReplicas >= 2 && hpa.spec.maxReplicas > hpa.spec.minReplicas);
+  const pdb = one('PodDisruptionBudget');
+  t.strictSame(pdb.spec.selector.matchLabels, deployment.spec.selector.matchLabels, 'the budget covers the gateway\'s pods');
+  t.equal(pdb.spec.maxUnavailable, 1, 'a drain takes one replica at a time');
+  t.ok(hpa.spec.minReplicas > pdb.spec.maxUnavailable, 'and one always serves');
 });
 
 t.test('the ConfigMap\'s gateway.yaml: every variable without a default is given to the pod', async (t) => {
-  const given = new Set([...Object.keys(secret.stringData), ...container.env.map((e: { name: string }) => e.name)]);
+  const given = new Set([...secretKeys, ...container.env.map((e: { name: string }) => e.name)]);
   const required = [...GATEWAY_YAML.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]);
   t.strictSame(required, ['REDIS_URL'], 'only REDIS_URL is required');
   t.strictSame(required.filter((v) => !given.has(v)), []);
@@ -99,15 +113,25 @@ t.test('the ConfigMap\'s routes are the shipped ones, less the demo pool', async
   t.strictSame(mine, shipped.filter((r) => !r.pool && !r.path.startsWith('/antigravity/')).map(key));
 });
 
-t.test('the ConfigMap\'s gateway.yaml serves on Redis: pages, the admin API, an issued key, the relay chain', async (t) => {
-  const redis = await redisForTest(t, 'k8s-config');
+t.test('the ConfigMap\'s gateway.yaml serves on a Redis run as redis.yaml runs it: probes, pages, the admin API, an issued key, the relay chain', async (t) => {
+  const redisContainer = one('StatefulSet', 'redis').spec.template.spec.containers[0];
+  // The server's options as its command starts it, the password the Secret would give.
+  const line = (redisContainer.command.at(-1) as string).split('\n').find((l) => l.startsWith('exec '))!;
+  const password = 'k8s-test-redis-password-0123456789';
+  const args = line.split(/\s+/).slice(line.split(/\s+/).indexOf('redis-server') + 1).map((a) => (a === '"$REDIS_PASSWORD"' ? password : a));
+  t.ok(args.includes('--requirepass') && args.includes('--appendonly'), `redis-server ${args.join(' ').replace(password, '***')}`);
+  const redis = await redisProcess(t, { persist: true, args, password });
+  // REDIS_URL as the Deployment makes it, its host and port those of this server.
+  const url = envValue('REDIS_URL')!.replace('$(REDIS_PASSWORD)', password).replace('@redis:6379', `@127.0.0.1:${redis.port}`);
+  t.not(url, envValue('REDIS_URL'));
   const gw = await startGateway({
     configFile: writeConfig(GATEWAY_YAML), host: '127.0.0.1', port: 0, log: createLogger('silent'),
-    env: { REDIS_URL: redis.url, REDIS_PREFIX: redis.prefix, GATEWAY_ADMIN_TOKEN: ADMIN },
+    env: { REDIS_URL: url, GATEWAY_ADMIN_TOKEN: ADMIN, REDIS_PASSWORD: password },
   });
   t.teardown(() => gw.close());
-  t.equal(gw.config().store.redis, redis.url);
-  for (const path of ['/', '/console', '/key-usage', '/docs']) t.equal((await fetch(gw.url + path)).status, 200, path);
+  t.equal(gw.config().store.redis, url);
+  for (const probe of [container.readinessProbe, container.livenessProbe]) t.equal((await fetch(gw.url + probe.httpGet.path)).status, 200, `probe ${probe.httpGet.path}`);
+  for (const path of ['/', '/console', '/key-usage', '/docs', '/assets/uplot.js']) t.equal((await fetch(gw.url + path)).status, 200, path);
   const made = await admin(gw, 'POST', '/admin/keys', { group: 'openai' });
   t.equal(made.status, 201);
   const models = await (await fetch(gw.url + '/v1/models', { headers: bearer(made.body.key) })).json() as { data: { id: string }[] };
@@ -116,4 +140,5 @@ t.test('the ConfigMap\'s gateway.yaml serves on Redis: pages, the admin API, an 
   const chat = await post(gw.url + '/v1/chat/completions', chatBody(), bearer(made.body.key));
   t.equal(chat.status, 503);
   t.equal((await chat.json() as { error: { code: string } }).error.code, 'NO_ACCOUNT_AVAILABLE');
+  t.ok(await redis.query(async (r) => (await r.keys('gw:*')).length > 0), 'the issued key is in that Redis (prefix gw:)');
 });

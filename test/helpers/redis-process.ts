@@ -25,28 +25,29 @@ export interface RedisProcess {
   query<T>(fn: (redis: Redis) => Promise<T>): Promise<T>;
 }
 
-async function answering(port: number): Promise<boolean> {
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+async function answering(port: number, password: string | undefined): Promise<boolean> {
+  const probe = new Redis(port, '127.0.0.1', { password, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
   probe.on('error', () => {});
   try { return await probe.connect().then(() => probe.ping(), () => undefined) === 'PONG'; } finally { probe.disconnect(); }
 }
 
-async function launch(port: number, dir: string | undefined, args: string[]): Promise<ChildProcess> {
+async function launch(port: number, dir: string | undefined, args: string[], password: string | undefined): Promise<ChildProcess> {
   // With a data folder, every write is in its append-only file before it is answered: a restart brings it all back.
   const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...args], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && !(await answering(port)); i++) await sleep(50);
+  const auth = password === undefined ? [] : ['--requirepass', password];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, ...auth, ...args], { stdio: 'ignore' });
+  for (let i = 0; i < 100 && !(await answering(port, password)); i++) await sleep(50);
   return child;
 }
 
 /**
  * `persist`: keep every write on disk (append-only file), as a production Redis would across a restart. `args`: more
- * of redis-server's options.
+ * of redis-server's options. `password`: the server requires it (the url carries it).
  */
-export async function redisProcess(t: Teardown, opts: { persist?: boolean; args?: string[] } = {}): Promise<RedisProcess> {
+export async function redisProcess(t: Teardown, opts: { persist?: boolean; args?: string[]; password?: string } = {}): Promise<RedisProcess> {
   const port = await freePort();
   const dir = opts.persist ? mkdtempSync(join(tmpdir(), 'gw-redis-')) : undefined;
-  let child = await launch(port, dir, opts.args ?? []);
+  let child = await launch(port, dir, opts.args ?? [], opts.password);
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGCONT');
@@ -59,13 +60,13 @@ export async function redisProcess(t: Teardown, opts: { persist?: boolean; args?
   });
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: opts.password === undefined ? `redis://127.0.0.1:${port}` : `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}`,
     pause: () => { child.kill('SIGSTOP'); },
     resume: () => { child.kill('SIGCONT'); },
     kill,
-    async restart() { await kill(); child = await launch(port, dir, opts.args ?? []); },
+    async restart() { await kill(); child = await launch(port, dir, opts.args ?? [], opts.password); },
     async query(fn) {
-      const c = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+      const c = new Redis(port, '127.0.0.1', { password: opts.password, maxRetriesPerRequest: 1 });
       c.on('error', () => {});
       try { return await fn(c); } finally { c.disconnect(); }
     },
