@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { validateStage, type Path, type Problem } from './config-validate.ts';
 import { compilePattern } from './router.ts';
-import type { FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle } from './types.ts';
+import type { AccountConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle } from './types.ts';
 
 export interface ConfigDeps {
   plugins: Record<string, Plugin>;
@@ -13,13 +13,16 @@ export interface ConfigDeps {
   env?: NodeJS.ProcessEnv;
 }
 
-/** What a section's function reports to: problems (the file is refused) and warnings (it runs). */
-interface Report { problem: Problem; warnings: string[] }
+/**
+ * What a section's function reports to: problems (the file is refused) and warnings (it runs); and which ${VAR}s left
+ * the value at a path empty.
+ */
+interface Report { problem: Problem; warnings: string[]; blankVars: (path: Path) => string[] }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, problem: Problem, warnings: string[]): GatewayConfig {
-  const report = { problem, warnings };
+export function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, problem: Problem, warnings: string[], blankVars: (path: Path) => string[] = () => []): GatewayConfig {
+  const report = { problem, warnings, blankVars };
   const server = serverSection(raw.server, report);
   const platforms = platformSection(raw.platforms, deps, report);
   const groups = groupSection(raw.groups, platforms, deps, report);
@@ -70,7 +73,7 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
  */
 export const UNCAPPED = 2 ** 30;
 
-function groupSection(raw: Record<string, any>, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings }: Report): Record<string, GroupConfig> {
+function groupSection(raw: Record<string, any>, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings, blankVars }: Report): Record<string, GroupConfig> {
   const groups: Record<string, GroupConfig> = {};
   for (const [name, g] of Object.entries<any>(raw)) {
     if (!platforms[g.platform]) problem(['groups', name, 'platform'], `unknown platform "${g.platform}"`);
@@ -78,8 +81,10 @@ function groupSection(raw: Record<string, any>, platforms: Record<string, Platfo
       const credential = String(a.credential);
       if (!credential && !a.disabled) warnings.push(`account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
       if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
+      const off: AccountConfig['off'] = a.disabled ? { reason: 'disabled', variables: [] }
+        : credential ? undefined : { reason: 'no_credential', variables: blankVars(['groups', name, 'accounts', i, 'credential']) };
       return {
-        id: a.id, credential, enabled: !!credential && !a.disabled, priority: a.priority, weight: a.weight,
+        id: a.id, credential, enabled: !off, ...(off ? { off } : {}), priority: a.priority, weight: a.weight,
         concurrency: a.concurrency ?? UNCAPPED, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
       };
     });

@@ -37,15 +37,16 @@ export function parseConfig(text: string, file: string, deps: ConfigDeps): { con
   const at = (path: Path, onKey = false) => `${where(locate(doc, path, onKey))} ${path.join('.') || '(root)'}:`;
   const problem = (path: Path, message: string, onKey = false) => problems.push(`${at(path, onKey)} ${message}`);
 
-  interpolate(doc, deps.env ?? process.env, (offset, message) => problems.push(`${where(offset)} ${message}`));
+  const blanks = interpolate(doc, deps.env ?? process.env, (offset, message) => problems.push(`${where(offset)} ${message}`));
   if (problems.length) throw new ConfigError(problems);
+  const blankVars = (path: Path) => blanks.get(doc.getIn(path, true) as Node) ?? [];
 
   const raw = (doc.toJS() ?? {}) as Record<string, any>;
   const shapeOk = validateRoot(raw);
   if (!shapeOk) for (const e of validateRoot.errors ?? []) reportAjv(e, [], problem);
   let config: GatewayConfig | undefined;
   try {
-    config = normalise(raw, file, deps, problem, warnings);
+    config = normalise(raw, file, deps, problem, warnings, blankVars);
   } catch (err) {
     // Cross-checks on a file with shape errors may trip over them; the shape errors already explain why.
     if (shapeOk) throw err;
@@ -75,20 +76,28 @@ function locate(doc: Document, path: Path, onKey: boolean): number {
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}/g;
 
-/** Replace ${VAR} and ${VAR:-default} in every scalar value. */
-function interpolate(doc: Document, env: NodeJS.ProcessEnv, fail: (offset: number, message: string) => void): void {
+/**
+ * Replace ${VAR} and ${VAR:-default} in every scalar value. Returns the scalars left empty with the variables that emptied
+ * them, so a disabled account can say which variable to set.
+ */
+function interpolate(doc: Document, env: NodeJS.ProcessEnv, fail: (offset: number, message: string) => void): Map<Node, string[]> {
+  const blanks = new Map<Node, string[]>();
   visit(doc, {
     Scalar(key, node) {
       if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('${')) return;
+      const names: string[] = [];
       const value = node.value.replace(VAR, (_m, name: string, fallback: string | undefined) => {
         // Shell semantics: ${VAR:-d} replaces unset or empty; ${VAR} fails only when unset.
         const v = env[name];
+        names.push(name);
         if (fallback !== undefined) return v === undefined || v === '' ? fallback : v;
         if (v !== undefined) return v;
         fail(node.range?.[0] ?? 0, `environment variable ${name} is not set (use \${${name}:-default} to make it optional)`);
         return '';
       });
       node.value = value;
+      if (value === '') blanks.set(node, names);
     },
   });
+  return blanks;
 }

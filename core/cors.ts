@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Answer headers a browser script may read besides the safelisted ones: ids, retry hints, the gateway's own. */
-const EXPOSE = 'x-request-id, x-client-request-id, request-id, x-upstream-request-id, retry-after, retry-after-ms, x-should-retry, x-gateway-limit, x-gateway-overhead-ms';
+const EXPOSE = 'x-request-id, x-client-request-id, request-id, x-upstream-request-id, retry-after, retry-after-ms, x-should-retry, x-gateway-limit, x-gateway-overhead-ms, x-gateway-warning';
 /** How long (seconds) a browser may reuse a preflight's answer. */
 const MAX_AGE = '600';
 /** A preflight's Access-Control-Request-Headers: HTTP tokens separated by commas, echoed back only when well formed. */

@@ -34,6 +34,8 @@ export interface AccountConfig {
   id: string;
   credential: string;
   enabled: boolean;
+  /** Why a disabled account is out of service: `disabled: true`, or no credential (and the ${VAR}s that left it empty). */
+  off?: { reason: 'disabled' | 'no_credential'; variables: string[] };
   priority: number;
   weight: number;
   /** Requests in flight at once; UNCAPPED when the account declares none. */

@@ -8,7 +8,18 @@ const COLORS = ['#2456c6', '#d9480f', '#2b8a3e', '#862e9c', '#c2255c', '#0b7285'
 const utc = (ts) => globalThis.uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
 
 const DAY_STEPS = [1, 2, 7, 14, 30].map((d) => d * 86_400);
+// Whole-number ticks for counts: a scale of 0..2 is labelled 0, 1, 2, not 0, 0, 1, 1, 2.
+const WHOLE_STEPS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
 const fromZero = (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1];
+
+/** Values with no neighbour (a lone error minute): a line through them has no length, so each is drawn as a point. */
+function lonePoints(u, si, show) {
+  if (show) return null;
+  const v = u.data[si];
+  const lone = [];
+  for (let i = 0; i < v.length; i++) if (v[i] != null && v[i - 1] == null && v[i + 1] == null) lone.push(i);
+  return lone.length ? lone : null;
+}
 
 // One observer for every chart: a chart follows the width of its box (the window, a phone turned sideways).
 const resize = typeof ResizeObserver === 'function'
@@ -24,9 +35,9 @@ const resize = typeof ResizeObserver === 'function'
 /**
  * Draw a chart into `box` (replacing what it held). `x`: times in ms; `series`: [{ label, values, bars? , scale? }];
  * `format(v)` renders values of the left axis and the legend, `format2` those on scale "right" when a series uses it;
- * `daily`: one point per day (ticks on whole days).
+ * `daily`: one point per day (ticks on whole days); `whole`: the left axis counts (whole-number ticks).
  */
-export function timeChart(box, { x, series, format = String, format2, daily = false, height = 200 }) {
+export function timeChart(box, { x, series, format = String, format2, daily = false, whole = false, height = 200 }) {
   if (box.plot) { resize?.unobserve(box); box.plot.destroy(); box.plot = undefined; }
   box.replaceChildren();
   if (typeof globalThis.uPlot !== 'function') {
@@ -46,7 +57,7 @@ export function timeChart(box, { x, series, format = String, format2, daily = fa
     axes: [
       // Daily points: ticks on whole days, labelled MM-DD.
       { stroke: '#5b6475', grid: { stroke: '#eceff4' }, ...(daily ? { incrs: DAY_STEPS, values: (_u, vals) => vals.map((v) => new Date(v * 1e3).toISOString().slice(5, 10)) } : {}) },
-      { stroke: '#5b6475', grid: { stroke: '#eceff4' }, size: 64, values: (_u, vals) => vals.map(format) },
+      { stroke: '#5b6475', grid: { stroke: '#eceff4' }, size: 64, values: (_u, vals) => vals.map(format), ...(whole ? { incrs: WHOLE_STEPS } : {}) },
       ...(format2 ? [{ scale: 'right', side: 1, stroke: '#5b6475', grid: { show: false }, size: 64, values: (_u, vals) => vals.map(format2) }] : []),
     ],
     series: [
@@ -56,7 +67,7 @@ export function timeChart(box, { x, series, format = String, format2, daily = fa
         const fmt = s.scale === 'right' ? format2 : format;
         return {
           label: s.label, stroke: color, width: 2, scale: s.scale ?? 'y', value: (_u, v) => (v == null ? '—' : fmt(v)),
-          ...(s.bars ? { paths: bars, fill: `${color}99`, points: { show: false } } : { points: { show: x.length < 40 } }),
+          ...(s.bars ? { paths: bars, fill: `${color}99`, points: { show: false } } : { points: { show: x.length < 40, filter: lonePoints } }),
         };
       }),
     ],

@@ -6,11 +6,12 @@ const $ = (id) => document.getElementById(id);
 
 const STATE = { needs_attention: 'needs attention' };
 
-/** The state's badge; a cool-down says until when (and why) under it. */
+/** The state's badge; under it, until when (and why) a cool-down lasts, or why a disabled account is off. */
 function state(a, field) {
   const text = a.state === 'ready' && a.probing ? 'ready (probing)' : STATE[a.state] ?? a.state;
   const until = a.cooling_until ? el('span', { class: 'sub', dataset: { field: `${field}_until` } }, `until ${time(a.cooling_until)}${a.cooldown_reason ? ` · ${a.cooldown_reason}` : ''}`) : null;
-  return el('div', {}, el('span', { class: `badge ${a.state}`, dataset: { field } }, text), until);
+  const why = a.disabled ? el('span', { class: 'sub', dataset: { field: `${field}_why` } }, a.disabled.message) : null;
+  return el('div', {}, el('span', { class: `badge ${a.state}`, dataset: { field } }, text), until, why);
 }
 
 const failures = (f) => Object.entries(f).map(([reason, n]) => `${reason} ${n}`).join(' · ') || '—';
@@ -49,12 +50,13 @@ export async function loadAccounts() {
         { text: a.id, field: f('id') }, { node: state(a, f('state')), class: 'wrap' },
         { text: `${a.in_flight} / ${a.concurrency ?? 'no cap'}`, num: true, field: f('slots') }, `${a.priority} / ${a.weight}`,
         { text: failures(a.failures), class: 'wrap', field: f('failures') }, { text: int(a.failovers), num: true, field: f('failovers') },
-        shortTime(a.last_used), a.state === 'disabled' ? el('span', { class: 'muted' }, 'disabled') : tester(g.name, a),
+        shortTime(a.last_used), a.state === 'disabled' ? el('span', { class: 'muted' }, '—') : tester(g.name, a),
       ];
     });
     const headers = ['Account', 'State', { text: 'Slots in use', num: true }, 'Priority / weight', 'Failures', { text: 'Failovers', num: true }, 'Last used (UTC)', 'Test'];
     return el('div', { class: 'panel' },
-      el('h3', {}, `${g.name} `, el('span', { class: 'muted' }, `${g.platform}${g.dedicated ? ' · dedicated' : ''}`)),
+      el('h3', {}, `${g.name} `, el('span', { class: 'muted' }, `${g.platform}${g.dedicated ? ' · dedicated' : ''}`),
+        g.accounts.some((a) => !a.disabled) ? null : el('span', { class: 'bad', dataset: { field: `group.${g.name}.warning` } }, ' · no enabled account')),
       table(headers, rows, 'No accounts.', { stack: true }));
   }));
 }

@@ -1,5 +1,5 @@
 // The console's keys: status, spend against quota and windows, last use; issue with every limit, edit, disable, delete.
-import { el, shortTime, table, usd } from './dom.js';
+import { balance, el, shortTime, table, usd } from './dom.js';
 import { api, listOf, numberOf, onActionStart, run } from './console-api.js';
 
 const $ = (id) => document.getElementById(id);
@@ -14,7 +14,19 @@ for (const prefix of ['issue', 'edit']) {
 const STATUS = { active: 'active', quota_exhausted: 'quota exhausted', expired: 'expired', disabled: 'disabled' };
 
 let keys = [];
+let groups = [];
 let editing = null;
+
+/** A group no key can be served by: every account is disabled (the Accounts tab says why). */
+const dark = (name) => groups.some((g) => g.name === name && g.enabled_accounts === 0);
+const darkWarning = (name) => `Group ${name} has no enabled account: a key issued to it is refused (503 NO_ACCOUNT_AVAILABLE) and lists no models until one is enabled; the Accounts tab says why each is disabled.`;
+
+/** The issue form warns as soon as such a group is chosen. */
+function warnGroup() {
+  const name = $('issue-group').value;
+  $('issue-warning').textContent = dark(name) ? darkWarning(name) : '';
+  $('issue-warning').hidden = !dark(name);
+}
 
 // The plaintext of an issued key is shown once: the next action, whatever it is, takes it off the page.
 onActionStart(() => {
@@ -24,8 +36,9 @@ onActionStart(() => {
 
 /** The gateway's groups: ordinary ones to issue a key to, dedicated ones as its pools; also the records' group filter. */
 export async function loadGroups() {
-  const { groups } = await api('GET', '/admin/groups');
-  $('issue-group').replaceChildren(...groups.filter((g) => !g.dedicated).map((g) => el('option', { value: g.name }, `${g.name} (${g.platform})`)));
+  ({ groups } = await api('GET', '/admin/groups'));
+  $('issue-group').replaceChildren(...groups.filter((g) => !g.dedicated).map((g) => el('option', { value: g.name }, `${g.name} (${g.platform})${g.enabled_accounts ? '' : ' · no enabled account'}`)));
+  warnGroup();
   const pools = groups.filter((g) => g.dedicated);
   $('issue-pools').replaceChildren(el('legend', {}, 'Dedicated pools'),
     ...pools.map((g) => el('label', { class: 'check' }, el('input', { type: 'checkbox', value: g.name, dataset: { pool: g.name } }), g.name)));
@@ -45,12 +58,17 @@ function limitsOf(prefix) {
 function badge(k) {
   const [text, cls] = k.status === 'active' && !k.usable ? ['limit reached', 'limited'] : [STATUS[k.status] ?? k.status, k.status];
   return el('div', {}, el('span', { class: `badge ${cls}`, dataset: { field: `key.${k.id}.status` } }, text),
-    k.expires_at ? el('span', { class: 'sub' }, `expires ${shortTime(k.expires_at)}`) : null);
+    k.expires_at ? el('span', { class: 'sub', dataset: { field: `key.${k.id}.expires` } }, `${Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'expires'} ${shortTime(k.expires_at)}`) : null);
 }
 
-const spend = (k) => (k.quota ? `${usd(k.quota.used)} of ${usd(k.quota.limit)}` : usd(k.spent));
+// What was spent is a sum of costs (to the micro-dollar); a limit is a balance (at most 4 decimals).
+const spend = (k) => (k.quota ? `${usd(k.quota.used)} of ${balance(k.quota.limit)}` : usd(k.spent));
 /** One line per spend window: "1d $0.20 of $1.00". */
-const windows = (k) => (k.rate_limits.length ? k.rate_limits.map((w) => el('div', {}, `${w.window} ${usd(w.used)} of ${usd(w.limit)}`)) : '—');
+const windows = (k) => (k.rate_limits.length ? k.rate_limits.map((w) => el('div', {}, `${w.window} ${usd(w.used)} of ${balance(w.limit)}`)) : '—');
+
+/** The key's group and pools; a group that has no enabled account says so. */
+const groupCell = (k) => el('div', {}, [k.group, ...k.pools].join(', '),
+  dark(k.group) ? el('span', { class: 'sub bad', dataset: { field: `key.${k.id}.group_warning` } }, 'no enabled account') : null);
 
 function limitsText(l) {
   const parts = [['rpm', l.rpm], ['tpm', l.tpm], ['concurrency', l.concurrency]].filter(([, v]) => v).map(([n, v]) => `${n} ${v}`);
@@ -73,8 +91,8 @@ function actions(k) {
 export async function loadKeys() {
   ({ keys } = await api('GET', '/admin/keys'));
   const rows = keys.map((k) => [
-    el('div', {}, el('div', { dataset: { field: 'key.id' } }, k.id), k.name ? el('div', { class: 'muted' }, k.name) : null),
-    badge(k), [k.group, ...k.pools].join(', '),
+    { node: el('div', {}, el('div', { dataset: { field: 'key.id' } }, k.id), k.name ? el('div', { class: 'muted' }, k.name) : null), class: 'name' },
+    badge(k), groupCell(k),
     { text: spend(k), num: true, field: `key.${k.id}.spend` }, { node: el('div', {}, windows(k)), field: `key.${k.id}.windows` },
     { text: limitsText(k.limits), class: 'wrap' }, { text: shortTime(k.last_used), field: `key.${k.id}.last_used` }, actions(k),
   ]);
@@ -112,6 +130,7 @@ $('edit').addEventListener('submit', (event) => {
 });
 $('edit-cancel').addEventListener('click', stopEdit);
 $('keys-refresh').addEventListener('click', () => run(loadKeys));
+$('issue-group').addEventListener('change', warnGroup);
 
 $('issue').addEventListener('submit', (event) => {
   event.preventDefault();
@@ -125,9 +144,11 @@ $('issue').addEventListener('submit', (event) => {
   if ($('issue-expires').value.trim()) body.expires_at = $('issue-expires').value.trim();
   run(async () => {
     const issued = await api('POST', '/admin/keys', body);
-    $('issued').replaceChildren(`Key ${issued.record.id} issued. Copy it now, it is shown only once: `, el('code', { dataset: { field: 'issued.key' } }, issued.key));
+    $('issued').replaceChildren(`Key ${issued.record.id} issued. Copy it now, it is shown only once: `, el('code', { dataset: { field: 'issued.key' } }, issued.key),
+      dark(body.group) ? el('span', { class: 'line bad', dataset: { field: 'issued.warning' } }, darkWarning(body.group)) : null);
     $('issued').hidden = false;
     $('issue').reset();
+    warnGroup();
     await loadKeys();
   });
 });

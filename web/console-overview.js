@@ -13,15 +13,18 @@ export async function loadOverview() {
   const t = s.totals;
   $('totals').replaceChildren(card('Requests', int(t.requests), 'total.requests'), card('Tokens', int(t.tokens), 'total.tokens'),
     card('Cost', usd(t.cost), 'total.cost'), card('Error rate', percent(t.error_rate), 'total.error_rate'));
-  const series = (pick) => s.series.map((x) => ({ label: x.name, values: pick(x) }));
-  timeChart($('chart-requests'), { x: s.buckets, series: series((x) => x.requests), format: int });
-  timeChart($('chart-tokens'), { x: s.buckets, series: series((x) => x.tokens), format: int });
+  // A key's series is labelled with its name (the API's label) when it has one.
+  const series = (pick) => s.series.map((x) => ({ label: x.label ?? x.name, values: pick(x) }));
+  timeChart($('chart-requests'), { x: s.buckets, series: series((x) => x.requests), format: int, whole: true });
+  timeChart($('chart-tokens'), { x: s.buckets, series: series((x) => x.tokens), format: int, whole: true });
   timeChart($('chart-cost'), { x: s.buckets, series: series((x) => x.cost), format: usd });
   timeChart($('chart-errors'), { x: s.buckets, series: series((x) => x.requests.map((r, i) => rate(x.errors[i], r))), format: percent });
   $('split-title').textContent = `By ${by}`;
   const rows = s.series.map((x) => {
     const f = (name) => `split.${x.name}.${name}`;
-    return [{ text: x.name, field: f('name') }, { text: int(x.totals.requests), num: true, field: f('requests') },
+    // As in the keys table: the id, and under it the key's name.
+    const name = el('div', {}, el('div', { dataset: { field: f('name') } }, x.name), x.label ? el('div', { class: 'muted', dataset: { field: f('label') } }, x.label) : null);
+    return [name, { text: int(x.totals.requests), num: true, field: f('requests') },
       { text: int(x.totals.errors), num: true, field: f('errors') }, { text: percent(x.totals.error_rate), num: true, field: f('error_rate') },
       { text: int(x.totals.tokens), num: true, field: f('tokens') }, { text: usd(x.totals.cost), num: true, field: f('cost') }];
   });

@@ -16,8 +16,14 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** USD rounded to `decimals`, trailing zeros trimmed down to two. */
+const dollars = (v, decimals) => '$' + Number(v ?? 0).toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1');
+
 /** USD with micro-dollar precision and at least two decimals: 0.5 → $0.50, 0.000123 → $0.000123. */
-export const usd = (v) => '$' + Number(v ?? 0).toFixed(6).replace(/0{1,4}$/, '');
+export const usd = (v) => dollars(v, 6);
+
+/** A quota or spend window's limit and what remains of it: at most 4 decimals, 4.913877 → $4.9139. */
+export const balance = (v) => dollars(v, 4);
 
 export const int = (v) => String(Math.round(Number(v ?? 0)));
 

@@ -1,5 +1,5 @@
 // The key-usage page: asks /v1/usage with the pasted key and renders it. The key lives only in the input and this call.
-import { el, errorMessage, int, table, time, usd } from './dom.js';
+import { balance, el, errorMessage, int, table, time, usd } from './dom.js';
 import { timeChart } from './chart.js';
 
 const form = document.getElementById('lookup');
@@ -26,7 +26,7 @@ function summary(u) {
   const cards = [card('Requests today', int(u.usage.today.requests), 'summary.today.requests'), card('Cost today', usd(u.usage.today.cost), 'summary.today.cost'),
     card('Requests / min', int(u.usage.rpm), 'rate.rpm'), card('Tokens / min', int(u.usage.tpm), 'rate.tpm'),
     card('Average duration', `${int(u.usage.average_duration_ms)} ms`, 'average_duration_ms')];
-  if (u.quota) cards.unshift(card('Quota used', `${usd(u.quota.used)} of ${usd(u.quota.limit)}`, 'quota'), card('Quota remaining', usd(u.quota.remaining), 'quota.remaining'));
+  if (u.quota) cards.unshift(card('Quota used', `${usd(u.quota.used)} of ${balance(u.quota.limit)}`, 'quota'), card('Quota remaining', balance(u.quota.remaining), 'quota.remaining'));
   return el('div', { class: 'cards' }, cards);
 }
 
@@ -42,8 +42,8 @@ function windows(u) {
   const rows = u.rate_limits.map((w) => [
     w.window,
     { text: usd(w.used), num: true, field: `window.${w.window}.used` },
-    { text: usd(w.limit), num: true, field: `window.${w.window}.limit` },
-    { text: usd(w.remaining), num: true, field: `window.${w.window}.remaining` },
+    { text: balance(w.limit), num: true, field: `window.${w.window}.limit` },
+    { text: balance(w.remaining), num: true, field: `window.${w.window}.remaining` },
     { text: w.reset_at ? time(w.reset_at) : 'not started', field: `window.${w.window}.reset` },
   ]);
   return [el('h2', {}, 'Spend windows'), table(['Window', { text: 'Used', num: true }, { text: 'Limit', num: true }, { text: 'Remaining', num: true }, 'Resets at'], rows, undefined, { stack: true })];
@@ -99,7 +99,7 @@ function chart(u, count) {
   const days = everyDay(u, count);
   // Drawn once the panel is in the page, so the chart takes its width.
   queueMicrotask(() => timeChart(box, {
-    x: days.map((d) => Date.parse(`${d.date}T00:00:00Z`)), format: int, format2: usd, daily: true,
+    x: days.map((d) => Date.parse(`${d.date}T00:00:00Z`)), format: int, format2: usd, daily: true, whole: true,
     series: [{ label: 'Requests', values: days.map((d) => d.requests), bars: true }, { label: 'Cost', values: days.map((d) => d.cost), scale: 'right' }],
   }));
   return panel;

@@ -22,6 +22,15 @@ function stateOf(a: AccountConfig, s: AccountState | undefined): string {
   return (s?.inFlight ?? 0) >= Math.max(1, a.concurrency) ? 'busy' : 'ready';
 }
 
+/** Why a disabled account is out of service, in words an operator can act on; null when it is enabled. */
+function offView(a: AccountConfig) {
+  if (!a.off) return null;
+  const { reason, variables } = a.off;
+  const message = reason === 'disabled' ? 'disabled: true in the configuration'
+    : variables.length ? `no credential: set ${variables.join(' or ')}` : 'no credential: the configuration gives an empty one';
+  return { reason, variables, message };
+}
+
 /** Failed attempts and failovers per group and account, summed over the window's buckets. */
 function tally(buckets: UsageBucket[]): Map<string, Failures> {
   const out = new Map<string, Failures>();
@@ -50,7 +59,7 @@ async function list(ctx: Ctx, env: Env): Promise<void> {
         const s = states.find((x) => x.id === account.id);
         const f = failures.get(JSON.stringify([group.name, account.id])) ?? { reasons: {}, total: 0, failovers: 0 };
         return {
-          id: account.id, state: stateOf(account, s), in_flight: s?.inFlight ?? 0, concurrency: account.concurrency === UNCAPPED ? null : account.concurrency,
+          id: account.id, state: stateOf(account, s), disabled: offView(account), in_flight: s?.inFlight ?? 0, concurrency: account.concurrency === UNCAPPED ? null : account.concurrency,
           priority: account.priority, weight: account.weight, cooling_until: iso(s?.coolingUntil), cooldown_reason: s?.reason ?? null,
           probing: s?.probing ?? false, last_used: iso(s?.lastUsed), models: account.models ?? null,
           failures: f.reasons, failures_total: f.total, failovers: f.failovers, test_model: testModel({ group, account }) ?? null,
@@ -91,7 +100,7 @@ async function test(ctx: Ctx, env: Env, id: string, timeoutMs: number): Promise<
 
 export const adminAccounts: Plugin<Options> = {
   name: 'admin-accounts',
-  description: 'Upstream accounts for the admin API: list (every group\'s accounts: state, slots in use, failed attempts by reason and failovers over ?window= 1h, 1d, 7d or 30d, default 1d) or test (one minimal request of the platform\'s format through that account\'s credential and base URL, billed to no key; body {group, model}, both optional). Place after admin-auth.',
+  description: 'Upstream accounts for the admin API: list (every group\'s accounts: state, why a disabled one is off, slots in use, failed attempts by reason and failovers over ?window= 1h, 1d, 7d or 30d, default 1d) or test (one minimal request of the platform\'s format through that account\'s credential and base URL, billed to no key; body {group, model}, both optional). Place after admin-auth.',
   schema: {
     type: 'object', additionalProperties: false, required: ['action'],
     properties: {

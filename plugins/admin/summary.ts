@@ -1,7 +1,7 @@
 // Stage `admin-summary`: requests, errors, tokens and cost of the whole gateway over a window, as time series by model,
 // group or key with totals (GET /admin/usage/summary), read from the store's gateway-wide rollups.
 import { adminErrors } from './errors.ts';
-import type { Plugin } from '../../core/types.ts';
+import type { Env, Plugin } from '../../core/types.ts';
 import type { RollupUnit, UsageBucket } from '../../core/store/types.ts';
 import { UNIT_MS } from '../../core/store/summary.ts';
 import { reply } from './common.ts';
@@ -42,7 +42,7 @@ function totalsOf(points: Counts[]): Counts & { error_rate: number } {
   return { ...t, error_rate: t.requests ? Math.round((t.errors / t.requests) * 1e6) / 1e6 : 0 };
 }
 
-interface Series { name: string; other?: true; points: Counts[] }
+interface Series { name: string; label?: string; other?: true; points: Counts[] }
 
 /** One series per name (model, group or key) with a point per bucket; beyond the `top` busiest, the rest is one series. */
 function splitBy(buckets: UsageBucket[], by: By, top: number): Series[] {
@@ -65,15 +65,25 @@ function splitBy(buckets: UsageBucket[], by: By, top: number): Series[] {
   return shown;
 }
 
+/** By key: each series of a named key is labelled with its name (and its id too where two shown keys share a name). */
+async function labelKeys(env: Env, series: Series[]): Promise<void> {
+  const names = new Map((await env.store.listKeys()).filter((k) => k.name).map((k) => [k.id, k.name!]));
+  const named = series.filter((s) => !s.other && names.has(s.name));
+  for (const s of named) {
+    const name = names.get(s.name)!;
+    s.label = named.filter((x) => names.get(x.name) === name).length > 1 ? `${name} (${s.name})` : name;
+  }
+}
+
 const seriesView = (s: Series) => ({
-  name: s.name, ...(s.other ? { other: true } : {}),
+  name: s.name, ...(s.label !== undefined ? { label: s.label } : {}), ...(s.other ? { other: true } : {}),
   requests: s.points.map((p) => p.requests), errors: s.points.map((p) => p.errors), tokens: s.points.map((p) => p.tokens),
   cost: s.points.map((p) => nano(p.cost) / 1e9), totals: totalsOf(s.points),
 });
 
 export const adminSummary: Plugin<Options> = {
   name: 'admin-summary',
-  description: 'Answers the gateway\'s requests, errors (status 400 or more, or ended failed, missing-terminal or timeout), tokens and cost over ?window= (1h in minutes, 1d and 7d in hours, 30d in UTC days; default 1d) as time series ?by= model, group or key (default model), the ?top= busiest apart and the rest summed, with totals. Place after admin-auth.',
+  description: 'Answers the gateway\'s requests, errors (status 400 or more, or ended failed, missing-terminal or timeout), tokens and cost over ?window= (1h in minutes, 1d and 7d in hours, 30d in UTC days; default 1d) as time series ?by= model, group or key (default model; a named key\'s series has its name as label), the ?top= busiest apart and the rest summed, with totals. Place after admin-auth.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: { default_top: { type: 'integer', minimum: 1, maximum: MAX_TOP, default: 8, description: 'Series shown apart when ?top is not given.' } },
@@ -89,6 +99,7 @@ export const adminSummary: Plugin<Options> = {
       const now = Date.now();
       const { unit, buckets } = await windowBuckets(env.store, window, now);
       const series = splitBy(buckets, by, top);
+      if (by === 'key') await labelKeys(env, series);
       reply(ctx, 200, {
         window, by, unit, from: new Date(buckets[0].start).toISOString(), to: new Date(now).toISOString(),
         buckets: buckets.map((b) => b.start), series: series.map(seriesView), totals: totalsOf(series.flatMap((x) => x.points)),

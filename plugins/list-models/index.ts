@@ -21,11 +21,14 @@ function shapeFor(ctx: Ctx, env: Env, byHeader: Record<string, string>): FormatA
   return ctx.format;
 }
 
+/** The header of a list (or model) no account can serve now, named like x-gateway-limit. */
+const NO_ACCOUNT = { 'x-gateway-warning': 'no_enabled_account' };
+
 const ms = (description: string, value: number, minimum = 0) => ({ type: 'integer', minimum, default: value, description });
 
 export const listModels: Plugin<Options> = {
   name: 'list-models',
-  description: 'Lists the models this key may use through its group: concrete names, aliases, and for globs the models the upstream itself lists (asked through one of the group\'s accounts, cached, refreshed in the background; the priced names the globs match when it cannot be asked). A format\'s list shows the models of the vendor lists that format reaches. With a model path parameter, answers that one model.',
+  description: 'Lists the models this key may use through its group: concrete names, aliases, and for globs the models the upstream itself lists (asked through one of the group\'s accounts, cached, refreshed in the background; the priced names the globs match when it cannot be asked). A format\'s list shows the models of the vendor lists that format reaches. With a model path parameter, answers that one model. A group with no enabled account lists nothing, with x-gateway-warning: no_enabled_account.',
   schema: {
     type: 'object', additionalProperties: false,
     properties: {
@@ -65,6 +68,8 @@ export const listModels: Plugin<Options> = {
       const platform = ctx.platform ?? env.config.platforms[group.platform];
       const format = shapeFor(ctx, env, options.shape_by_header);
       const one = ctx.params[options.model_param];
+      // A group with no enabled account serves no model: its list is empty (valid for every SDK's parser) and the header says why.
+      const dark = !group.accounts.some((a) => a.enabled);
       let body: unknown;
       if (one !== undefined) {
         const id = one.replace(/^models\//, '');
@@ -74,12 +79,12 @@ export const listModels: Plugin<Options> = {
         body = format.modelInfo(found);
       } else {
         if (!format.modelList) throw errors.not_supported(format.name);
-        const shown = shownLists(group, platform, format, env.formats);
+        const shown = dark ? [] : shownLists(group, platform, format, env.formats);
         const lists = shown.length ? await vendorLists(group, platform) : new Map();
         body = format.modelList(visibleModels({ group, key, shown, lists, priced }).map((id) => ({ id, owner: group.platform })));
       }
       ctx.end('completed');
-      sendJson(ctx.res, 200, body);
+      sendJson(ctx.res, 200, body, dark ? NO_ACCOUNT : {});
     };
   },
 };

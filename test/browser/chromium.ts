@@ -54,8 +54,10 @@ export async function traces(page: Page) {
   }));
 }
 
-/** The pages' money format: six decimals, trailing zeros trimmed down to two. */
-export const usd = (v: number) => `$${v.toFixed(6).replace(/0{1,4}$/, '')}`;
+/** The pages' money format: six decimals (four for a quota or window's limit and remainder), trailing zeros trimmed down to two. */
+const dollars = (v: number, decimals: number) => `$${v.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+export const usd = (v: number) => dollars(v, 6);
+export const balance = (v: number) => dollars(v, 4);
 
 /** The widths every page is checked at: a laptop and a phone. */
 export const WIDTHS = [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 390, height: 844 }];
@@ -87,5 +89,44 @@ export async function overflow(page: Page): Promise<string[]> {
       if (box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1) out.push(`table in #${box.parentElement?.id || '?'} is cut: ${box.scrollWidth} > ${box.clientWidth}`);
     }
     return out;
+  }).then(async (out) => [...out, ...await cutPlaceholders(page)]);
+}
+
+/** Inputs whose placeholder is wider than the room inside them (the records filter's date example was one). */
+export async function cutPlaceholders(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const pen = document.createElement('canvas').getContext('2d')!;
+    const out: string[] = [];
+    for (const input of document.querySelectorAll<HTMLInputElement>('input[placeholder]')) {
+      if (input.getBoundingClientRect().width === 0) continue;
+      const s = getComputedStyle(input);
+      pen.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+      const room = input.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+      const need = pen.measureText(input.placeholder).width;
+      if (need > room) out.push(`the placeholder of input#${input.id || input.dataset.model || ''} is cut: ${Math.ceil(need)} > ${Math.floor(room)} px`);
+    }
+    return out;
   });
+}
+
+/**
+ * Pixels of a chart's canvas drawn in one series' colour (within a small distance, for anti-aliasing): whether that
+ * series left any mark. The series is found by its label in the chart's legend.
+ */
+export async function seriesInk(page: Page, chartId: string, label: string): Promise<number> {
+  return page.evaluate(({ chartId, label }) => {
+    const box = document.getElementById(chartId) as HTMLElement & { plot?: any };
+    const plot = box.plot;
+    const i = plot.series.findIndex((s: any) => s.label === label);
+    if (i < 1) throw new Error(`no series "${label}" in #${chartId}`);
+    const stroke = typeof plot.series[i].stroke === 'function' ? plot.series[i].stroke(plot, i) : plot.series[i].stroke;
+    const want = [1, 3, 5].map((at) => parseInt(String(stroke).slice(at, at + 2), 16));
+    const canvas = box.querySelector('canvas')!;
+    const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+    let n = 0;
+    for (let p = 0; p < data.length; p += 4) {
+      if (data[p + 3] > 200 && Math.abs(data[p] - want[0]) + Math.abs(data[p + 1] - want[1]) + Math.abs(data[p + 2] - want[2]) < 40) n++;
+    }
+    return n;
+  }, { chartId, label });
 }

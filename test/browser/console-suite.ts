@@ -8,7 +8,7 @@ import { withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 import { ADMIN, admin, chat, eventually, issue } from '../admin/helpers.ts';
 import { overviewConfig } from '../admin/overview-suite.ts';
-import { field, openPage, overflow, screenshot, traces, usd, WIDTHS } from './chromium.ts';
+import { balance, field, openPage, overflow, screenshot, seriesInk, traces, usd, WIDTHS } from './chromium.ts';
 
 /** A gateway with a few requests: two keys of one group, one of a group whose first account fails over, one 500. */
 export async function consoleGateway(t: Test) {
@@ -27,6 +27,10 @@ const percent = (v: number) => `${(v * 100).toFixed(1)}%`;
 const minute = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 /** The data a chart was drawn with: [x in seconds, ...series]. */
 const chartData = (page: Page, id: string) => page.evaluate((id) => (document.getElementById(id) as any).plot?.data ?? null, id);
+/** A chart's legend as the page shows it: each series' label. */
+const legend = (page: Page, id: string) => page.$$eval(`#${id} .u-legend .u-series:not(:first-child) .u-label`, (cells) => cells.map((c) => c.textContent));
+/** The labels of a chart's left axis as drawn. */
+const yTicks = (page: Page, id: string) => page.evaluate((id) => (document.getElementById(id) as any).plot.axes[1]._values as string[], id);
 
 export async function connect(page: Page): Promise<void> {
   await page.fill('#token', ADMIN);
@@ -70,6 +74,19 @@ export function tabsAtWidth(t: Test, browser: Browser, gw: Gateway, made: { reco
     t.equal((await chartData(page, 'chart-tokens'))[0].length, 60, 'an hour in minutes');
     t.same(await page.$$eval('[data-field$=".name"]', (c) => c.map((x) => x.textContent)), hour.series.map((s: any) => s.name), 'one row per key');
     for (const s of hour.series) t.equal(await field(page, `split.${s.name}.tokens`), int(s.totals.tokens), `${s.name} tokens`);
+    // A named key is shown by its name: in every chart's legend, and under its id in the table.
+    const labels = hour.series.map((s: any) => s.label ?? s.name);
+    t.ok(labels.includes('console-seen') && !labels.includes(made.record.id), 'the API labels the issued key with its name');
+    for (const id of ['chart-requests', 'chart-tokens', 'chart-cost', 'chart-errors']) t.same(await legend(page, id), labels, `${id}: series named by key name`);
+    t.equal(await field(page, `split.${made.record.id}.label`), 'console-seen');
+    // alice's one failed request of two is a lone minute at 50 %: the error-rate chart draws it (a point), as the table says.
+    t.equal(await field(page, 'split.alice.error_rate'), '50.0%');
+    t.ok(await seriesInk(page, 'chart-errors', 'alice') > 0, 'the error-rate chart draws alice\'s lone error minute');
+    const ticks = await yTicks(page, 'chart-requests');
+    t.same(ticks, [...new Set(ticks)], `the requests axis has no repeated label (${ticks.join(', ')})`);
+    t.ok(ticks.every((v) => /^\d+$/.test(v)), 'whole numbers of requests');
+    const costTicks = await yTicks(page, 'chart-cost');
+    t.ok(costTicks.length > 1 && costTicks.every((v) => /^\$\d+\.\d{2,6}$/.test(v)), `the cost axis in dollars with at least two decimals (${costTicks.join(', ')})`);
     t.same(await overflow(page), [], 'nothing cut off');
     await screenshot(page, `console-overview-hour-by-key-${w.name}`);
 
@@ -79,8 +96,8 @@ export function tabsAtWidth(t: Test, browser: Browser, gw: Gateway, made: { reco
     t.same(await page.$$eval('[data-field="key.id"]', (c) => c.map((x) => x.textContent)), keys.map((k: any) => k.id), 'config keys, then issued');
     const seen = keys.find((k: any) => k.id === made.record.id);
     t.equal(await field(page, `key.${seen.id}.status`), 'active');
-    t.equal(await field(page, `key.${seen.id}.spend`), `${usd(seen.quota.used)} of ${usd(seen.quota.limit)}`);
-    t.equal(await field(page, `key.${seen.id}.windows`), `1d ${usd(seen.rate_limits[0].used)} of ${usd(1)}`);
+    t.equal(await field(page, `key.${seen.id}.spend`), `${usd(seen.quota.used)} of ${balance(seen.quota.limit)}`);
+    t.equal(await field(page, `key.${seen.id}.windows`), `1d ${usd(seen.rate_limits[0].used)} of ${balance(1)}`);
     t.equal(await field(page, `key.${seen.id}.last_used`), minute(Date.parse(seen.last_used)));
     t.ok(await page.isVisible(`[data-action="toggle"][data-key="${seen.id}"]`), 'the Disable button is on screen');
     t.same(await overflow(page), [], 'nothing cut off');
@@ -125,6 +142,8 @@ export function tabsAtWidth(t: Test, browser: Browser, gw: Gateway, made: { reco
         t.equal(await field(page, `account.${g.name}.${a.id}.failovers`), String(a.failovers));
       }
     }
+    t.equal(await field(page, 'account.main.sim-off.state'), 'disabled');
+    t.equal(await field(page, 'account.main.sim-off.state_why'), 'no credential: the configuration gives an empty one', 'a disabled account says why');
     t.equal(await field(page, 'account.flaky.flaky-1.state'), 'cooling');
     t.match(await field(page, 'account.flaky.flaky-1.state_until'), /^until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · rate_limited$/);
     t.equal(await field(page, 'account.flaky.flaky-1.failures'), 'rate_limited 1');

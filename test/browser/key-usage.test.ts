@@ -4,11 +4,13 @@ import type { Page } from 'playwright-core';
 import { withGateway } from '../helpers/gateway.ts';
 import { bearer } from '../helpers/http.ts';
 import { adminConfig, chat, eventually, issue } from '../admin/helpers.ts';
-import { field, launch, openPage, traces, usd } from './chromium.ts';
+import { balance, field, launch, openPage, traces, usd } from './chromium.ts';
 
 const browser = await launch(t);
 if (browser) {
-  const gw = await withGateway(t, adminConfig());
+  // Prices with decimals, as real ones have: costs and what remains of a quota run to more than four decimals.
+  const config = adminConfig().replace('gpt-4o-mini: { input: 1000, output: 2000 }', 'gpt-4o-mini: { input: 1000.3, output: 2000.7 }');
+  const gw = await withGateway(t, config);
   // The page asks for the browser's time zone; the browser runs in one offset by :30 from UTC.
   const ZONE = 'Asia/Kolkata';
   const usageOf = async (key: string) => (await fetch(gw.url + `/v1/usage?days=30&timezone=${encodeURIComponent(ZONE)}`, { headers: bearer(key) })).json() as Promise<any>;
@@ -61,13 +63,18 @@ if (browser) {
     t.equal(await field(page, 'mode'), 'Quota limited');
     t.equal(api.days_until_expiry, 10);
     t.equal(await field(page, 'expires_at'), `Expires ${api.expires_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} (10 days left)`);
-    t.equal(await field(page, 'quota'), `${usd(api.quota.used)} of ${usd(api.quota.limit)}`);
-    t.equal(await field(page, 'quota.remaining'), usd(api.quota.remaining));
+    // A balance shows at most four decimals (the costs above, six).
+    t.not(config, adminConfig(), 'the price with decimals was put in');
+    t.ok(/\.\d{5,}$/.test(String(api.quota.remaining)), `the remaining quota has more than four decimals (${api.quota.remaining})`);
+    t.equal(await field(page, 'quota'), `${usd(api.quota.used)} of ${balance(api.quota.limit)}`);
+    t.equal(await field(page, 'quota.remaining'), balance(api.quota.remaining));
+    t.match(await field(page, 'quota.remaining'), /^\$\d+\.\d{2,4}$/, 'quota remaining: at most 4 decimals');
     t.same(api.rate_limits.map((w: any) => w.window), ['5h', '1d', '7d']);
     for (const w of api.rate_limits) {
       t.equal(await field(page, `window.${w.window}.used`), usd(w.used), `${w.window} used`);
-      t.equal(await field(page, `window.${w.window}.limit`), usd(w.limit), `${w.window} limit`);
-      t.equal(await field(page, `window.${w.window}.remaining`), usd(w.remaining), `${w.window} remaining`);
+      t.equal(await field(page, `window.${w.window}.limit`), balance(w.limit), `${w.window} limit`);
+      t.equal(await field(page, `window.${w.window}.remaining`), balance(w.remaining), `${w.window} remaining`);
+      t.match(await field(page, `window.${w.window}.remaining`), /^\$\d+\.\d{2,4}$/, `${w.window} remaining: at most 4 decimals`);
       t.equal(await field(page, `window.${w.window}.reset`), w.reset_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'), `${w.window} reset time`);
     }
     await expectTotals(t, page, api);

@@ -395,6 +395,32 @@ ${ROUTE}`;
   t.strictSame(parse(yaml, { OPENAI_API_KEY: 'sk-real' }).warnings, ['account "b" of group "g" has an empty credential; it is disabled']);
 });
 
+t.test('a disabled account keeps why: disabled on purpose, or no credential and the variables that left it empty', async (t) => {
+  const yaml = `${SIM}groups:
+  g:
+    platform: sim
+    accounts:
+      - { id: unset, credential: "\${OPENAI_API_KEY:-}" }
+      - { id: empty, credential: "\${EMPTY_KEY}" }
+      - { id: either, credential: "\${FIRST_KEY:-}\${SECOND_KEY:-}" }
+      - { id: blank, credential: "" }
+      - { id: off, credential: "\${OFF_KEY:-}", disabled: true }
+      - { id: partly, credential: "\${PREFIX:-}-\${OPENAI_API_KEY:-}" }
+      - { id: live, credential: "\${LIVE_KEY}" }
+routes:
+${ROUTE}`;
+  const { config } = parse(yaml, { EMPTY_KEY: '', LIVE_KEY: 'sk-live' });
+  t.strictSame(config.groups.g.accounts.map((a) => [a.id, a.enabled, a.off]), [
+    ['unset', false, { reason: 'no_credential', variables: ['OPENAI_API_KEY'] }],
+    ['empty', false, { reason: 'no_credential', variables: ['EMPTY_KEY'] }],
+    ['either', false, { reason: 'no_credential', variables: ['FIRST_KEY', 'SECOND_KEY'] }],
+    ['blank', false, { reason: 'no_credential', variables: [] }],
+    ['off', false, { reason: 'disabled', variables: [] }],
+    ['partly', true, undefined],
+    ['live', true, undefined],
+  ]);
+});
+
 t.test('keys: empty key skipped with a warning; duplicates, both forms, missing form, pools, expiry', async (t) => {
   const empty = parse(`${SIM}groups:\n  g: { platform: sim }\nkeys:\n  - { id: blank, key: "\${ALICE_KEY:-}", group: g }\n  - { id: ok, key: s, group: g }\nroutes:\n${ROUTE}`);
   t.strictSame(empty.config.keys.map((k) => k.id), ['ok']);
