@@ -87,7 +87,7 @@ export function row(cells: (string | number | null)[], widths: number[]): string
 }
 
 /** How the gateway targets ran: their worker processes and their store (`store` for the JSON line, `storeLabel` for people). */
-export interface GatewayRun { workers: number; store: string; storeLabel: string; rounds?: number }
+export interface GatewayRun { workers: number; store: string; storeLabel: string; rounds?: number; load?: 'autocannon' | 'wrk' }
 
 /** The issue's target for streams: time-to-first-byte overhead p99 at most this over the bare proxy. */
 const TTFB_OVERHEAD_P99_MS = 5;
@@ -127,7 +127,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
   const shown = opts.stream ? [...columns, ...ttfbColumns] : columns;
   const widths = shown.map(([, w]) => w);
   const out = [
-    `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up${(gateway.rounds ?? 1) > 1 ? ` (in ${gateway.rounds} rounds, the targets taking turns)` : ''}, node ${process.version}, ${os.availableParallelism()} cpus`,
+    `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up${(gateway.rounds ?? 1) > 1 ? ` (in ${gateway.rounds} rounds, the targets taking turns)` : ''}, node ${process.version}, ${os.availableParallelism()} cpus, load from ${gateway.load ?? 'autocannon'}`,
     `gateway targets: ${gateway.workers === 1 ? 'one process' : `${gateway.workers} workers (CPU and peak RSS summed over primary and workers)`}, store ${gateway.storeLabel}`,
     '',
     row(shown.map(([title]) => title), widths),
@@ -173,6 +173,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     stream: opts.stream,
     workers: gateway.workers,
     store: gateway.store,
+    load: gateway.load ?? 'autocannon',
     targets: Object.fromEntries(figures.map((f) => [f.id, {
       label: f.label,
       rps: round(f.rps, 1),

@@ -4,12 +4,13 @@ import { parseArgs } from 'node:util';
 import { stop } from './children.ts';
 import { helpAndExit, number, redisFor, withUsage } from './options.ts';
 import { check, measure, type LoadOptions } from './load.ts';
+import { measureWrk, wrkInstalled } from './wrk.ts';
 import { report, type TargetFigures } from './report.ts';
 import { setUpGateways, startUpstream, storeKind, storeLabel, targets, type GatewaySetup, type TargetId } from './targets.ts';
 import { cpuDelta, threadDelta, treeCpu, treeThreadCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
-const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream] [--store file|redis] [--workers N]
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream] [--store file|redis] [--workers N] [--wrk]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
   d = the gateway translating (chat client, Anthropic-format group; whole answers only)
   --store redis: the gateway targets keep their state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the
@@ -17,6 +18,8 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
   --workers N (1 to 16): the gateway targets run as a cluster of N worker processes; CPU and peak RSS are summed over
     the primary and its workers. Without --store redis they cannot share the embedded store's file: each worker then
     keeps its state in memory (":memory:"), its own limits and usage; the report's header says which
+  --wrk: the load from wrk (Debian's package, one thread) instead of autocannon, which on 2 cores takes CPU from the
+    targets; answers are checked as with autocannon; p50/p99 from wrk's percentiles (100 quantiles per slice)
   --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once;
     a probe (its own connection per request, one started every 20 ms, at most 20 in flight, in a worker thread) sends
     the same request during the measured window and times it from sending to the first body byte (ttfb p50, p99) and
@@ -38,7 +41,7 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
   defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d --store file --workers 1
     --rounds 5 (1 with --stream)`;
 
-interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup; rounds: number }
+interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup; rounds: number; wrk: boolean }
 
 /** Before each slice after a target's first: its new connections warm up this long, not counted. */
 const REWARM_S = 1;
@@ -61,6 +64,7 @@ function parse(): Parsed {
       store: { type: 'string', default: 'file' },
       workers: { type: 'string', default: '1' },
       rounds: { type: 'string' },
+      wrk: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -78,6 +82,7 @@ function parse(): Parsed {
     only: only as Set<TargetId>,
     setup: { redis: redisFor(values.store), workers: Math.round(number(values.workers, 'workers', 1, 16)) },
     rounds: roundsOf(values.rounds ?? (values.stream ? '1' : '5'), values.stream),
+    wrk: values.wrk,
   };
 }
 
@@ -92,7 +97,9 @@ interface Tally {
 const zeroRedis = (): RedisSample => ({ calls: new Map(), cpuS: 0 });
 
 async function main(): Promise<void> {
-  const { opts, only, setup, rounds } = withUsage(usage, parse);
+  const { opts, only, setup, rounds, wrk } = withUsage(usage, parse);
+  if (wrk && !wrkInstalled()) throw new Error('--wrk: wrk is not installed (Debian: apt-get install wrk)');
+  const drive = wrk ? measureWrk : measure;
   setUpGateways(setup);
   const redisInfo = setup.redis ? new RedisInfo(setup.redis) : undefined;
   const upstream = await startUpstream();
@@ -125,7 +132,7 @@ async function main(): Promise<void> {
         let threads1: ReturnType<typeof treeThreadCpu> = null;
         const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
         let before: Promise<RedisSample> | undefined;
-        const load = await measure(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, check: answers[i] }, {
+        const load = await drive(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, check: answers[i] }, {
           start: () => { cpu0 = treeCpu(r.pid); threads0 = treeThreadCpu(r.pid); if (onRedis) before = redisInfo.sample(); },
           end: () => { cpu1 = treeCpu(r.pid); threads1 = treeThreadCpu(r.pid); },
         }, latencies[i]);
@@ -180,7 +187,7 @@ async function main(): Promise<void> {
   await stop(upstream.child);
   await redisInfo?.close();
   // The duration as measured: rounds × a slice of whole seconds.
-  report(figures, { ...opts, duration: rounds * Math.max(1, Math.round(opts.duration / rounds)) }, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup), rounds });
+  report(figures, { ...opts, duration: rounds * Math.max(1, Math.round(opts.duration / rounds)) }, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup), rounds, load: wrk ? 'wrk' : 'autocannon' });
 }
 
 const round3 = (n: number) => Number(n.toFixed(3));
