@@ -62,9 +62,6 @@ export const secondOf = (ms: number): number => Math.floor(ms / 1000);
 export const RATE_KEPT_SECONDS = 180;
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
 
-/** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */
-export const utcHour = (ms: number): string => String(Math.floor((((ms % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS)).padStart(2, '0');
-
 let lastDay = NaN;
 let lastDate = '';
 /** YYYY-MM-DD of the UTC day holding this instant (the last day's text is kept: every settlement asks for it). */

@@ -9,8 +9,8 @@ import type { ConversationBook } from '../memory/conversations.ts';
 import type { KeyLedger } from '../memory/ledger.ts';
 import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './rows.ts';
 import { RecordBytes } from './record-bytes.ts';
-import { COUNTER_FIELDS, rollupModel, type Counters } from '../rollup.ts';
-import { DAY_MS, HOUR_MS, secondOf, utcDate } from '../units.ts';
+import { COUNTER_FIELDS, type Counters } from '../rollup.ts';
+import type { Settlement } from '../rules/ledger.ts';
 
 /** The parts of a MemoryStore the file store keeps. */
 export interface MemoryState {
@@ -99,16 +99,13 @@ export class Journal {
     this.dirty = true;
   }
 
-  settled(r: UsageRecord, json: string, minute: number | undefined): void {
+  settled(r: UsageRecord, s: Settlement, json: string, minute: number | undefined): void {
     const key = r.key_id;
-    const time = Math.floor(r.time);
-    this.records.add(key, r.request_id, time, json);
+    this.records.add(key, r.request_id, s.clock, json);
     this.ledgers.add(key);
-    const date = utcDate(time);
-    const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
     // Most settlements in a batch share the last one's key, model and hour: its rollups are marked already.
     let last = this.last;
-    const model = rollupModel(r);
+    const { model, date, hour, second } = s;
     if (!last || last.key !== key || last.model !== model || last.date !== date || last.hour !== hour) {
       this.mark(key, 'day', date, -1, '');
       this.mark(key, 'dm', date, -1, model);
@@ -116,7 +113,6 @@ export class Journal {
       this.mark(key, 'hm', date, hour, model);
       this.last = last = { key, model, date, hour, second: NaN };
     }
-    const second = secondOf(time);
     if (last.second !== second) {
       this.rate.set(key + SEP + second, { key, second });
       last.second = second;

@@ -11,6 +11,7 @@ import type {
 } from '../types.ts';
 import type { KeyPatch } from '../issued-keys.ts';
 import { MemoryStore } from '../memory/store.ts';
+import type { Settlement } from '../rules/ledger.ts';
 import { Journal, type MemoryState } from './journal.ts';
 import { loadFile } from './load.ts';
 import { restore } from './restore.ts';
@@ -242,8 +243,8 @@ export class FileStore extends MemoryStore {
     if (admission.estimatedTokens > 0) this.journal.minute(admission.keyId, admission.minute);
   }
 
-  protected override recorded(record: UsageRecord, json: string, admission: Admission | undefined): void {
-    this.journal.settled(record, json, admission?.minute);
+  protected override recorded(record: UsageRecord, json: string, admission: Admission | undefined, s: Settlement): void {
+    this.journal.settled(record, s, json, admission?.minute);
     // After the settlement, not inside it: a batch reads the state its marks name.
     if (this.journal.records.size >= FLUSH_BYTES && !this.flushQueued) {
       this.flushQueued = true;

@@ -101,16 +101,14 @@ local function settle_many(n, K, A, NK, NA)
         local key = KEYS[k + 4]
         local t = accts[key]
         if not t then
-          -- calls: for a window that restarts within the turn (call by call, below); spend and latest: the turn's sums.
-          t = {calls = {}, spend = 0, latest = -math.huge}
+          -- calls: for the windows (call by call, below); spend: the turn's sum.
+          t = {calls = {}, spend = 0}
           accts[key] = t
           acctOrder[#acctOrder + 1] = key
         end
         t.ttl = T[ARGV[a + 7]][2]
         t.calls[#t.calls + 1] = i
         t.spend = t.spend + N[ARGV[a + 6]]
-        local clock = N[ARGV[a + 4]]
-        if clock > t.latest then t.latest = clock end
       end
     end
   end
@@ -149,23 +147,18 @@ local function settle_many(n, K, A, NK, NA)
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
     local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
-    local spend, latest = t.spend, t.latest
+    local spend = t.spend
     local win = {}
     for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
-    for w = 1, 3 do
-      local x = win[w]
-      -- A window that no settlement of the turn outlives takes their sum; else call by call, in order.
-      if x.start and latest < x.start + lens[w] then
-        x.add = spend
-      else
-        for _, i in ipairs(t.calls) do
-          local a = A[i]
-          local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
-          if not x.start or clock >= x.start + lens[w] then
-            x.start, x.reset, x.add = clock, true, cost
-          else
-            x.add = x.add + cost
-          end
+    -- Call by call, in order: a settlement past a window's end (or of a key with none) starts it again.
+    for _, i in ipairs(t.calls) do
+      local cost, clock = N[ARGV[A[i] + 6]], N[ARGV[A[i] + 4]]
+      for w = 1, 3 do
+        local x = win[w]
+        if not x.start or clock >= x.start + lens[w] then
+          x.start, x.reset, x.add = clock, true, cost
+        else
+          x.add = x.add + cost
         end
       end
     end

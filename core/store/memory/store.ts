@@ -17,6 +17,7 @@ import { minuteOf } from '../units.ts';
 import { usagePlan, type UsageQuery } from '../usage-plan.ts';
 import { buildKeyUsage } from '../usage-view.ts';
 import { checkSettleArgs } from '../settle-args.ts';
+import { settlementOf, type Settlement } from '../rules/ledger.ts';
 import { MemorySummary } from '../summary.ts';
 
 export class MemoryStore implements Store {
@@ -104,14 +105,14 @@ export class MemoryStore implements Store {
   async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
     checkSettleArgs(record, admission);
     const l = this.ledger(record.key_id);
-    const clock = Math.floor(record.time);
-    if (l.settled(record.request_id, clock)) return { recorded: false };
+    const s = settlementOf(record);
+    if (l.settled(record.request_id, s.clock)) return { recorded: false };
     const json = JSON.stringify(record);
     const entry = recordEntry(record, this.keepsTexts() ? json : undefined); // added to both indexes
-    l.settle(record, admission, this.opts, entry);
-    this.global.add(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
+    l.settle(record, s, admission, this.opts, entry);
+    this.global.add(entry, this.opts.recordsTotal, s.clock - this.opts.retentionMs);
     this.summary.add(record);
-    this.recorded(record, json, admission);
+    this.recorded(record, json, admission, s);
     return { recorded: true };
   }
 
@@ -121,7 +122,7 @@ export class MemoryStore implements Store {
   }
 
   /** After each settlement that was recorded, with the record's JSON text (the file store writes it). */
-  protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined): void {}
+  protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined, _s: Settlement): void {}
 
   /** The texts of kept records whose entries let theirs go: none here (this store keeps every text). */
   protected recordText(_entries: RecordEntry[]): Map<string, string> {

@@ -2,9 +2,9 @@
 // bytes (Lines) and its rollups summed as records come (RecordSums): on V8's heap for up to BATCH_MS they were promoted
 // to the old generation (docs/performance.md).
 import type { UsageRecord } from '../types.ts';
-import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens, rollupModel } from '../rollup.ts';
+import { COUNTER_FIELDS } from '../rollup.ts';
+import { settlementOf } from '../rules/ledger.ts';
 import { summaryFields } from '../summary.ts';
-import { secondOf, utcHour } from '../units.ts';
 
 /** The waiting records' lines start in a buffer this large (~400 records), which grows as needed. */
 const LINES_BYTES = 256 * 1024;
@@ -56,20 +56,17 @@ class KeySums {
   #count = 0;
 
   add(r: UsageRecord): void {
-    const time = Math.floor(r.time);
-    const hour = utcHour(time);
-    const model = rollupModel(r);
-    let p = this.#per.get(`${hour}:${model}`);
-    if (!p) this.#per.set(`${hour}:${model}`, (p = { model, hour, c: COUNTER_FIELDS.map(() => 0) }));
-    const c = recordCounters(r);
-    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
-    this.#duration += recordDuration(r);
+    const s = settlementOf(r);
+    const hour = String(s.hour).padStart(2, '0');
+    let p = this.#per.get(`${hour}:${s.model}`);
+    if (!p) this.#per.set(`${hour}:${s.model}`, (p = { model: s.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += s.counters[COUNTER_FIELDS[j]];
+    this.#duration += s.duration;
     this.#count++;
-    const second = secondOf(time);
-    let sec = this.#seconds.get(second);
-    if (!sec) this.#seconds.set(second, (sec = [0, 0]));
+    let sec = this.#seconds.get(s.second);
+    if (!sec) this.#seconds.set(s.second, (sec = [0, 0]));
     sec[0]++;
-    sec[1] += recordTokens(r);
+    sec[1] += s.tokens;
   }
 
   pairs(): [string, number][][] {
