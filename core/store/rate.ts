@@ -1,5 +1,5 @@
 // The current rate (GET /v1/usage rpm and tpm): requests and tokens settled per second, summed over the last
-// RATE_SECONDS whole seconds. Both stores keep per-second counts (Redis: a hash per minute, see settle-many.lua), so a read
+// RATE_SECONDS whole seconds. Both stores keep per-second counts (Redis: a hash per minute, see settle.lua), so a read
 // costs the same at any traffic.
 import { RATE_SECONDS, secondOf } from './units.ts';
 

@@ -1,4 +1,4 @@
-// lua/account-acquire-many.lua against rules/accounts.ts pickAccount (the memory store's rules): random group states,
+// lua/account-acquire.lua against rules/accounts.ts pickAccount (the memory store's rules): random group states,
 // the same roll, the same decision. Catches the two implementations drifting apart.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';

@@ -6,7 +6,7 @@
 // (ScriptFuser.#schedule).
 // The calls go grouped by script, the scripts in the order of their first call. A script with a list form
 // (LuaScript.many) that has several calls in the turn runs them all in one invocation of that form: it reads what the
-// calls share once and writes their sums once (settle-many.lua: one HINCRBY of a key's spend for all its settlements,
+// calls share once and writes their sums once (settle.lua: one HINCRBY of a key's spend for all its settlements,
 // not one each): Redis's CPU per request follows the commands its scripts run (docs/performance.md). That order is
 // sound: the calls of one turn were all sent before any was answered, so any order of them is one their callers could
 // have seen. A call alone runs its script's list form as a turn of one (index.ts).

@@ -52,17 +52,17 @@ export class LuaScript implements FusedScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit-many.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
+  admit: new LuaScript('admit.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle-many.lua', undefined, ['log.lua'], 'settle_many'),
+  settle: new LuaScript('settle.lua', undefined, ['log.lua'], 'settle_many'),
   release: new LuaScript('release.lua'),
   logKey: new LuaScript('log-key.lua', undefined, ['log.lua']),
   logGlobal: new LuaScript('log-global.lua', undefined, ['log.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire-many.lua', undefined, ['zadd.lua', 'zset.lua', 'pick.lua'], 'acquire_many'),
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zadd.lua', 'zset.lua', 'pick.lua'], 'acquire_many'),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountRelease: new LuaScript('account-release-many.lua', undefined, [], 'release_many'),
+  accountRelease: new LuaScript('account-release.lua', undefined, [], 'release_many'),
   accountStates: new LuaScript('account-states.lua'),
 };

@@ -1,6 +1,6 @@
--- Writes a chunk of one API key's settled records of one minute (settle-many.lua counted them against the limits already):
+-- Writes a chunk of one API key's settled records of one minute (settle.lua counted them against the limits already):
 -- appends it to the key's log (log.lua add_chunk), marks each record kept in its admission minute's marker hash
--- ('k': a settlement sent again is a repeat, settle-many.lua) and adds the rollups the process summed (redis/batch.ts
+-- ('k': a settlement sent again is a repeat, settle.lua) and adds the rollups the process summed (redis/batch.ts
 -- keySums) to totals, the UTC day, the UTC hour (each per model too) and the per-second rate. A chunk the log holds
 -- already (the batch sent again after its answer was lost) writes nothing and returns 0; a chunk naming a record marked
 -- kept (written by another copy: a settlement sent again, by this process or another) writes nothing and returns those

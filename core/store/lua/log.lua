@@ -74,7 +74,7 @@ local function add_chunk(log, index, id, n, oldest, newest, retention, cap)
 end
 
 -- Whether a list keeps request `id` (its JSON text `needle`) with a record of time `time`: asked only of a settlement
--- whose marker may have expired (settle-many.lua), so it may read the chunks of that minute.
+-- whose marker may have expired (settle.lua), so it may read the chunks of that minute.
 local function logged(log, index, needle, time)
   needle = '"request_id":' .. needle
   local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + MINUTE_MS))

@@ -1,4 +1,4 @@
--- Shared by account-acquire-many.lua (prepended by lua/index.ts): which candidate account a request takes.
+-- Shared by account-acquire.lua (prepended by lua/index.ts): which candidate account a request takes.
 -- The same rules as rules/accounts.ts pickAccount (the memory store); a change there is a change here.
 
 -- Stride scheduling (rules/accounts.ts stride, effectivePasses): a pick moves the pass on by PASS_STRIDE / weight; a never-used

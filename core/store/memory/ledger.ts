@@ -9,6 +9,7 @@ import {
 import {
   concurrencyRefusal, hasUsdLimit, positive, rpmGone, rpmRefusal, tpmRefusal, usdRefusal, type Refusal,
 } from '../rules/limits.ts';
+import { leaseLength } from '../rules/accounts.ts';
 import { SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, fromNano, holdNano, minuteOf } from '../units.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex, type RecordEntry, type RecordText } from './record-index.ts';
@@ -69,7 +70,7 @@ export class KeyLedger implements Ledger {
   reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number; estimatedCost: number } {
     const { now, requestId: id, limits: l } = req;
     const lease = positive(l.concurrency) > 0;
-    if (lease) this.leases.set(id, now + req.leaseMs);
+    if (lease) this.leases.set(id, now + leaseLength(req.leaseMs));
     if (positive(l.rpm) > 0) this.rpm.set(id, now);
     const minute = minuteOf(now);
     this.released.prune((m) => releaseForgotten(m, minute));
@@ -81,7 +82,7 @@ export class KeyLedger implements Ledger {
 
   heartbeat(requestId: string, leaseMs: number, now: number): void {
     const exp = this.leases.get(requestId);
-    if (exp !== undefined && exp > now) this.leases.set(requestId, now + leaseMs);
+    if (exp !== undefined && exp > now) this.leases.set(requestId, now + leaseLength(leaseMs));
   }
 
   /** Gives back the lease and what admit reserved for a request that ends unsettled; once, never after settle. */

@@ -3,7 +3,7 @@
 // for the global log (log-global.lua), the records as one text (lua/log.lua lays the logs out; each record's line is
 // written as bytes when it is settled) and the rollups summed here as records come. A chunk has an id of its own and
 // goes again as it is until Redis takes it, and Redis skips a chunk it holds, so nothing is counted twice. A process
-// that crashes loses at most its unsent batch (records and rollups; never a limit: settle-many.lua counted spend, tokens and
+// that crashes loses at most its unsent batch (records and rollups; never a limit: settle.lua counted spend, tokens and
 // the lease at once).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
@@ -129,9 +129,9 @@ export class SettleBatch {
   get size(): number { return this.waiting; }
 
   /**
-   * A record settled for the first time (`repeat`: settle-many.lua answered 2, settled before but maybe never written: the
+   * A record settled for the first time (`repeat`: settle.lua answered 2, settled before but maybe never written: the
    * first answer may have been lost before its record reached a batch). `markerMinute`: its admission minute, where
-   * settle-many.lua marked it; log-key.lua writes a record only while that marker does not say kept.
+   * settle.lua marked it; log-key.lua writes a record only while that marker does not say kept.
    */
   add(record: UsageRecord, json: string, markerMinute: number, repeat = false): void {
     const time = Math.floor(record.time);

@@ -17,6 +17,7 @@ import { RedisIssuedKeys } from './issued.ts';
 import { KeyLayout } from './keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './reads.ts';
 import { recordCounters, recordTokens } from '../rollup.ts';
+import { leaseLength } from '../rules/accounts.ts';
 import { checkSettleArgs } from '../settle-args.ts';
 import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from '../units.ts';
 
@@ -42,11 +43,11 @@ const RELEASED_TTL_MS = 300_000;
 
 const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
-/** A key's terms as admit-many.lua takes them: one argument, the same text for all of its requests (read once a turn). */
+/** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
 const admitTerms = (l: KeyLimits, leaseMs: number): string =>
   `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
 
-/** The cost an admission holds, as settle-many.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
+/** The cost an admission holds, as settle.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
 const heldArg = (a: Admission | undefined): string => {
   const nano = holdNano(a?.estimatedCost);
   return nano > 0 ? `${a!.minute} ${nano}` : '';
@@ -67,7 +68,7 @@ export class RedisStore implements Store {
    * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
    */
   private readonly markerMs: number;
-  /** settle-many.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
+  /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
   private readonly settleTtls: string;
 
   constructor(options: RedisStoreOptions) {
@@ -104,9 +105,9 @@ export class RedisStore implements Store {
     const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
     const cost = holdNano(req.estimatedCost);
     const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], [
-      Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)), cost,
+      Math.floor(req.now), req.requestId, est, admitTerms(l, leaseLength(req.leaseMs)), cost,
     ])) as number | [0, AdmitRefusal, number, string, number?];
-    // admit-many.lua: 1 admitted with a lease, 2 without one, or a refusal.
+    // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
     if (typeof r === 'number') {
       return {
         ok: true,
@@ -125,7 +126,7 @@ export class RedisStore implements Store {
   async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {
     if (!admission.lease) return;
     await scripts.heartbeat.run(this.client, [this.layout.key(admission.keyId).lease],
-      [Math.floor(now), admission.requestId, Math.max(1, Math.round(leaseMs) || 1)]);
+      [Math.floor(now), admission.requestId, leaseLength(leaseMs)]);
   }
 
   async release(admission: Admission): Promise<void> {

@@ -1,6 +1,8 @@
-// Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
-// lua/account-acquire-many.lua applies the same rules inside Redis; a change here is a change there.
-import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from '../types.ts';
+// Upstream account rules as plain functions over plain data, no I/O: candidate clean-up, the choice of an account
+// (priority, load, weight, cool-downs, probing, a lease already held, a binding's preference), cool-downs and what a
+// success ends. The memory store applies them (memory/accounts.ts); lua/account-acquire.lua with pick.lua and
+// account-release.lua are their Redis form (redis-account-parity.test.ts).
+import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding } from '../types.ts';
 
 /**
  * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the
@@ -152,6 +154,79 @@ export function pickAccount(views: CandidateView[], prefer: number, only: boolea
   return { refuse: 'cooling', retryAfterMs: soonest };
 }
 
+/** A lease's length as both stores take it: whole milliseconds, at least 1. */
+export const leaseLength = (ms: number): number => Math.max(1, Math.round(ms) || 1);
+
+/** What a store knows of one account (undefined for one never used or forgotten), its expired leases dropped. */
+export interface AccountFacts {
+  inUse: number;
+  /** the asking request holds one of its leases */
+  holds: boolean;
+  coolUntil?: number;
+  reason?: CooldownReason;
+  probing: boolean;
+  lastUsed?: number;
+  pass?: number;
+}
+
+/** A candidate as the scheduler sees it at `now`: cooling only until its cool-down's end, one slot while probing. */
+function viewOf(c: AccountCandidate, f: AccountFacts | undefined, now: number): CandidateView {
+  const cooling = f?.coolUntil !== undefined && f.coolUntil > now;
+  return {
+    priority: c.priority, weight: c.weight, concurrency: f?.probing ? 1 : c.concurrency, inUse: f?.inUse ?? 0,
+    coolingUntil: cooling ? f!.coolUntil : undefined, lastUsed: f?.lastUsed, pass: f?.pass, holds: f?.holds ?? false,
+  };
+}
+
+/** What an acquisition answers, and the account it takes (its pass moved on unless the request's own lease is renewed). */
+export type Choice = { result: AcquireAccountResult; take?: { account: string; reuse: boolean; pass?: number } };
+
+/**
+ * The whole decision: the preference a binding names (`found`, looked up by the store), then pickAccount over the
+ * cleaned candidates and their facts.
+ */
+export function chooseAccount(
+  asked: AcquireAccountRequest, found: FoundBinding | undefined, factsOf: (id: string) => AccountFacts | undefined, roll: number,
+): Choice {
+  const req = withBinding(asked, found);
+  const cands = cleanCandidates(req.candidates);
+  const { prefer, absent } = preferIndex(req, cands);
+  if (absent) return { result: withFound({ ok: false, reason: 'none' }, found) };
+  const p = pickAccount(cands.map((c) => viewOf(c, factsOf(c.id), req.now)), prefer, !!req.only, req.now, roll);
+  if ('refuse' in p) {
+    return { result: withFound({ ok: false, reason: p.refuse, ...(p.retryAfterMs === undefined ? {} : { retryAfterMs: p.retryAfterMs }) }, found) };
+  }
+  const account = cands[p.take].id;
+  return {
+    result: withFound({ ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: p.preferred }, found),
+    take: { account, reuse: p.reuse, pass: p.pass },
+  };
+}
+
+/** The first of `bound` that has a binding (`lookup` reads one), when the request names no account to prefer itself. */
+export function firstBinding(req: AcquireAccountRequest, lookup: (kind: 'sticky' | 'pin', name: string) => string | undefined): FoundBinding | undefined {
+  if (req.prefer !== undefined || !req.bound || !req.candidates.length) return undefined;
+  for (const { kind, name } of req.bound) {
+    const account = lookup(kind, name);
+    if (account !== undefined) return { kind, name, account };
+  }
+  return undefined;
+}
+
+/** A cool-down: a later end (with its reason) wins over an earlier one; the account is probed once it ends. */
+export function coolDown(f: { coolUntil?: number; reason?: CooldownReason; probing: boolean }, until: number, reason: CooldownReason): void {
+  if (f.coolUntil === undefined || until > f.coolUntil) {
+    f.coolUntil = until;
+    f.reason = reason;
+  }
+  f.probing = true;
+}
+
+/** A success at `at` ends probing, unless the account is still cooling down then (it began before the cool-down). */
+export function succeeded(f: { coolUntil?: number; probing: boolean }, at: number): void {
+  if (f.coolUntil === undefined || f.coolUntil <= at) f.probing = false;
+}
+
 /** The preferred candidate's index (-1: none or not a candidate) and whether `only` refuses at once (not a candidate). */
 export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[]): { prefer: number; absent: boolean } {
   if (req.prefer === undefined) return { prefer: -1, absent: false };
@@ -160,10 +235,10 @@ export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[
 }
 
 /** The request with the binding its `bound` lookup found turned into prefer (and only, for a pin). */
-export function withBinding(req: AcquireAccountRequest, found: FoundBinding | undefined): AcquireAccountRequest {
+function withBinding(req: AcquireAccountRequest, found: FoundBinding | undefined): AcquireAccountRequest {
   return found ? { ...req, prefer: found.account, only: found.kind === 'pin' } : req;
 }
 
 /** The result with the binding found, when there was one. */
-export const withFound = (result: AcquireAccountResult, found: FoundBinding | undefined): AcquireAccountResult =>
+const withFound = (result: AcquireAccountResult, found: FoundBinding | undefined): AcquireAccountResult =>
   found ? { ...result, bound: found } : result;

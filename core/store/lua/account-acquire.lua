@@ -82,47 +82,30 @@ local function acquire_many(count, K, A, NK)
     local pinned = only and prefer > 0
 
     -- Expired leases go first, so a crashed process never holds a slot for long.
-    local i, second, wait, pass
-    if n == 1 then
-      -- One candidate (the usual group of one account): pick_account's answer without its tables. Its effective pass is
-      -- its own pass (-1 when it has none), its slot free unless cooling or at its concurrency (1 while probing).
-      local l = lease(KEYS[ko + 1])
+    local c = {}
+    for j = 1, n do
+      local l = lease(KEYS[ko + 2 * j - 1])
       l.expire(now)
-      local s = state(KEYS[ko + 2]).v
+      local s = state(KEYS[ko + 2 * j]).v
       local cool = s[1] and N[s[1]] or nil
-      local cooling = cool ~= nil and cool > now
-      if l.has[id] then i, second = 1, true
-      elseif not cooling and l.n < (s[2] == '1' and 1 or terms[9]) then i, second = 1, false
-      elseif cooling then return {0, 'cooling', cool - now, found, found_account}
-      else return {0, 'busy', -1, found, found_account} end
-      if not second then pass = (s[3] and N[s[3]] or -1) + stride(terms[8]) end
-    else
-      local c = {}
-      for j = 1, n do
-        local l = lease(KEYS[ko + 2 * j - 1])
-        l.expire(now)
-        local s = state(KEYS[ko + 2 * j]).v
-        local cool = s[1] and N[s[1]] or nil
-        local conc = terms[3 * j + 6]
+      c[j] = {
+        priority = terms[3 * j + 4],
+        weight = terms[3 * j + 5],
         -- Probing (cooled down, not yet proven healthy): one request at a time.
-        if s[2] == '1' then conc = 1 end
-        c[j] = {
-          priority = terms[3 * j + 4],
-          weight = terms[3 * j + 5],
-          conc = conc,
-          busy = l.n,
-          cooling = cool ~= nil and cool > now,
-          cool = cool,
-          pass = s[3] and N[s[3]] or nil,
-          used = s[4] and N[s[4]] or -math.huge,
-          holds = l.has[id],
-        }
-      end
-      -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-      i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 3], now)
-      if not i then return {0, second, wait, found, found_account} end
-      if not second then pass = c[i].eff + stride(c[i].weight) end
+        conc = s[2] == '1' and 1 or terms[3 * j + 6],
+        busy = l.n,
+        cooling = cool ~= nil and cool > now,
+        cool = cool,
+        pass = s[3] and N[s[3]] or nil,
+        used = s[4] and N[s[4]] or -math.huge,
+        holds = l.has[id],
+      }
     end
+    -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
+    local i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 3], now)
+    if not i then return {0, second, wait, found, found_account} end
+    local pass
+    if not second then pass = c[i].eff + stride(c[i].weight) end
     local lease_ms = terms[5]
     local l = leases[KEYS[ko + 2 * i - 1]]
     l.add(now + lease_ms, id)
