@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
 import type { AccountLease, AcquireAccountRequest, Admission, AdmitRequest, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
-import { fromNano, holdNano, minuteOf } from './units.ts';
+import { admissionOf } from './rules/ledger.ts';
+import { positive } from './rules/limits.ts';
 
 /** Held calls at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
 export const OUTBOX_LIMIT = 100_000;
@@ -45,15 +46,10 @@ export const storeUnavailable = () => errors.store_unavailable();
 interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: string; keyId?: string }
 
 /**
- * The admission `admit` would have made for this request: what to give back when its answer never came (the call
- * may still have been carried out). A refusal carried out late has nothing to give back but its tpm estimate and cost
- * held, which then leave the minute's counts early: the one inexactness an outage can cause, bounded by one estimate.
+ * What to give back when an admission's answer never came (the call may still have been carried out): the admission it
+ * would have made. A refusal carried out late then gives back an estimate it never took: bounded by one estimate.
  */
-const admissionOf = (req: AdmitRequest): Admission => ({
-  keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now),
-  estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0), estimatedCost: fromNano(holdNano(req.estimatedCost)),
-  lease: (req.limits.concurrency ?? 0) > 0,
-});
+const admissionFor = (req: AdmitRequest): Admission => admissionOf(req, positive(req.limits.concurrency) > 0);
 
 /** The store with failures turned into 503s, and settlements and released slots kept until they land. */
 export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
@@ -139,7 +135,7 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
     try {
       return answered(await inner.admit(req));
     } catch (err) {
-      void release(admissionOf(req));
+      void release(admissionFor(req));
       return fail('admit')(err);
     }
   }

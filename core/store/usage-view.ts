@@ -4,6 +4,7 @@ import type { KeyUsage, WindowState } from './types.ts';
 import { COUNTER_FIELDS, addCounters, emptyCounters, toTotals, topModels, type Counters } from './rollup.ts';
 import type { DayRead, UsagePlan } from './usage-plan.ts';
 import { WINDOWS, fromNano, type WindowName } from './units.ts';
+import { windowRuns } from './rules/ledger.ts';
 
 export interface StoredDay {
   /** The UTC day's counters (undefined: no rollup that day). */
@@ -93,8 +94,7 @@ export function buildKeyUsage(plan: UsagePlan, s: StoredUsage, now: number): Key
   const windows: WindowState[] = WINDOWS.map((w) => {
     const st = s.windows[w.window];
     // A window past its end restarts at the next spend: until then it shows as not started.
-    const active = st !== undefined && now < st.start + w.ms;
-    return { window: w.window, used: active ? fromNano(st.used) : 0, start: active ? st.start : null };
+    return windowRuns(st, w.ms, now) ? { window: w.window, used: fromNano(st.used), start: st.start } : { window: w.window, used: 0, start: null };
   });
   return {
     total: toTotals(s.total),

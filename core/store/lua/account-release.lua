@@ -35,7 +35,7 @@ local function release_many(n, K, A, NK)
   end
   for _, key in ipairs(sorder) do
     local l = slots[key]
-    for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
+    batched('ZREM', key, l)
   end
   for _, key in ipairs(torder) do
     if states[key].ended then redis.call('HDEL', key, 'probe') end

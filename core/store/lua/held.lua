@@ -40,3 +40,10 @@ local function holds(key)
   end
   return h
 end
+
+-- The hold of `nano` taken in minute `field` goes (a lapsed one is gone already): at a settlement or a release.
+local function unhold(key, field, nano)
+  if redis.call('HEXISTS', key, field) == 1 and redis.call('HINCRBY', key, field, string.format('%d', -nano)) <= 0 then
+    redis.call('HDEL', key, field)
+  end
+end

@@ -54,8 +54,8 @@ export class LuaScript implements FusedScript {
 export const scripts = {
   admit: new LuaScript('admit.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle.lua', undefined, ['log.lua'], 'settle_many'),
-  release: new LuaScript('release.lua'),
+  settle: new LuaScript('settle.lua', undefined, ['log.lua', 'held.lua'], 'settle_many'),
+  release: new LuaScript('release.lua', undefined, ['held.lua']),
   logKey: new LuaScript('log-key.lua', undefined, ['log.lua']),
   logGlobal: new LuaScript('log-global.lua', undefined, ['log.lua']),
   keyPut: new LuaScript('key-put.lua'),

@@ -16,6 +16,10 @@ local function presized(n)
   if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end
   return {}
 end
+-- batched(cmd, key, list): cmd on key with the list as its arguments, at most 1000 a call (unpack's stack).
+local function batched(cmd, key, list)
+  for j = 1, #list, 1000 do redis.call(cmd, key, unpack(list, j, math.min(j + 999, #list))) end
+end
 -- T[s]: a list of numbers apart by spaces, parsed once per distinct string and script call.
 local T = setmetatable({}, {__index = function(parsed, s)
   local t = {}

@@ -11,8 +11,6 @@ if ARGV[2] ~= '' then redis.call('ZREM', KEYS[1], ARGV[2]) end
 if ARGV[3] ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECRBY', KEYS[2], ARGV[3]) end
 if ARGV[5] ~= '' then
   local field, nano = string.match(ARGV[5], '^(%d+) (%d+)$')
-  if redis.call('HEXISTS', KEYS[4], field) == 1 and redis.call('HINCRBY', KEYS[4], field, '-' .. nano) <= 0 then
-    redis.call('HDEL', KEYS[4], field)
-  end
+  unhold(KEYS[4], field, tonumber(nano))
 end
 return 1

@@ -116,14 +116,14 @@ local function settle_many(n, K, A, NK, NA)
   for _, key in ipairs(markerOrder) do
     local m = byMarkers[key]
     if #m.set > 0 then
-      for j = 1, #m.set, 1000 do redis.call('HSET', key, unpack(m.set, j, math.min(j + 999, #m.set))) end
+      batched('HSET', key, m.set)
       redis.call('PEXPIRE', key, m.ttl)
     end
   end
 
   for _, key in ipairs(leaseOrder) do
     local l = leases[key]
-    for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
+    batched('ZREM', key, l)
   end
 
   for _, key in ipairs(bucketOrder) do
@@ -134,11 +134,7 @@ local function settle_many(n, K, A, NK, NA)
   -- Holds only shrink here: a field that one of the calls would have emptied is emptied by their sum too.
   for _, key in ipairs(heldOrder) do
     local hd = helds[key]
-    for _, field in ipairs(hd.order) do
-      if redis.call('HEXISTS', key, field) == 1 and redis.call('HINCRBY', key, field, int(-hd.fields[field])) <= 0 then
-        redis.call('HDEL', key, field)
-      end
-    end
+    for _, field in ipairs(hd.order) do unhold(key, field, hd.fields[field]) end
   end
 
   -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.

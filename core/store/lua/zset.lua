@@ -42,7 +42,7 @@ local function zset(key, members, skiplist)
       zadd_new(key, args)
       z.none = false
     else
-      for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+      batched('ZADD', key, args)
     end
     if z.low and z.minAdd < z.low then z.low = z.minAdd end
     z.args, z.minAdd = {}, math.huge

@@ -1,6 +1,6 @@
 // One key's limits and ledger in the memory store: its maps, with the limit checks (rules/limits.ts) and the ledger
 // rules (rules/ledger.ts) applied to them, and the markers that make a settlement or a release count once.
-import type { AdmitRequest, UsageRecord } from '../types.ts';
+import type { Admission, AdmitRequest, UsageRecord } from '../types.ts';
 import { emptyCounters, type Counters } from '../rollup.ts';
 import {
   addSettlement, giveBack, heldAt, releaseForgotten, reserve, swapReserved, type Ledger, type Reserved, type Settlement,
@@ -10,7 +10,7 @@ import {
   concurrencyRefusal, hasUsdLimit, positive, rpmGone, rpmRefusal, tpmRefusal, usdRefusal, type Refusal,
 } from '../rules/limits.ts';
 import { leaseLength } from '../rules/accounts.ts';
-import { SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, fromNano, holdNano, minuteOf } from '../units.ts';
+import { SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, holdNano, minuteOf } from '../units.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex, type RecordEntry, type RecordText } from './record-index.ts';
 import type { Rate } from '../rate.ts';
@@ -67,17 +67,11 @@ export class KeyLedger implements Ledger {
     return tpm > 0 ? tpmRefusal(this.tpm.get(minuteOf(now)) ?? 0, req.estimatedTokens, tpm, now) : undefined;
   }
 
-  reserve(req: AdmitRequest): { lease: boolean; estimatedTokens: number; estimatedCost: number } {
-    const { now, requestId: id, limits: l } = req;
-    const lease = positive(l.concurrency) > 0;
-    if (lease) this.leases.set(id, now + leaseLength(req.leaseMs));
-    if (positive(l.rpm) > 0) this.rpm.set(id, now);
-    const minute = minuteOf(now);
-    this.released.prune((m) => releaseForgotten(m, minute));
-    const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
-    const cost = holdNano(req.estimatedCost);
-    reserve(this, minute, est, cost);
-    return { lease, estimatedTokens: est, estimatedCost: fromNano(cost) };
+  reserve(req: AdmitRequest, a: Admission): void {
+    if (a.lease) this.leases.set(a.requestId, req.now + leaseLength(req.leaseMs));
+    if (positive(req.limits.rpm) > 0) this.rpm.set(a.requestId, req.now);
+    this.released.prune((m) => releaseForgotten(m, a.minute));
+    reserve(this, a.minute, a.estimatedTokens, holdNano(req.estimatedCost));
   }
 
   heartbeat(requestId: string, leaseMs: number, now: number): void {

@@ -13,11 +13,11 @@ import { resolveOptions, type StoreOptions } from '../options.ts';
 import { pageRecords } from '../paging.ts';
 import { emptyCounters } from '../rollup.ts';
 import { rateFromSeconds } from '../rate.ts';
-import { minuteOf } from '../units.ts';
 import { usagePlan, type UsageQuery } from '../usage-plan.ts';
 import { buildKeyUsage } from '../usage-view.ts';
 import { checkSettleArgs } from '../settle-args.ts';
-import { settlementOf, type Settlement } from '../rules/ledger.ts';
+import { admissionOf, settlementOf, type Settlement } from '../rules/ledger.ts';
+import { positive } from '../rules/limits.ts';
 import { MemorySummary } from '../summary.ts';
 
 export class MemoryStore implements Store {
@@ -90,8 +90,9 @@ export class MemoryStore implements Store {
     const l = this.ledger(req.keyId);
     const refusal = l.check(req);
     if (refusal) return refusal;
-    const { lease, estimatedTokens, estimatedCost } = l.reserve(req);
-    return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens, estimatedCost, lease } };
+    const admission = admissionOf(req, positive(req.limits.concurrency) > 0);
+    l.reserve(req, admission);
+    return { ok: true, admission };
   }
 
   async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {

@@ -18,8 +18,10 @@ import { KeyLayout } from './keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './reads.ts';
 import { recordCounters, recordTokens } from '../rollup.ts';
 import { leaseLength } from '../rules/accounts.ts';
+import { admissionOf } from '../rules/ledger.ts';
+import { positive } from '../rules/limits.ts';
 import { checkSettleArgs } from '../settle-args.ts';
-import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from '../units.ts';
+import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, holdNano, minuteOf, toNano } from '../units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -41,11 +43,9 @@ export interface RedisStoreOptions extends StoreOptions {
 /** A released marker only matters while the admission minute's tpm bucket lives (3 minutes), with some margin. */
 const RELEASED_TTL_MS = 300_000;
 
-const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
-
 /** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
 const admitTerms = (l: KeyLimits, leaseMs: number): string =>
-  `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
+  `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${positive(l.concurrency)} ${positive(l.rpm)} ${positive(l.tpm)}`;
 
 /** The cost an admission holds, as settle.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
 const heldArg = (a: Admission | undefined): string => {
@@ -101,18 +101,14 @@ export class RedisStore implements Store {
   async admit(req: AdmitRequest): Promise<AdmitResult> {
     const k = this.layout.key(req.keyId);
     const l = req.limits;
-    const minute = minuteOf(req.now);
-    const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
-    const cost = holdNano(req.estimatedCost);
-    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], [
-      Math.floor(req.now), req.requestId, est, admitTerms(l, leaseLength(req.leaseMs)), cost,
+    const a = admissionOf(req, true);
+    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(a.minute), k.acct, k.held], [
+      Math.floor(req.now), req.requestId, a.estimatedTokens, admitTerms(l, leaseLength(req.leaseMs)), holdNano(req.estimatedCost),
     ])) as number | [0, AdmitRefusal, number, string, number?];
     // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
     if (typeof r === 'number') {
-      return {
-        ok: true,
-        admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, estimatedCost: fromNano(cost), lease: r === 1 },
-      };
+      a.lease = r === 1;
+      return { ok: true, admission: a };
     }
     const [, reason, retry, window, held] = r;
     return {

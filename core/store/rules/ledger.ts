@@ -2,12 +2,12 @@
 // what a release gives back, what a settlement swaps for the estimate and adds (spend, windows, totals, rollups, rate).
 // The embedded store applies them to its maps (memory/ledger.ts); in Redis, admit.lua, release.lua and settle.lua apply
 // the limit parts, and log-key.lua adds the rollups that redis/batch-records.ts sums with settlementOf.
-import type { UsageRecord } from '../types.ts';
+import type { Admission, AdmitRequest, UsageRecord } from '../types.ts';
 import type { Rate } from '../rate.ts';
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from '../rollup.ts';
 import {
-  DAY_MS, HOLD_MINUTES, HOUR_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, WINDOWS, holdNano, secondOf, utcDate,
-  type WindowName,
+  DAY_MS, HOLD_MINUTES, HOUR_MS, HOUR_ROLLUP_DAYS, RATE_KEPT_SECONDS, ROLLUP_DAYS, WINDOWS, fromNano, holdNano, minuteOf,
+  secondOf, utcDate, type WindowName,
 } from '../units.ts';
 
 /** A key's spend windows: when each started (at its first spend after the last one ended) and what it holds (nano). */
@@ -33,6 +33,16 @@ export interface Ledger {
 
 /** What an admission reserved: its tokens in its minute's tpm bucket, its cost (USD) held in that minute's hold. */
 export interface Reserved { minute: number; estimatedTokens: number; estimatedCost: number }
+
+/** The admission a request gets: what it reserves, counted as the stores count it (whole tokens, nano-dollars). */
+export const admissionOf = (req: AdmitRequest, lease: boolean): Admission => ({
+  keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0),
+  estimatedCost: fromNano(holdNano(req.estimatedCost)), lease,
+});
+
+/** Whether a spend window still runs at `now` (one past its end starts again at the next spend). */
+export const windowRuns = (s: { start: number } | undefined, ms: number, now: number): s is { start: number; used: number } =>
+  s !== undefined && now < s.start + ms;
 
 /** Whether a hold taken in minute `m` still counts at `minute` (older ones lapse: the holds of a crashed process). */
 export const holdCounts = (m: number, minute: number): boolean => m > minute - HOLD_MINUTES;

@@ -2,15 +2,15 @@
 // embedded store calls them (memory/ledger.ts); lua/admit.lua is their Redis form (redis-limits-parity.test.ts).
 import type { AdmitRefusal, AdmitResult, KeyLimits } from '../types.ts';
 import { CONCURRENCY_RETRY_MS, HELD_RETRY_MS, RPM_WINDOW_MS, WINDOWS, msToNextMinute, toNano, type WindowName } from '../units.ts';
-import type { SpendWindows } from './ledger.ts';
+import { windowRuns, type SpendWindows } from './ledger.ts';
 
 export type Refusal = Extract<AdmitResult, { ok: false }>;
 
 export const refuse = (reason: AdmitRefusal, retryAfterMs?: number, window?: WindowName, held?: boolean): Refusal =>
   ({ ok: false, reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(window ? { window } : {}), ...(held ? { held } : {}) });
 
-/** A count limit as a whole number; 0 (none) for a missing, non-positive or non-number one. */
-export const positive = (n: number | undefined): number => (typeof n === 'number' && n > 0 ? Math.floor(n) : 0);
+/** A count limit as a whole number; 0 (none) for a missing, non-positive or non-finite one. */
+export const positive = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
 
 /** Whether the key has a USD limit: only then is what requests in flight hold read. */
 export const hasUsdLimit = (l: KeyLimits): boolean =>
@@ -31,7 +31,7 @@ export function usdRefusal(l: KeyLimits, spend: number, windows: SpendWindows, h
     const limit = toNano(l[`usd_${w.window}`]);
     if (limit <= 0) continue;
     const s = windows[w.window];
-    const used = s && now < s.start + w.ms ? s.used : 0;
+    const used = windowRuns(s, w.ms, now) ? s.used : 0;
     // With several windows exhausted, only the one that resets last tells when waiting helps.
     const until = used >= limit ? s!.start + w.ms - now : used + held >= limit ? HELD_RETRY_MS : -1;
     if (until > wait) {
