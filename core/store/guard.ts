@@ -1,9 +1,5 @@
-// A shared store (Redis) seen from the gateway when it fails: any store call that fails (Redis down, a command past
-// store.timeout_ms) becomes the gateway's own 503 STORE_UNAVAILABLE in the client's format, and what must reach the
-// store whatever happens waits in an outbox, retried in order until the store takes it: settlements (idempotent by
-// request id), so an outage loses no usage, and every slot given back, so none stays held. A call that took a slot
-// and failed on the gateway's side (Redis answered too late, or not at all) may still take it when Redis resumes: its
-// slot is given back through the outbox too.
+// A shared store (Redis) as the gateway sees it failing: a failed call is a 503 STORE_UNAVAILABLE, and what must land
+// (settlements, slots given back, the slot a call with no answer may have taken) waits in an outbox, retried in order.
 import type { Logger } from 'pino';
 import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
@@ -22,10 +18,7 @@ const LOG_EVERY_MS = 10_000;
 
 const CODE = 'STORE_UNAVAILABLE';
 
-/**
- * What of a store error may be logged: ioredis puts the failed command's arguments on its errors (`err.command.args`),
- * and those of AUTH or HELLO hold the Redis password.
- */
+/** What of a store error may be logged: not ioredis's `err.command.args` (AUTH's hold the password). */
 export function redisError(err: unknown): { name?: string; message: string; code?: string } {
   const e = err as { name?: string; message?: string; code?: string };
   return { name: e?.name, message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };

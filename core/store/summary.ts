@@ -20,10 +20,7 @@ const NOT_FAILURES = new Set(['ok', 'client_error']);
 
 interface UsageNames { key: string; group: string; model: string; r: string; e: string; t: string; c: string }
 let lastNames: UsageNames | undefined;
-/**
- * The usage fields' names of the record's [key, group, model] (the last ones are kept: consecutive records mostly share
- * them, and a kept name's hash is computed once for all the maps it is looked up in).
- */
+/** The usage fields' names of the record's [key, group, model] (the last ones kept: consecutive records share them). */
 function usageNames(r: UsageRecord): UsageNames {
   const d = lastNames;
   const model = rollupModel(r);
@@ -33,9 +30,8 @@ function usageNames(r: UsageRecord): UsageNames {
 }
 
 /**
- * A field is one letter (the counter) and the JSON array of its dimensions, so names from clients (models) can hold any
- * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
- * [group, account, reason].
+ * A field is a letter and the JSON array of its dimensions (any character is safe): r e t c = requests, errors, tokens,
+ * cost by [key, group, model]; f v = failures, failovers by [group, account, reason].
  */
 export function summaryFields(r: UsageRecord): [string, number][] {
   const names = usageNames(r);
@@ -114,10 +110,7 @@ export function parseBucket(start: number, fields: Iterable<[string, number | st
   };
 }
 
-/**
- * A field's count, updated in place: as a Map's value a number past 2^31 (a day's cost in nano-dollars) was a new heap
- * number at every addition.
- */
+/** A field's count, updated in place (a Map value past 2^31 was a new heap number at every addition). */
 interface Count { n: number }
 type Bucket = Map<string, Count>;
 

@@ -43,11 +43,7 @@ function rest(total: Counters, parts: Iterable<Counters>): Counters | undefined 
   return any ? r : undefined;
 }
 
-/**
- * Hands a stored UTC day to the usage days it falls on: whole when all its hours fall on one, else hour by hour,
- * and whatever its hours do not account for (rollups from before hourly ones, or past their retention) on the
- * usage day of its midday.
- */
+/** A stored UTC day on its usage days: whole, else hour by hour, what its hours miss on the day of its midday. */
 function spread<T>(read: DayRead, total: T, hours: Map<number, T> | undefined, add: (date: string, c: T) => void, left: (total: T, hours: Map<number, T>) => T | undefined): void {
   const d = read.hourDates;
   if (d[0] === d[23] || !read.hours || !hours) {

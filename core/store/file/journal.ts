@@ -1,6 +1,5 @@
-// The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
-// Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
-// thousand times a second writes its totals and rollups once a second, not a thousand times.
+// The file store's journal: what changed since the last batch (a few map sets per call), read into the batch's values
+// when it is taken, so a busy key's totals and rollups are written once a batch.
 import { toFront } from '../memory/columns.ts';
 import { H, hashId } from '../memory/id-table.ts';
 import type { IssuedKey, UsageRecord } from '../types.ts';
@@ -42,10 +41,8 @@ export class Journal {
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
-  // Admissions (the first rpmCount of each column), not an object each: they live until the batch is taken (~1 s), long
-  // enough for V8 to move every one into its old generation. Nor the id of each: its hash (memory/id-table.ts) tells whether
-  // it is still kept, and only the first admission of a key and second since the one before carries its id (the name
-  // of its row, rpmRows). The columns are kept from batch to batch, grown only when a batch needs more.
+  // Admissions in columns (the first rpmCount), not an object each that would live to the old generation; an id only
+  // for the first of a key and second (its row's name, rpmRows), the rest known by hash.
   private rpmCount = 0;
   private rpmKeys: (string | undefined)[] = [];
   private rpmNames: (string | undefined)[] = [];
@@ -194,10 +191,8 @@ export class Journal {
 }
 
 /**
- * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (rows.ts RpmRow): a
- * few rows a second, not one per request. A row is named by the id of the first admission of its key and second in
- * the lists (which always carries it: the admission before it had another key or second), kept or not: a name only
- * has to be its own, so rows of the same second written by two batches do not replace each other.
+ * The admissions still `kept`, as a row per key and second (RpmRow), named by its first admission's id so that rows of
+ * one second from two batches do not replace each other.
  */
 function rpmRows(count: number, keys: (string | undefined)[], names: (string | undefined)[], ats: Float64Array, kept: (i: number, key: string, at: number) => boolean): RpmRow[] {
   const rows = new Map<string, RpmRow>();

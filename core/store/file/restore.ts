@@ -36,10 +36,7 @@ function restoreRollup(l: KeyLedger, r: RollupRow): void {
   else at(at(l.hourModels, r.date, () => new Map()), r.hour, () => new Map()).set(r.model, c);
 }
 
-/**
- * Loads `state` into an empty memory store. Records go in oldest first, aged and capped as each was when settled; their
- * texts stay in the file (the store reads a page's back from there).
- */
+/** Loads `state` into an empty memory store: records oldest first, aged and capped as when settled, texts left in the file. */
 export function restore(into: RestoreTarget, state: Loaded): void {
   for (const k of state.keys) into.keys.set(k.sha256, JSON.parse(k.json) as IssuedKey);
   for (const row of state.ledgers) {

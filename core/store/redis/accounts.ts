@@ -7,11 +7,7 @@ import { ACCOUNT_IDLE_MS, cleanCandidates, leaseLength, preferIndex } from '../r
 import { scripts, type RedisClient } from '../lua/index.ts';
 import type { KeyLayout } from './keys.ts';
 
-/**
- * account-acquire.lua's arguments: `prefer` 1-based (0: none), `pins` per binding key whether it is a pin. What all of a
- * group's requests share (its preference flags, lease and state times, candidates' numbers) is one text, which the list
- * form parses once a turn: every argument costs Redis a string of its own.
- */
+/** account-acquire.lua's arguments (`prefer` 1-based, 0: none); what a group's requests share is one text (its terms). */
 export function acquireArgs(a: {
   now: number; id: string; prefer: number; only: boolean; roll: number; pins: boolean[]; leaseMs: number; stateTtlMs: number;
   cands: { id: string; priority: number; weight: number; concurrency: number }[];

@@ -1,6 +1,5 @@
-// RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
-// Per-key and per-group updates are single Lua scripts on one slot (layout in keys.ts, scripts in lua/); settled
-// records and rollups are written behind, in batches (batch.ts).
+// RedisStore: the Store shared by every gateway process, on one Redis or a Cluster: per-key and per-group updates are
+// Lua scripts on one slot (keys.ts, lua/); records and rollups are written behind (batch.ts).
 import { checkConversation, CONVERSATION_ID } from '../conversations.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
@@ -63,10 +62,7 @@ export class RedisStore implements Store {
   private readonly accounts: RedisAccounts;
   private readonly batch: SettleBatch;
   private readonly onBatchError: (err: Error, waiting: number) => void;
-  /**
-   * How long a minute's marker hash lives past its last write: a settlement's marker at most the retention, a released
-   * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
-   */
+  /** A minute's marker hash lives this long past its last write: settled at most the retention, released at least RELEASED_TTL_MS. */
   private readonly markerMs: number;
   /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
   private readonly settleTtls: string;
@@ -144,9 +140,8 @@ export class RedisStore implements Store {
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
     const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.held], args));
-    // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
-    // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
-    // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
+    // 2: settled before, record not known kept (the first answer may have been lost): the batch writes it unless
+    // log-key.lua finds it kept.
     if (recorded !== 0) this.batch.add(record, JSON.stringify(record), minute, recorded === 2);
     return { recorded: recorded === 1 };
   }

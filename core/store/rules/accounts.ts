@@ -1,14 +1,8 @@
-// Upstream account rules as plain functions over plain data, no I/O: candidate clean-up, the choice of an account
-// (priority, load, weight, cool-downs, probing, a lease already held, a binding's preference), cool-downs and what a
-// success ends. The memory store applies them (memory/accounts.ts); lua/account-acquire.lua with pick.lua and
-// account-release.lua are their Redis form (redis-account-parity.test.ts).
+// Upstream account rules as plain functions over plain data, no I/O: the choice of an account, cool-downs, what a
+// success ends. memory/accounts.ts applies them; lua/account-acquire.lua (pick.lua) and account-release.lua in Redis.
 import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding } from '../types.ts';
 
-/**
- * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the
- * key's TTL, refreshed on every acquisition and cool-down), so a group nobody uses leaves nothing behind.
- * A forgotten account counts as never used, which is what least-recently-used would pick anyway.
- */
+/** An account's state outlives its last use (or cool-down) by this long, then is forgotten: as if never used. */
 export const ACCOUNT_IDLE_MS = 86_400_000;
 
 const finite = (n: unknown, d: number): number => (typeof n === 'number' && Number.isFinite(n) ? n : d);
@@ -55,18 +49,13 @@ export type Pick =
   | { refuse: 'busy' | 'cooling' | 'none'; retryAfterMs?: number };
 
 /**
- * One acquisition moves an account's pass on by this ÷ its weight (rounded; weight 0 moves it like weight 1), so among
- * accounts of equal priority and load the lowest pass goes next and picks come in proportion to weight (stride
- * scheduling). Integers: a pass stays exact in a double (and in Lua) for billions of picks.
+ * Stride scheduling: a pick moves an account's pass on by this ÷ its weight (weight 0 as 1); the lowest pass goes next.
+ * Integers, exact in a double (and in Lua) for billions of picks.
  */
 export const PASS_STRIDE = 1_000_000;
 export const stride = (weight: number): number => (weight > 0 ? Math.floor(PASS_STRIDE / weight + 0.5) : PASS_STRIDE);
 
-/**
- * Passes to compare. An account never used (or forgotten) joins just before the lowest known pass, so it is picked next
- * without a run of picks to catch up; an account that sat out (a cool-down) counts as at most two strides behind the
- * furthest, for the same reason.
- */
+/** Passes to compare: a new account joins just before the lowest, one that sat out at most two strides behind the furthest. */
 function effectivePasses(views: CandidateView[]): number[] {
   let low = Infinity;
   let high = -Infinity;
@@ -83,10 +72,7 @@ function effectivePasses(views: CandidateView[]): number[] {
   return views.map((v) => (v.pass === undefined ? join : Math.max(v.pass, behind)));
 }
 
-/**
- * -1 when a should be chosen before b, 1 after, 0 on an exact tie: priority, then load, then a weight above 0, then
- * the lower pass, then the least recently used.
- */
+/** -1: a before b, 1 after, 0 a tie: priority, load, a weight above 0, the lower pass, the least recently used. */
 function order(a: CandidateView, pa: number, b: CandidateView, pb: number): number {
   if (a.priority !== b.priority) return a.priority < b.priority ? -1 : 1;
   // Load a.inUse / a.concurrency against b's, cross-multiplied to stay in exact integers.
@@ -119,10 +105,8 @@ export function weightedChoice(weights: number[], roll: number): number {
 }
 
 /**
- * The scheduling decision over `views` (parallel to the cleaned candidates); `prefer` is an index or -1.
- * A lease the request already holds is reused; prefer is taken when it can be; `only` refuses otherwise;
- * else the best free schedulable account. Refusals: busy (some account could serve but is full), cooling
- * (every candidate is cooling: retry after the soonest end), none (no candidates).
+ * The decision over `views` (`prefer`: an index or -1): a lease held is reused, prefer taken when free (else `only`
+ * refuses), else the best free account; or busy, cooling (until the soonest end) or none.
  */
 export function pickAccount(views: CandidateView[], prefer: number, only: boolean, now: number, roll: number): Pick {
   const pinned = only && prefer >= 0;
@@ -181,10 +165,7 @@ function viewOf(c: AccountCandidate, f: AccountFacts | undefined, now: number): 
 /** What an acquisition answers, and the account it takes (its pass moved on unless the request's own lease is renewed). */
 export type Choice = { result: AcquireAccountResult; take?: { account: string; reuse: boolean; pass?: number } };
 
-/**
- * The whole decision: the preference a binding names (`found`, looked up by the store), then pickAccount over the
- * cleaned candidates and their facts.
- */
+/** The whole decision: a binding's preference (`found`), then pickAccount over the cleaned candidates' facts. */
 export function chooseAccount(
   asked: AcquireAccountRequest, found: FoundBinding | undefined, factsOf: (id: string) => AccountFacts | undefined, roll: number,
 ): Choice {

@@ -1,7 +1,5 @@
-// A key's ledger rules as plain functions over plain data, no I/O: what an admission reserves (tpm estimate, USD hold),
-// what a release gives back, what a settlement swaps for the estimate and adds (spend, windows, totals, rollups, rate).
-// The embedded store applies them to its maps (memory/ledger.ts); in Redis, admit.lua, release.lua and settle.lua apply
-// the limit parts, and log-key.lua adds the rollups that redis/batch-records.ts sums with settlementOf.
+// A key's ledger rules as plain functions over plain data, no I/O: what an admission reserves, a release gives back, a
+// settlement swaps and adds. memory/ledger.ts applies them; in Redis admit, release, settle.lua and log-key.lua do.
 import type { Admission, AdmitRequest, UsageRecord } from '../types.ts';
 import type { Rate } from '../rate.ts';
 import { addCounters, emptyCounters, recordCounters, recordDuration, recordTokens, rollupModel, type Counters } from '../rollup.ts';
@@ -54,10 +52,7 @@ function bump<K>(map: Map<K, number>, k: K, n: number): void {
   map.set(k, (map.get(k) ?? 0) + n);
 }
 
-/**
- * An admission's reservation in `minute`: its tokens (counted with or without a tpm limit, so a limit set later sees the
- * real rate at once) and `nano` held. Buckets before the previous minute are no longer read and go.
- */
+/** An admission's tokens (with or without a tpm limit: one set later sees the real rate) and `nano` held in `minute`. */
 export function reserve(l: Ledger, minute: number, tokens: number, nano: number): void {
   for (const m of l.tpm.keys()) if (m < minute - 1) l.tpm.delete(m);
   if (tokens > 0) bump(l.tpm, minute, tokens);
@@ -90,10 +85,7 @@ export function giveBack(l: Ledger, a: Reserved): void {
   unhold(l, a);
 }
 
-/**
- * A settlement's actual tokens take the estimate's place in its admission minute's bucket, and its hold goes (its actual
- * cost is added as spend instead). After a release both are gone already: every actual token is added.
- */
+/** A settlement's tokens take its estimate's place and its hold goes (after a release both went: all tokens count). */
 export function swapReserved(l: Ledger, a: Reserved, tokens: number, released: boolean): void {
   const bucket = l.tpm.get(a.minute);
   if (bucket !== undefined) l.tpm.set(a.minute, bucket + tokens - (released ? 0 : a.estimatedTokens));

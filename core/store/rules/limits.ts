@@ -16,10 +16,7 @@ export const positive = (n: number | undefined): number => (typeof n === 'number
 export const hasUsdLimit = (l: KeyLimits): boolean =>
   toNano(l.quota_usd) > 0 || toNano(l.usd_5h) > 0 || toNano(l.usd_1d) > 0 || toNano(l.usd_7d) > 0;
 
-/**
- * Quota, then the 5h/1d/7d windows, with what requests in flight hold (`held`, nano) counted as spent: concurrent
- * requests cannot all pass a limit they reach together. Undefined when every USD limit has room.
- */
+/** Quota, then the windows, with what requests in flight hold (`held`) counted as spent; undefined when all have room. */
 export function usdRefusal(l: KeyLimits, spend: number, windows: SpendWindows, held: number, now: number): Refusal | undefined {
   const quota = toNano(l.quota_usd);
   if (quota > 0 && spend >= quota) return refuse('quota_exhausted');
