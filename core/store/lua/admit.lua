@@ -1,18 +1,12 @@
--- Atomic check-and-reserve for API keys (all keys of one call share the key's hash tag, so one slot).
--- admit_many(n, K, A) takes the admissions of one turn (a lone call is a turn of one: fuse.ts), with the answers and
--- the writes of running them one by one in order (test/store/redis-many.test.ts holds it to that). Each key's spend and
--- windows, held hash (held.lua), lease and rpm zsets (zset.lua) and tpm bucket are read once; what the admitted add is
--- written once. Call i's keys from KEYS[K[i] + 1], its arguments from ARGV[A[i] + 1]:
+-- Check-and-reserve for API keys (rules/limits.ts's checks, in their order; nothing reserved unless all pass).
+-- admit_many(n, K, A): the admissions of one turn (fuse.ts), answering as one by one in order would, each key's state
+-- read once and what the admitted add written once. Call i's keys from KEYS[K[i] + 1], its ARGV likewise:
 -- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used), 5 held hash
 --       (held.lua)
--- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms, one string of eight integers apart by spaces (the
---       same for all of a key's requests, so it is read once a turn): lease ms, quota nano, 5h/1d/7d limit nano,
---       concurrency, rpm, tpm   (0 = unlimited); 5 estimated cost nano (held until settled)
--- Answers per call 1 (admitted, a lease taken), 2 (admitted, no lease: the key has no concurrency limit) or {0, reason,
--- retry-after ms (-1: waiting cannot help), window, 1 when only what requests in flight hold reaches the limit}. (A
--- number is the cheapest answer for the fused script to pass on.)
--- Check order: quota, windows, concurrency, rpm, tpm (rules/limits.ts, the memory store's); nothing is reserved unless
--- every check passes.
+-- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms (integers apart by spaces): lease ms, quota nano,
+--       5h/1d/7d limit nano, concurrency, rpm, tpm (0 = unlimited); 5 estimated cost nano
+-- Answers per call 1 (admitted, a lease taken), 2 (admitted, no lease) or {0, reason, retry-after ms (-1: waiting cannot
+-- help), window, 1 when only what requests in flight hold reaches the limit}.
 local function admit_many(n, K, A)
   local names = {'5h', '1d', '7d'}
   local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}

@@ -1,7 +1,5 @@
--- A key's USD holds (prepended by lua/index.ts to admit.lua): the held hash has a field per admission
--- minute, the nano-dollars its requests in flight hold against quota_usd and the windows. Settlement and release take a
--- request's hold back (settle.lua, release.lua); a field older than HOLD_MINUTES lapses (units.ts: the
--- holds of a crashed process) and is deleted.
+-- A key's USD holds: the held hash has a field per admission minute, the nano-dollars its requests in flight hold; one
+-- older than HOLD_MINUTES lapses (a crashed process's) and is deleted.
 
 -- The held hash `key`, read once for the admissions of a turn: at(minute) is what is held then (lapsed fields are deleted
 -- at once), add(minute, nano) holds more, write() sends what was added. The hash lives while its newest field counts.

@@ -8,9 +8,7 @@ local N = setmetatable({}, {__index = function(parsed, s)
   if v ~= nil then parsed[s] = v end
   return v
 end})
--- presized(n): a table whose array part holds n slots from the start (zeros, each overwritten by index), for lists of a
--- known length (a group's calls, a list form's answers): filled from {} one by one, Lua reallocates and moves a list at
--- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
+-- presized(n): a table with n array slots from the start (not regrown at every power of two); up to 200.
 local ZEROS = string.rep('\0', 200)
 local function presized(n)
   if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end

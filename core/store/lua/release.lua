@@ -1,6 +1,5 @@
--- Gives back what admit reserved (lease, tpm estimate, cost held) for a request that ends without a settlement.
--- Once only, and never after a settle (which returned them already); a later settle sees the marker
--- and counts its full tokens instead of correcting an estimate that is no longer in the bucket.
+-- Gives back what admit reserved for a request that ends unsettled: once, never after a settle; a later settle sees
+-- the 'r' marker and counts all its tokens.
 -- KEYS: 1 lease zset, 2 tpm bucket of the admission minute, 3 marker hash of the admission minute (settle.lua), 4 held
 --       hash (held.lua)
 -- ARGV: 1 request id, 2 lease member ('' = none), 3 estimated tokens, 4 marker ttl ms, 5 the cost held, "<admission

@@ -1,12 +1,7 @@
--- Settles requests for their API keys, once per request id: what limits read, at once. Releases the lease and the cost
--- held, reconciles tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch
--- (log-key.lua).
--- settle_many(n, K, A, NK, NA) takes the settlements of one turn (a lone call is a turn of one: fuse.ts), with the
--- answers and the writes of running them one by one in order (test/store/redis-many.test.ts holds it to that). What
--- they share (a key's markers, tpm bucket, lease zset, held hash, spend) is read once and written once, as sums: money
--- from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d' (a Lua number written
--- by tostring would have 14 significant digits and lose exactness). Call i's keys from KEYS[K[i] + 1], NA[i] arguments
--- from ARGV[A[i] + 1]:
+-- Settles requests once per request id, for what limits read (rules/ledger.ts): the lease and hold go, tpm takes the
+-- actual tokens, spend and windows grow; the record and rollups follow in a batch (log-key.lua).
+-- settle_many(n, K, A, NK, NA): the settlements of one turn (fuse.ts), answering as one by one in order would, what they
+-- share read once and written once as sums ('%d': exact). Call i's keys from KEYS[K[i] + 1], NA[i] ARGV likewise:
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
 --       6 log index, 7 held hash (held.lua)
@@ -15,11 +10,8 @@
 --       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: parsed once a turn), 8 the cost the admission holds,
 --       "<admission minute> <nano>" ('' = none), 9 (only for a record older than its marker's life) the request id as
 --       JSON text
--- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
--- and its expiry table, and an expiry of its own). Answers per call 1 when recorded; for a repeat, 0 when its record is
--- kept, 2 when only the marker says it was settled (the record may never have reached a batch: a settlement whose
--- answer was lost is sent again). A record older than a marker's life is looked for in the log, by its minute
--- (log.lua logged).
+-- Answers per call 1 when recorded; for a repeat, 0 when its record is kept, 2 when only the marker says it was settled
+-- (its record may never have reached a batch). A record older than a marker's life is looked for in the log.
 local function settle_many(n, K, A, NK, NA)
   local function int(x) return string.format('%d', x) end
   local out = presized(n)
