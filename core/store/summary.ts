@@ -124,13 +124,8 @@ function bump(bucket: Bucket, field: string, n: number): void {
 export class MemorySummary {
   private readonly units = new Map<RollupUnit, Map<number, Bucket>>(ROLLUP_UNITS.map((u) => [u, new Map()]));
 
-  /** summaryFields' counts, added without listing them first (a settlement's hot path). */
   add(r: UsageRecord): void {
-    const names = usageNames(r);
-    const error = isError(r);
-    const tokens = recordTokens(r);
-    const cost = recordCost(r);
-    const failures = r.attempts?.length ? attemptFields(r) : undefined;
+    const fields = summaryFields(r);
     const clock = Math.floor(r.time);
     for (const unit of ROLLUP_UNITS) {
       const buckets = this.units.get(unit)!;
@@ -140,11 +135,7 @@ export class MemorySummary {
         buckets.set(start, (bucket = new Map()));
         for (const s of buckets.keys()) if (s < clock - UNIT_KEEP_MS[unit]) buckets.delete(s);
       }
-      bump(bucket, names.r, 1);
-      if (error) bump(bucket, names.e, 1);
-      if (tokens > 0) bump(bucket, names.t, tokens);
-      if (cost > 0) bump(bucket, names.c, cost);
-      if (failures) for (const [f, n] of failures) bump(bucket, f, n);
+      for (const [f, n] of fields) bump(bucket, f, n);
     }
   }
 

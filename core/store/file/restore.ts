@@ -7,6 +7,7 @@ import type { KeptAccount } from '../memory/accounts.ts';
 import type { KeptLedger, Loaded, RollupRow } from './rows.ts';
 import type { MemoryState } from './journal.ts';
 import { COUNTER_FIELDS, emptyCounters, type Counters } from '../rollup.ts';
+import { at } from '../rules/ledger.ts';
 
 export interface RestoreTarget extends MemoryState {
   ledger(key: string): KeyLedger;
@@ -14,12 +15,6 @@ export interface RestoreTarget extends MemoryState {
   /** The gateway-wide rollups of the overview: not written to the file, rebuilt from the records kept. */
   summary: MemorySummary;
   opts: { retentionMs: number; recordsPerKey: number; recordsTotal: number };
-}
-
-function at<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  let v = map.get(key);
-  if (v === undefined) map.set(key, (v = make()));
-  return v;
 }
 
 function countersOf(values: number[]): Counters {

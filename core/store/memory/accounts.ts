@@ -1,25 +1,20 @@
 // Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings in plain maps, with the
 // rules of rules/accounts.ts applied to them; everything expires lazily on use.
 import type { AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, LeaseEnding } from '../types.ts';
-import { ACCOUNT_IDLE_MS, chooseAccount, coolDown, firstBinding, leaseLength, succeeded } from '../rules/accounts.ts';
+import { ACCOUNT_IDLE_MS, chooseAccount, coolDown, firstBinding, leaseLength, succeeded, type AccountFacts } from '../rules/accounts.ts';
 import { ExpiringMap } from './expiring-map.ts';
 
-interface Account {
+/** What outlives a restart of one account's state (file/store.ts): all but its leases (nothing is in flight then). */
+export type KeptAccount = Omit<AccountFacts, 'inUse' | 'holds'>;
+
+interface Account extends KeptAccount {
   /** request id -> lease expiry (an ExpiringMap: entries set and deleted per request, expiring-map.ts) */
   leases: ExpiringMap;
   /** No lease expires before this (a lower bound: releases and renewals leave it be); the leases are scanned from then. */
   soonest: number;
-  coolUntil?: number;
-  reason?: CooldownReason;
-  probing: boolean;
-  lastUsed?: number;
-  pass?: number;
 }
 
 export interface Binding { account: string; expires: number }
-
-/** What outlives a restart of one account's state (file/store.ts): everything but its leases, as nothing is in flight then. */
-export interface KeptAccount { coolUntil?: number; reason?: CooldownReason; probing: boolean; lastUsed?: number; pass?: number }
 
 const sep = '\u0000';
 

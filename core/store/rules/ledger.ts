@@ -123,7 +123,8 @@ export function settlementOf(r: UsageRecord): Settlement {
   };
 }
 
-function at<K, V>(map: Map<K, V>, k: K, make: () => V): V {
+/** The value of `k`, made when missing. */
+export function at<K, V>(map: Map<K, V>, k: K, make: () => V): V {
   let v = map.get(k);
   if (v === undefined) map.set(k, (v = make()));
   return v;
