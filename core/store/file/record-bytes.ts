@@ -15,12 +15,6 @@ export class RecordBytes {
     return this.#used;
   }
 
-  /** How many records were added since the last take (read from their lengths: nothing keeps a tally on the hot path). */
-  get count(): number {
-    let n = 0;
-    for (let at = 0; at < this.#used; n++) at += HEAD + this.#buf.readUInt32LE(at) + this.#buf.readUInt32LE(at + 4) + this.#buf.readUInt32LE(at + 8);
-    return n;
-  }
 
   add(key: string, id: string, time: number, json: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, then the lengths as written.
