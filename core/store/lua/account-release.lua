@@ -28,10 +28,7 @@ local function release_many(n, K, A, NK)
     end
     for j = 3, nk do redis.call('SET', KEYS[ko + j], ARGV[ao + 3], 'PX', ARGV[ao + j + 1]) end
   end
-  for _, key in ipairs(sorder) do
-    local l = slots[key]
-    batched('ZREM', key, l)
-  end
+  for _, key in ipairs(sorder) do batched('ZREM', key, slots[key]) end
   for _, key in ipairs(torder) do
     if states[key].ended then redis.call('HDEL', key, 'probe') end
   end

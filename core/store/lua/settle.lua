@@ -113,10 +113,7 @@ local function settle_many(n, K, A, NK, NA)
     end
   end
 
-  for _, key in ipairs(leaseOrder) do
-    local l = leases[key]
-    batched('ZREM', key, l)
-  end
+  for _, key in ipairs(leaseOrder) do batched('ZREM', key, leases[key]) end
 
   for _, key in ipairs(bucketOrder) do
     local delta = buckets[key].delta
