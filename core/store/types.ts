@@ -89,7 +89,7 @@ export interface UsageRecord {
   cost: number;
   duration_ms: number;
   ttft_ms: number | null;
-  /** output_tokens or input_tokens is the gateway's estimate (a stream left before its usage came: `on_disconnect: observed`). */
+  /** output or input tokens are the gateway's estimate (a stream left before its usage came: on_disconnect observed). */
   estimated?: boolean;
   attempts?: { account: string; status: number; reason: string }[];
   /** 'other': per-model rollups count it under `other` (an unknown name refused upstream, or past MODEL_ROWS of them). */

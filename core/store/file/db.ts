@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS conversations (
   key_id TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (key_id, id));
 `;
 
-/** From each older version to the next, in the open's transaction. 1 → 2: records by (key, time, id); rpm rows per second. */
+/** From each older version to the next, in the open's transaction (1 → 2: records by key and time, rpm rows a second). */
 const UPGRADES: Record<number, string> = {
   1: `
 DROP INDEX records_time;

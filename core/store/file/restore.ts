@@ -31,7 +31,7 @@ function restoreRollup(l: KeyLedger, r: RollupRow): void {
   else at(at(l.hourModels, r.date, () => new Map()), r.hour, () => new Map()).set(r.model, c);
 }
 
-/** Loads `state` into an empty memory store: records oldest first, aged and capped as when settled, texts left in the file. */
+/** Loads `state` into an empty memory store: records oldest first, aged and capped as when settled, texts left out. */
 export function restore(into: RestoreTarget, state: Loaded): void {
   for (const k of state.keys) into.keys.set(k.sha256, JSON.parse(k.json) as IssuedKey);
   for (const row of state.ledgers) {

@@ -86,7 +86,7 @@ export class FileTables {
     }
   }
 
-  /** Deletes what the memory store no longer holds, aged on its own clocks (the newest record, minute, second, rpm entry). */
+  /** Deletes what the memory store no longer holds, aged on its clocks (the newest record, minute, second, rpm entry). */
   prune(o: { retentionMs: number; recordsPerKey: number; recordsTotal: number }): void {
     const newest = (this.db.prepare('SELECT max(time) AS t FROM records').get() as Row).t as number | null;
     this.db.exec('BEGIN');

@@ -25,7 +25,7 @@ interface Call { script: FusedScript; keys: string[]; args: (string | number)[];
 const MAX_ARGS = 20_000;
 /** New calls wait for the call in flight at most this long, so a stall does not spend their own time limits. */
 const HOLD_MS = 10;
-/** A call this large with no list form (a chunk of records) goes alone: copying its arguments costs more (docs/performance.md). */
+/** A call this large with no list form (a chunk of records) goes alone: copying its arguments costs more. */
 const ALONE_ARGS = 64;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
 const MAX_COMBOS = 64;

@@ -1,7 +1,7 @@
 // Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings in plain maps, with the
 // rules of rules/accounts.ts applied to them; everything expires lazily on use.
 import type { AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, LeaseEnding } from '../types.ts';
-import { ACCOUNT_IDLE_MS, chooseAccount, coolDown, firstBinding, leaseLength, succeeded, type AccountFacts } from '../rules/accounts.ts';
+import { ACCOUNT_IDLE_MS, chooseAccount, coolDown, firstBinding, leaseLength, renewed, succeeded, type AccountFacts } from '../rules/accounts.ts';
 import { ExpiringMap } from './expiring-map.ts';
 
 /** What outlives a restart of one account's state (file/store.ts): all but its leases (nothing is in flight then). */
@@ -79,8 +79,8 @@ export class AccountBook {
 
   heartbeat(lease: AccountLease, leaseMs: number, now: number): void {
     const a = this.account(lease.group, lease.account);
-    const exp = a?.leases.get(lease.requestId);
-    if (a && exp !== undefined && exp > now) a.leases.set(lease.requestId, now + leaseLength(leaseMs));
+    const exp = renewed(a?.leases.get(lease.requestId), now, leaseMs);
+    if (a && exp !== undefined) a.leases.set(lease.requestId, exp);
   }
 
   release(lease: AccountLease, ending?: LeaseEnding): void {

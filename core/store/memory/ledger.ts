@@ -9,7 +9,7 @@ import {
 import {
   concurrencyRefusal, hasUsdLimit, positive, rpmGone, rpmRefusal, tpmRefusal, usdRefusal, type Refusal,
 } from '../rules/limits.ts';
-import { leaseLength } from '../rules/accounts.ts';
+import { leaseLength, renewed } from '../rules/accounts.ts';
 import { SETTLE_MARKER_MS, SETTLE_MARKERS_PER_KEY, holdNano, minuteOf } from '../units.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { MemoryRecordIndex, type RecordEntry, type RecordText } from './record-index.ts';
@@ -75,8 +75,8 @@ export class KeyLedger implements Ledger {
   }
 
   heartbeat(requestId: string, leaseMs: number, now: number): void {
-    const exp = this.leases.get(requestId);
-    if (exp !== undefined && exp > now) this.leases.set(requestId, now + leaseLength(leaseMs));
+    const exp = renewed(this.leases.get(requestId), now, leaseMs);
+    if (exp !== undefined) this.leases.set(requestId, exp);
   }
 
   /** Gives back the lease and what admit reserved for a request that ends unsettled; once, never after settle. */

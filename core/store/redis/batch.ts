@@ -46,7 +46,7 @@ let chunkCount = 0;
 /** Oldest first, then by request id: the order lua/log.lua trims in. */
 const byTime = (a: Entry, b: Entry) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** A chunk of `entries` for `t`: its text (the entries then point into it) and arguments (a key's chunk names its records). */
+/** A chunk of `entries` for `t`: its text (the entries then point into it) and arguments (a key's names its records). */
 function makeChunk(t: Target, entries: Entry[], sums: Row, global: Map<string, number>): Chunk {
   for (let i = 1; i < entries.length; i++) {
     if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }

@@ -62,7 +62,7 @@ export class RedisStore implements Store {
   private readonly accounts: RedisAccounts;
   private readonly batch: SettleBatch;
   private readonly onBatchError: (err: Error, waiting: number) => void;
-  /** A minute's marker hash lives this long past its last write: settled at most the retention, released at least RELEASED_TTL_MS. */
+  /** A minute's marker hash lives this long: a settled marker at most the retention, a released one RELEASED_TTL_MS. */
   private readonly markerMs: number;
   /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
   private readonly settleTtls: string;

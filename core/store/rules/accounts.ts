@@ -141,6 +141,10 @@ export function pickAccount(views: CandidateView[], prefer: number, only: boolea
 /** A lease's length as both stores take it: whole milliseconds, at least 1. */
 export const leaseLength = (ms: number): number => Math.max(1, Math.round(ms) || 1);
 
+/** A heartbeat's new expiry for a lease (an API key's or an account's) that is still held; an expired one is not revived. */
+export const renewed = (exp: number | undefined, now: number, ms: number): number | undefined =>
+  (exp !== undefined && exp > now ? now + leaseLength(ms) : undefined);
+
 /** What a store knows of one account (undefined for one never used or forgotten), its expired leases dropped. */
 export interface AccountFacts {
   inUse: number;
