@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, type Cluster, type Redis } from 'ioredis';
+import { withConstants } from './constants.ts';
 
 /** A connection to one Redis or to a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -17,7 +18,7 @@ export interface FusedScript {
 }
 
 /** Before every fused script and list form (prelude.lua). */
-export const PRELUDE = readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8');
+export const PRELUDE = withConstants(readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8'));
 
 interface Call { script: FusedScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
 

@@ -25,3 +25,5 @@ local T = setmetatable({}, {__index = function(parsed, s)
   parsed[s] = t
   return t
 end})
+-- The spend windows' names and lengths, in the order of the admit terms and the acct hash (rules: units.ts WINDOWS).
+local WINDOW_NAMES, WINDOW_LENS = {'5h', '1d', '7d'}, {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}

@@ -12,6 +12,25 @@
 --       JSON text
 -- Answers per call 1 when recorded; for a repeat, 0 when its record is kept, 2 when only the marker says it was settled
 -- (its record may never have reached a batch). A record older than a marker's life is looked for in the log.
+-- rules/ledger.ts spendInWindows over a key's settlements of the turn (`calls`), in order: one past a window's end (or of
+-- a key with none) starts it again. starts: the windows' stored starts. Per window {start, reset, add}.
+local function spend_in_windows(starts, calls, A)
+  local win = {}
+  for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
+  for _, i in ipairs(calls) do
+    local cost, clock = N[ARGV[A[i] + 6]], N[ARGV[A[i] + 4]]
+    for w = 1, 3 do
+      local x = win[w]
+      if not x.start or clock >= x.start + WINDOW_LENS[w] then
+        x.start, x.reset, x.add = clock, true, cost
+      else
+        x.add = x.add + cost
+      end
+    end
+  end
+  return win
+end
+
 local function settle_many(n, K, A, NK, NA)
   local function int(x) return string.format('%d', x) end
   local out = presized(n)
@@ -126,32 +145,15 @@ local function settle_many(n, K, A, NK, NA)
     for _, field in ipairs(hd.order) do unhold(key, field, hd.fields[field]) end
   end
 
-  -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
-  local names = {'5h', '1d', '7d'}
-  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
+  -- Spend: the lifetime total, and the windows.
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
-    local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
-    local spend = t.spend
-    local win = {}
-    for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
-    -- Call by call, in order: a settlement past a window's end (or of a key with none) starts it again.
-    for _, i in ipairs(t.calls) do
-      local cost, clock = N[ARGV[A[i] + 6]], N[ARGV[A[i] + 4]]
-      for w = 1, 3 do
-        local x = win[w]
-        if not x.start or clock >= x.start + lens[w] then
-          x.start, x.reset, x.add = clock, true, cost
-        else
-          x.add = x.add + cost
-        end
-      end
-    end
-    redis.call('HINCRBY', key, 'spend', int(spend))
+    local win = spend_in_windows(redis.call('HMGET', key, 's5h', 's1d', 's7d'), t.calls, A)
+    redis.call('HINCRBY', key, 'spend', int(t.spend))
     for w = 1, 3 do
-      local x = win[w]
-      if x.reset then redis.call('HSET', key, 's' .. names[w], int(x.start), 'u' .. names[w], int(x.add))
-      elseif x.add ~= 0 then redis.call('HINCRBY', key, 'u' .. names[w], int(x.add)) end
+      local x, name = win[w], WINDOW_NAMES[w]
+      if x.reset then redis.call('HSET', key, 's' .. name, int(x.start), 'u' .. name, int(x.add))
+      elseif x.add ~= 0 then redis.call('HINCRBY', key, 'u' .. name, int(x.add)) end
     end
     redis.call('PEXPIRE', key, t.ttl)
   end
