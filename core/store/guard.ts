@@ -1,14 +1,11 @@
-// A shared store (Redis) seen from the gateway when it fails: any store call that fails (Redis down, a command past
-// store.timeout_ms) becomes the gateway's own 503 STORE_UNAVAILABLE in the client's format, and what must reach the
-// store whatever happens waits in an outbox, retried in order until the store takes it: settlements (idempotent by
-// request id), so an outage loses no usage, and every slot given back, so none stays held. A call that took a slot
-// and failed on the gateway's side (Redis answered too late, or not at all) may still take it when Redis resumes: its
-// slot is given back through the outbox too.
+// A shared store (Redis) as the gateway sees it failing: a failed call is a 503 STORE_UNAVAILABLE, and what must land
+// (settlements, slots given back, the slot a call with no answer may have taken) waits in an outbox, retried in order.
 import type { Logger } from 'pino';
 import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import type { AccountLease, AcquireAccountRequest, Admission, AdmitRequest, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
-import { fromNano, holdNano, minuteOf } from './units.ts';
+import type { AccountLease, Admission, AdmitRequest, LeaseEnding, Store } from './types.ts';
+import { admissionOf } from './rules/ledger.ts';
+import { positive } from './rules/limits.ts';
 
 /** Held calls at most; past it the oldest is dropped (logged), so an endless outage cannot exhaust memory. */
 export const OUTBOX_LIMIT = 100_000;
@@ -21,10 +18,7 @@ const LOG_EVERY_MS = 10_000;
 
 const CODE = 'STORE_UNAVAILABLE';
 
-/**
- * What of a store error may be logged: ioredis puts the failed command's arguments on its errors (`err.command.args`),
- * and those of AUTH or HELLO hold the Redis password.
- */
+/** What of a store error may be logged: not ioredis's `err.command.args` (AUTH's hold the password). */
 export function redisError(err: unknown): { name?: string; message: string; code?: string } {
   const e = err as { name?: string; message?: string; code?: string };
   return { name: e?.name, message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
@@ -45,169 +39,182 @@ export const storeUnavailable = () => errors.store_unavailable();
 interface Pending { run: () => Promise<unknown>; settlement: boolean; reqId: string; keyId?: string }
 
 /**
- * The admission `admit` would have made for this request: what to give back when its answer never came (the call
- * may still have been carried out). A refusal carried out late has nothing to give back but its tpm estimate and cost
- * held, which then leave the minute's counts early: the one inexactness an outage can cause, bounded by one estimate.
+ * What to give back when an admission's answer never came (the call may still have been carried out): the admission it
+ * would have made. A refusal carried out late then gives back an estimate it never took: bounded by one estimate.
  */
-const admissionOf = (req: AdmitRequest): Admission => ({
-  keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now),
-  estimatedTokens: Math.max(0, Math.round(req.estimatedTokens) || 0), estimatedCost: fromNano(holdNano(req.estimatedCost)),
-  lease: (req.limits.concurrency ?? 0) > 0,
-});
+const admissionFor = (req: AdmitRequest): Admission => admissionOf(req, positive(req.limits.concurrency) > 0);
 
-/** The store with failures turned into 503s, and settlements and released slots kept until they land. */
-export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
-  const outbox: Pending[] = [];
-  let heldSettlements = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let delay = FIRST_RETRY_MS;
-  let flushing: Promise<boolean> | undefined;
-  let loggedAt = -Infinity;
-  let up = true;
+/** The calls that must land, kept while the store does not answer and retried in order with a growing delay. */
+class Outbox {
+  readonly #log: Logger;
+  readonly #limit: number;
+  readonly #calls: Pending[] = [];
+  settlements = 0;
+  /** False from a failed call until one succeeds. */
+  up = true;
+  #timer: NodeJS.Timeout | undefined;
+  #delay = FIRST_RETRY_MS;
+  #flushing: Promise<boolean> | undefined;
+  #loggedAt = -Infinity;
 
-  const report = (err: unknown, what: string) => {
-    up = false;
+  constructor(log: Logger, limit: number) {
+    this.#log = log;
+    this.#limit = limit;
+  }
+
+  get empty(): boolean { return this.#calls.length === 0; }
+
+  report(err: unknown, what: string): void {
+    this.up = false;
     const now = Date.now();
-    if (now - loggedAt < LOG_EVERY_MS) return;
-    loggedAt = now;
-    log.error({ err: redisError(err), pending_settlements: heldSettlements, pending_calls: outbox.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements and released slots`);
-  };
-  const fail = (name: string) => (err: unknown): never => {
-    // A refusal of the call's own arguments (a RangeError: an unknown time zone, a malformed conversation) is the caller's.
-    if (err instanceof GatewayError || err instanceof RangeError) throw err;
-    report(err, name);
-    throw storeUnavailable();
-  };
+    if (now - this.#loggedAt < LOG_EVERY_MS) return;
+    this.#loggedAt = now;
+    this.#log.error({ err: redisError(err), pending_settlements: this.settlements, pending_calls: this.#calls.length }, `store unavailable (${what}): answering 503 STORE_UNAVAILABLE, holding settlements and released slots`);
+  }
 
-  /** Any call that succeeds says the store is back: held settlements go at once rather than at the next retry. */
-  const answered = <T>(value: T): T => {
-    up = true;
-    if (outbox.length && timer && !flushing) {
-      clearTimeout(timer);
-      timer = undefined;
-      delay = 0;
-      schedule();
+  /** Any call that succeeds says the store is back: held calls go at once rather than at the next retry. */
+  answered(): void {
+    this.up = true;
+    if (this.#calls.length && this.#timer && !this.#flushing) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#delay = 0;
+      this.#schedule();
     }
-    return value;
-  };
+  }
+
+  /** Keeps a call behind those held already (a key's calls keep their order); past the limit the oldest is dropped. */
+  hold(p: Pending): void {
+    if (this.#calls.length >= this.#limit) {
+      const lost = this.#calls.shift()!;
+      if (lost.settlement) this.settlements--;
+      this.#log.error({ req_id: lost.reqId, key_id: lost.keyId }, `store outbox full: the oldest held ${lost.settlement ? 'settlement' : 'slot release'} is dropped`);
+    }
+    this.#calls.push(p);
+    if (p.settlement) this.settlements++;
+    this.#schedule();
+  }
 
   /** Tries the held calls in order; true when none is left. */
-  async function flush(): Promise<boolean> {
-    while (outbox.length) {
-      const batch = outbox.slice(0, 100);
+  async #flush(): Promise<boolean> {
+    const calls = this.#calls;
+    while (calls.length) {
+      const batch = calls.slice(0, 100);
       const results = await Promise.allSettled(batch.map((p) => p.run()));
       // Up to the first failure they are done; any after it are tried again (a repeat is recognised, never counted).
       const failed = results.findIndex((r) => r.status === 'rejected');
-      for (const p of outbox.splice(0, failed === -1 ? batch.length : failed)) if (p.settlement) heldSettlements--;
-      if (failed !== -1) { report((results[failed] as PromiseRejectedResult).reason, 'retry'); return false; }
+      for (const p of calls.splice(0, failed === -1 ? batch.length : failed)) if (p.settlement) this.settlements--;
+      if (failed !== -1) { this.report((results[failed] as PromiseRejectedResult).reason, 'retry'); return false; }
     }
     return true;
   }
 
-  /** Keep a call for the store once it answers again (behind what is held already, so each key's calls keep their order). */
-  function hold(p: Pending): void {
-    if (outbox.length >= limit) {
-      const lost = outbox.shift()!;
-      if (lost.settlement) heldSettlements--;
-      log.error({ req_id: lost.reqId, key_id: lost.keyId }, `store outbox full: the oldest held ${lost.settlement ? 'settlement' : 'slot release'} is dropped`);
-    }
-    outbox.push(p);
-    if (p.settlement) heldSettlements++;
-    schedule();
+  #schedule(): void {
+    if (this.#timer || this.#flushing) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#flushing = this.#flush().finally(() => { this.#flushing = undefined; });
+      this.#flushing.then((done) => {
+        if (done) {
+          this.up = true;
+          this.#log.info('store reachable again: every held settlement recorded');
+          this.#delay = FIRST_RETRY_MS;
+        } else {
+          this.#delay = Math.min(MAX_RETRY_MS, Math.max(FIRST_RETRY_MS, this.#delay * 2));
+          this.#schedule();
+        }
+      }, () => {});
+    }, this.#delay).unref();
   }
+
+  /** At shutdown what is held gets CLOSE_FLUSH_MS to land; what is left is logged as lost. */
+  async close(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (!this.#calls.length) return;
+    await this.#flushing;
+    const done = await Promise.race([this.#flush(), new Promise<false>((r) => setTimeout(r, CLOSE_FLUSH_MS, false).unref())]);
+    if (!done && this.#calls.length) {
+      this.#log.error({ lost: this.#calls.length, req_ids: this.#calls.slice(0, 20).map((p) => p.reqId) }, 'store still unreachable at shutdown: held settlements and slot releases are lost');
+    }
+  }
+}
+
+/** The store with failures turned into 503s, and settlements and released slots kept until they land. */
+export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
+  const outbox = new Outbox(log, limit);
+  const fail = (name: string) => (err: unknown): never => {
+    // A refusal of the call's own arguments (a RangeError: an unknown time zone, a malformed conversation) is the caller's.
+    if (err instanceof GatewayError || err instanceof RangeError) throw err;
+    outbox.report(err, name);
+    throw storeUnavailable();
+  };
+  const answered = <T>(value: T): T => {
+    outbox.answered();
+    return value;
+  };
 
   /** A slot given back must land: when the store cannot take it now, it is held and retried. */
   async function giveBack(run: () => Promise<unknown>, reqId: string, what: string): Promise<void> {
-    if (!outbox.length) {
+    if (outbox.empty) {
       try {
         await run();
         return;
       } catch (err) {
-        report(err, what);
+        outbox.report(err, what);
       }
     }
-    hold({ run, settlement: false, reqId });
+    outbox.hold({ run, settlement: false, reqId });
   }
-
-  const release = (admission: Admission) =>
-    giveBack(() => inner.release(admission), admission.requestId, 'release');
+  const release = (admission: Admission) => giveBack(() => inner.release(admission), admission.requestId, 'release');
   const releaseAccount = (lease: AccountLease, ending?: LeaseEnding) =>
     giveBack(() => inner.releaseAccount(lease, ending), lease.requestId, 'releaseAccount');
 
   /** Calls that take a slot: when the answer never comes, whatever slot the call may still take is given back. */
-  async function admit(req: AdmitRequest) {
-    try {
-      return answered(await inner.admit(req));
-    } catch (err) {
-      void release(admissionOf(req));
-      return fail('admit')(err);
-    }
-  }
-  async function acquireAccount(req: AcquireAccountRequest) {
-    try {
-      return answered(await inner.acquireAccount(req));
-    } catch (err) {
-      for (const c of req.candidates) void releaseAccount({ group: req.group, account: c.id, requestId: req.requestId });
-      return fail('acquireAccount')(err);
-    }
-  }
-
-  function schedule(): void {
-    if (timer || flushing) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      flushing = flush().finally(() => { flushing = undefined; });
-      flushing.then((done) => {
-        if (done) {
-          up = true;
-          log.info('store reachable again: every held settlement recorded');
-          delay = FIRST_RETRY_MS;
-        } else {
-          delay = Math.min(MAX_RETRY_MS, Math.max(FIRST_RETRY_MS, delay * 2));
-          schedule();
-        }
-      }, () => {});
-    }, delay).unref();
-  }
-
-  async function settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }> {
-    checkSettleArgs(record, admission); // a malformed record is an error now, not a held one that blocks the rest
-    // Behind held ones, so a key's settlements land in the order they were made.
-    if (!outbox.length) {
+  const guarded: Partial<Store> = {
+    release,
+    releaseAccount,
+    async admit(req) {
       try {
-        return await inner.settle(record, admission, limits);
+        return answered(await inner.admit(req));
       } catch (err) {
-        report(err, 'settle');
+        void release(admissionFor(req));
+        return fail('admit')(err);
       }
-    }
-    hold({ run: () => inner.settle(record, admission, limits), settlement: true, reqId: record.request_id, keyId: record.key_id });
-    return { recorded: false, held: true };
-  }
-
-  async function close(): Promise<void> {
-    clearTimeout(timer);
-    timer = undefined;
-    if (outbox.length) {
-      await flushing;
-      const done = await Promise.race([flush(), new Promise<false>((r) => setTimeout(r, CLOSE_FLUSH_MS, false).unref())]);
-      if (!done && outbox.length) {
-        log.error({ lost: outbox.length, req_ids: outbox.slice(0, 20).map((p) => p.reqId) }, 'store still unreachable at shutdown: held settlements and slot releases are lost');
+    },
+    async acquireAccount(req) {
+      try {
+        return answered(await inner.acquireAccount(req));
+      } catch (err) {
+        for (const c of req.candidates) void releaseAccount({ group: req.group, account: c.id, requestId: req.requestId });
+        return fail('acquireAccount')(err);
       }
-    }
-    await inner.close();
-  }
+    },
+    async settle(record, admission, limits) {
+      checkSettleArgs(record, admission); // a malformed record is an error now, not a held one that blocks the rest
+      // Behind held ones, so a key's settlements land in the order they were made.
+      if (outbox.empty) {
+        try {
+          return await inner.settle(record, admission, limits);
+        } catch (err) {
+          outbox.report(err, 'settle');
+        }
+      }
+      outbox.hold({ run: () => inner.settle(record, admission, limits), settlement: true, reqId: record.request_id, keyId: record.key_id });
+      return { recorded: false, held: true };
+    },
+    async close() {
+      await outbox.close();
+      await inner.close();
+    },
+    pendingSettlements: () => outbox.settlements,
+    available: () => outbox.up,
+  };
 
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(inner, {
     get(target, name) {
-      if (name === 'settle') return settle;
-      if (name === 'release') return release;
-      if (name === 'releaseAccount') return releaseAccount;
-      if (name === 'admit') return admit;
-      if (name === 'acquireAccount') return acquireAccount;
-      if (name === 'close') return close;
-      if (name === 'pendingSettlements') return () => heldSettlements;
-      if (name === 'available') return () => up;
+      if (Object.hasOwn(guarded, name)) return guarded[name as keyof Store];
       const value: unknown = Reflect.get(target, name);
       if (typeof value !== 'function') return value;
       let fn = wrapped.get(name);

@@ -5,10 +5,7 @@ import type { RecordFilter, UsageRecord } from './types.ts';
 export interface IndexEntry { score: number; id: string }
 
 export interface RecordIndex {
-  /**
-   * Entries with min <= score <= max, ordered by score then id, both descending (Redis sorted-set order
-   * reversed), skipping the first `offset` of them.
-   */
+  /** Entries with min <= score <= max, by score then id, both descending, skipping the first `offset`. */
   page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]>;
   /** The records of these entries (of `page`), undefined where one is gone (expired or trimmed). */
   load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]>;
@@ -16,10 +13,7 @@ export interface RecordIndex {
 
 export const MAX_PAGE = 1000;
 
-/**
- * The cursor names a position, not an offset, so records settled while a client pages never shift
- * the pages: "<score>:<n>" = after the first n entries whose score is exactly <score>. Undefined when it is not one.
- */
+/** A cursor is a position ("<score>:<n>": past the first n entries of that score), so new records never shift pages. */
 export function parseCursor(cursor: string): { score: number; skip: number } | undefined {
   const m = /^(-?\d+):(\d+)$/.exec(cursor);
   const score = Number(m?.[1]);

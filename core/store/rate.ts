@@ -1,6 +1,4 @@
-// The current rate (GET /v1/usage rpm and tpm): requests and tokens settled per second, summed over the last
-// RATE_SECONDS whole seconds. Both stores keep per-second counts (Redis: a hash per minute, see settle-many.lua), so a read
-// costs the same at any traffic.
+// The current rate (GET /v1/usage rpm and tpm): requests and tokens settled per second, over the last RATE_SECONDS.
 import { RATE_SECONDS, secondOf } from './units.ts';
 
 export interface Rate { requests: number; tokens: number }

@@ -29,10 +29,7 @@ export function recordCounters(r: UsageRecord): Counters {
 /** A record's cost in nano-dollars (a negative one counts 0). */
 export const recordCost = (r: UsageRecord): number => Math.max(0, toNano(r.cost));
 
-/**
- * Tokens a record counts against tpm: every token the upstream processed. Reasoning is part of
- * output_tokens (wire-formats: output includes reasoning), so it is not added again.
- */
+/** Tokens a record counts against tpm: all the upstream processed (reasoning is part of output_tokens). */
 export const recordTokens = (r: UsageRecord): number =>
   count(r.input_tokens) + count(r.output_tokens) + count(r.cache_read_tokens) + count(r.cache_write_tokens);
 
@@ -65,10 +62,7 @@ export function countersFromHash(h: Record<string, string> | null | undefined): 
 
 /** The per-model row of whatever has none of its own (see rollupModel and topModels). */
 export const OTHER_MODEL = 'other';
-/**
- * Per-model rows at most: of names the configuration does not know, per key and UTC day (metering decides, in each
- * process), and in a usage answer. The rest count under OTHER_MODEL: a client can invent any number of names.
- */
+/** Per-model rows at most (unknown names per key and day, and in a usage answer); the rest count under OTHER_MODEL. */
 export const MODEL_ROWS = 100;
 
 /** The model a record's per-model rollups (a key's days and hours, the gateway-wide buckets) count it under. */

@@ -20,10 +20,7 @@ const NOT_FAILURES = new Set(['ok', 'client_error']);
 
 interface UsageNames { key: string; group: string; model: string; r: string; e: string; t: string; c: string }
 let lastNames: UsageNames | undefined;
-/**
- * The usage fields' names of the record's [key, group, model] (the last ones are kept: consecutive records mostly share
- * them, and a kept name's hash is computed once for all the maps it is looked up in).
- */
+/** The usage fields' names of the record's [key, group, model] (the last ones kept: consecutive records share them). */
 function usageNames(r: UsageRecord): UsageNames {
   const d = lastNames;
   const model = rollupModel(r);
@@ -33,9 +30,8 @@ function usageNames(r: UsageRecord): UsageNames {
 }
 
 /**
- * A field is one letter (the counter) and the JSON array of its dimensions, so names from clients (models) can hold any
- * character: r e t c = requests, errors, tokens, cost (nano-dollars) by [key, group, model]; f v = failures, failovers by
- * [group, account, reason].
+ * A field is a letter and the JSON array of its dimensions (any character is safe): r e t c = requests, errors, tokens,
+ * cost by [key, group, model]; f v = failures, failovers by [group, account, reason].
  */
 export function summaryFields(r: UsageRecord): [string, number][] {
   const names = usageNames(r);
@@ -114,10 +110,7 @@ export function parseBucket(start: number, fields: Iterable<[string, number | st
   };
 }
 
-/**
- * A field's count, updated in place: as a Map's value a number past 2^31 (a day's cost in nano-dollars) was a new heap
- * number at every addition.
- */
+/** A field's count, updated in place (a Map value past 2^31 was a new heap number at every addition). */
 interface Count { n: number }
 type Bucket = Map<string, Count>;
 
@@ -131,13 +124,8 @@ function bump(bucket: Bucket, field: string, n: number): void {
 export class MemorySummary {
   private readonly units = new Map<RollupUnit, Map<number, Bucket>>(ROLLUP_UNITS.map((u) => [u, new Map()]));
 
-  /** summaryFields' counts, added without listing them first (a settlement's hot path). */
   add(r: UsageRecord): void {
-    const names = usageNames(r);
-    const error = isError(r);
-    const tokens = recordTokens(r);
-    const cost = recordCost(r);
-    const failures = r.attempts?.length ? attemptFields(r) : undefined;
+    const fields = summaryFields(r);
     const clock = Math.floor(r.time);
     for (const unit of ROLLUP_UNITS) {
       const buckets = this.units.get(unit)!;
@@ -147,11 +135,7 @@ export class MemorySummary {
         buckets.set(start, (bucket = new Map()));
         for (const s of buckets.keys()) if (s < clock - UNIT_KEEP_MS[unit]) buckets.delete(s);
       }
-      bump(bucket, names.r, 1);
-      if (error) bump(bucket, names.e, 1);
-      if (tokens > 0) bump(bucket, names.t, tokens);
-      if (cost > 0) bump(bucket, names.c, cost);
-      if (failures) for (const [f, n] of failures) bump(bucket, f, n);
+      for (const [f, n] of fields) bump(bucket, f, n);
     }
   }
 

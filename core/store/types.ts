@@ -1,6 +1,5 @@
-// The Store contract: everything shared between gateway processes (issued keys, limits, leases, the usage ledger).
-// MemoryStore (embedded, one process), FileStore (MemoryStore kept in a local file) and RedisStore (Redis or Redis
-// Cluster) implement it and pass one contract suite.
+// The Store contract: what gateway processes share (issued keys, limits, leases, the usage ledger). The memory, file and
+// Redis (or Redis Cluster) stores implement it and pass one contract suite.
 import type { Outcome } from '../shapes.ts';
 
 /** A key issued at runtime (its plaintext is shown once and never stored). */
@@ -35,10 +34,7 @@ export interface AdmitRequest {
   limits: KeyLimits;
   /** Tokens reserved against tpm until settlement reconciles them with the actual count. */
   estimatedTokens: number;
-  /**
-   * USD held against quota_usd and the 5h/1d/7d windows until the request settles (its actual cost then counts instead)
-   * or is released: what requests in flight hold counts as spent when others are admitted.
-   */
+  /** USD held against quota_usd and the windows until the request settles or is released (counted as spent meanwhile). */
   estimatedCost?: number;
   /** A concurrency lease lives this long unless renewed by heartbeat (a crashed process frees it by itself). */
   leaseMs: number;
@@ -93,17 +89,10 @@ export interface UsageRecord {
   cost: number;
   duration_ms: number;
   ttft_ms: number | null;
-  /**
-   * True when output_tokens or input_tokens is the gateway's estimate, not the upstream's count: a stream the client left
-   * before the upstream reported its usage is billed for the text streamed and, when the prompt was not reported either,
-   * for count_tokens' estimate of the request (metering `on_disconnect: observed`).
-   */
+  /** output or input tokens are the gateway's estimate (a stream left before its usage came: on_disconnect observed). */
   estimated?: boolean;
   attempts?: { account: string; status: number; reason: string }[];
-  /**
-   * 'other': per-model rollups count the record under `other`, not its model (metering: a name the configuration does
-   * not know that the upstream refused, or past the key's MODEL_ROWS such names of the day). Absent: under its model.
-   */
+  /** 'other': per-model rollups count it under `other` (an unknown name refused upstream, or past MODEL_ROWS of them). */
   rollup_model?: 'other';
 }
 
@@ -156,9 +145,8 @@ export interface UsageBucket {
 }
 
 /**
- * An upstream account as the scheduler sees it (from gateway.yaml groups.*.accounts). Concurrency below 1 counts
- * as 1; weight is a share among accounts of equal priority and load (stride scheduling, rules/accounts.ts); a weight of 0
- * is chosen only when no account of equal priority and load has a positive one.
+ * An upstream account as the scheduler sees it. Concurrency below 1 counts as 1; weight is a share among accounts of
+ * equal priority and load (rules/accounts.ts); weight 0 is chosen only when no such account has a positive one.
  */
 export interface AccountCandidate { id: string; priority: number; weight: number; concurrency: number }
 
@@ -173,9 +161,8 @@ export interface AcquireAccountRequest {
   /** With prefer: refuse rather than fall back to another account (a pinned conversation lives on one account). */
   only?: boolean;
   /**
-   * Without prefer: look the preference up in the same decision (no round trip of its own). The account bound (see
-   * bind) to the first of these that has a binding is preferred; a pin is also `only`, and a pin to an account that
-   * is not a candidate refuses with `none`. The binding found comes back in the result.
+   * Without prefer: the account bound to the first of these with a binding is preferred (a pin also `only`; a pin to a
+   * non-candidate refuses with `none`), looked up in the same decision; the binding found comes back in the result.
    */
   bound?: { kind: 'sticky' | 'pin'; name: string }[];
   leaseMs: number;
@@ -199,10 +186,7 @@ export type AcquireAccountResult =
 
 /** What the end of an attempt tells the store along with giving its slot back, all in the same call. */
 export interface LeaseEnding {
-  /**
-   * The exchange succeeded, at this time: ends the account's probing state, unless the account is still cooling down
-   * at that time (a request that began before the cool-down proves nothing).
-   */
+  /** The exchange succeeded at this time: ends probing, unless the account is still cooling down then. */
   succeededAt?: number;
   /** Bind these names to the lease's account, restarting their TTL (a session, a response pin), as bind would. */
   bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
@@ -232,9 +216,8 @@ export interface Store {
   updateKey(id: string, patch: Partial<Pick<IssuedKey, 'disabled' | 'limits' | 'expires_at' | 'models' | 'name'>>): Promise<boolean>;
   deleteKey(id: string): Promise<boolean>;
   /**
-   * Called (in every process sharing the store) whenever an issued key changes, and after the store's
-   * change feed reconnects (changes may have been missed: reload). The promise, when there is one,
-   * resolves once the listener is live across processes (Redis: the subscription is confirmed).
+   * Called in every process whenever an issued key changes, and after the change feed reconnects (reload). The promise
+   * resolves once the listener is live across processes.
    */
   onKeysChanged(listener: () => void): void | Promise<void>;
 
@@ -242,16 +225,14 @@ export interface Store {
   admit(req: AdmitRequest): Promise<AdmitResult>;
   heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void>;
   /**
-   * Give back what admit reserved (lease, tpm estimate, cost held) when the request ends without a settlement.
-   * Once per request id, a no-op after settle; the rpm entry stays (the request was made). A settle after a
-   * release still records, counting its actual tokens in full.
+   * Give back what admit reserved (lease, tpm estimate, cost held) for a request that ends unsettled: once, a no-op
+   * after settle; the rpm entry stays. A settle after a release still records, counting its actual tokens in full.
    */
   release(admission: Admission): Promise<void>;
-  // ... and one after: release the lease and the cost held, reconcile tokens, append the record, roll up totals.
-  // Idempotent by request id.
-  // `limits` is not needed by either store today (the 5h/1d/7d windows are tracked whether or not a limit is set,
-  // so a limit added later starts from the real spend); admission undefined = never admitted, still recorded.
-  /** `held`: the store could not take it now; it is kept and written later (see guard.ts). */
+  /**
+   * ... and one after: release the lease and the cost held, reconcile tokens, record, roll up; once per request id.
+   * Admission undefined: never admitted, still recorded. `held`: kept and written later (guard.ts).
+   */
   settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }>;
   /** Settlements held until the store answers again (a shared store behind guard.ts). */
   pendingSettlements?(): number;
@@ -265,43 +246,33 @@ export interface Store {
   keyUsage(keyId: string, opts: { days: number; from?: string; to?: string; now: number; timezone?: string }): Promise<KeyUsage>;
   records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }>;
   /**
-   * The gateway-wide rollup of every bucket of `unit` from the one holding `from` to the one holding `to`, oldest first,
-   * empty buckets included (at most MAX_BUCKETS, the newest). Kept UNIT_KEEP_MS per unit (summary.ts); a record is
-   * counted once, with its entry in the global record index.
+   * The gateway-wide rollup of every bucket of `unit` from `from`'s to `to`'s, oldest first, empty ones included (at
+   * most MAX_BUCKETS, the newest; kept UNIT_KEEP_MS: summary.ts).
    */
   usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]>;
 
   // upstream accounts (per group; one script per decision, shared by every process)
   /**
-   * Pick an account and take one of its slots: prefer → lowest priority number → lowest load → weight as a share
-   * (the lowest stride pass) → least recently used, and a random choice by weight among exact ties. Acquiring again
-   * with a request id that still holds a lease on a candidate returns that lease (renewed), so a retried call never
-   * takes two slots.
+   * Pick an account and take a slot: prefer → lowest priority number → lowest load → weight as a share → least recently
+   * used, by weight among exact ties. A request id that holds a lease on a candidate gets it back (renewed).
    */
   acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult>;
   /** Renews a lease that is still held; an expired or released lease is not revived. */
   heartbeatAccount(lease: AccountLease, leaseMs: number, now: number): Promise<void>;
   /** Gives the slot back (idempotent), with what the attempt's ending tells (success, bindings) in the same round trip. */
   releaseAccount(lease: AccountLease, ending?: LeaseEnding): Promise<void>;
-  /**
-   * Take the account out of scheduling until `until`; afterwards it is probed (one request at a time) until a success.
-   * A later `until` (with its reason) wins over an earlier one. The cool-down ends by itself: no timer, no manual step.
-   */
+  /** Out of scheduling until `until` (a later one wins), then probed one request at a time until a success. */
   cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void>;
   accountStates(group: string, accounts: string[], now: number): Promise<AccountState[]>;
   /**
-   * Session stickiness and response pinning: a name (session hash, response id) bound to an account for a while.
-   * `kind` keeps the two apart. Binding again replaces the account and restarts the TTL; ttlMs <= 0 removes the
-   * binding. Unlike the rest of the account state this expires on the real clock (Redis PX), not on a `now`.
+   * A name (session hash, response id) bound to an account for ttlMs on the real clock; binding again replaces it,
+   * ttlMs <= 0 removes it.
    */
   bind(group: string, kind: 'sticky' | 'pin', name: string, account: string, ttlMs: number): Promise<void>;
   bound(group: string, kind: 'sticky' | 'pin', name: string): Promise<string | undefined>;
 
   // conversations the gateway keeps for clients (a translated Responses answer, for previous_response_id)
-  /**
-   * Keeps opaque JSON text under (key id, answer id) for ttlMs, on the real clock; a later put replaces it. An id
-   * outside [A-Za-z0-9_-]{1,128} or a value over 16 MiB is refused (RangeError).
-   */
+  /** Keeps JSON text under (key id, answer id) for ttlMs (real clock); a bad id or a value over 16 MiB is a RangeError. */
   putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void>;
   /** What is kept under (key id, answer id); undefined when unknown, expired or malformed. A key reads only its own. */
   getConversation(keyId: string, responseId: string): Promise<string | undefined>;

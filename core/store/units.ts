@@ -1,10 +1,6 @@
 // Units and clocks both stores share: nano-dollar money, window lengths, minute buckets, UTC day and hour names.
 
-/**
- * Money is kept as integer nano-dollars (1e-9 USD) so that repeated additions are exact: a float sum of
- * many small costs drifts, an integer sum does not. 2^53 nano-dollars is about 9 million USD, far above
- * any per-key total; Redis adds them with HINCRBY (64-bit) and the Lua scripts compare them as doubles.
- */
+/** Money as integer nano-dollars, so sums are exact (2^53 of them is about 9 million USD). */
 export const NANO = 1e9;
 export const toNano = (usd: number | undefined): number =>
   typeof usd === 'number' && Number.isFinite(usd) ? Math.round(usd * NANO) : 0;
@@ -28,28 +24,15 @@ export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 /** Daily and per-model rollups (and per-key totals) outlive the records: /v1/usage shows up to 400 days. */
 export const ROLLUP_DAYS = 400;
-/**
- * Hourly rollups (what a day in another time zone is made of) cover the longest daily_usage (90 days) and a day on
- * either side. Older UTC days count whole on the local date of their midday.
- */
+/** Hourly rollups (days in other time zones) cover the longest daily_usage (90 days) and a day on either side. */
 export const HOUR_ROLLUP_DAYS = 92;
-/**
- * A full concurrency pool tells the caller to come back after at most this long: leases are renewed by
- * heartbeat, so the earliest lease expiry is only an upper bound on when a slot frees (settle frees it sooner).
- */
+/** A full concurrency pool: come back after at most this long (settle frees a slot before its lease ends). */
 export const CONCURRENCY_RETRY_MS = 1000;
-/**
- * A request's estimated cost is held against quota_usd and the 5h/1d/7d windows from its admission until it settles or
- * is released, at most this many minutes (the holds of a crashed process lapse; a longer request counts when it settles).
- */
+/** An estimated cost is held from admission until settled or released, at most this long (a crashed process's lapse). */
 export const HOLD_MINUTES = 15;
 /** A USD limit taken up only by what requests in flight hold: come back after this long (they settle, mostly for less). */
 export const HELD_RETRY_MS = 1000;
-/**
- * A settlement's idempotency marker lives this long (at most the retention): a repeated settlement comes within
- * seconds (a retry, an outbox flush), and later ones are still caught while the request's record is kept. The markers
- * of every request of the window are kept (at 1 000 req/s, 600 000), so the window stays short.
- */
+/** A settlement's marker lives this long (at most the retention); later repeats are caught by the record kept. */
 export const SETTLE_MARKER_MS = 600_000;
 /** The embedded store also caps one key's markers at this many (the oldest go first). */
 export const SETTLE_MARKERS_PER_KEY = 100_000;
@@ -61,9 +44,6 @@ export const secondOf = (ms: number): number => Math.floor(ms / 1000);
 /** The embedded store keeps per-second counts this many seconds (more than RATE_SECONDS: they are pruned lazily). */
 export const RATE_KEPT_SECONDS = 180;
 export const msToNextMinute = (ms: number): number => MINUTE_MS - (ms % MINUTE_MS);
-
-/** Two-digit UTC hour of the day ("00".."23") holding this instant: the field prefix of hourly rollups. */
-export const utcHour = (ms: number): string => String(Math.floor((((ms % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS)).padStart(2, '0');
 
 let lastDay = NaN;
 let lastDate = '';

@@ -4,6 +4,7 @@ import type { KeyUsage, WindowState } from './types.ts';
 import { COUNTER_FIELDS, addCounters, emptyCounters, toTotals, topModels, type Counters } from './rollup.ts';
 import type { DayRead, UsagePlan } from './usage-plan.ts';
 import { WINDOWS, fromNano, type WindowName } from './units.ts';
+import { windowRuns } from './rules/ledger.ts';
 
 export interface StoredDay {
   /** The UTC day's counters (undefined: no rollup that day). */
@@ -42,11 +43,7 @@ function rest(total: Counters, parts: Iterable<Counters>): Counters | undefined 
   return any ? r : undefined;
 }
 
-/**
- * Hands a stored UTC day to the usage days it falls on: whole when all its hours fall on one, else hour by hour,
- * and whatever its hours do not account for (rollups from before hourly ones, or past their retention) on the
- * usage day of its midday.
- */
+/** A stored UTC day on its usage days: whole, else hour by hour, what its hours miss on the day of its midday. */
 function spread<T>(read: DayRead, total: T, hours: Map<number, T> | undefined, add: (date: string, c: T) => void, left: (total: T, hours: Map<number, T>) => T | undefined): void {
   const d = read.hourDates;
   if (d[0] === d[23] || !read.hours || !hours) {
@@ -93,8 +90,7 @@ export function buildKeyUsage(plan: UsagePlan, s: StoredUsage, now: number): Key
   const windows: WindowState[] = WINDOWS.map((w) => {
     const st = s.windows[w.window];
     // A window past its end restarts at the next spend: until then it shows as not started.
-    const active = st !== undefined && now < st.start + w.ms;
-    return { window: w.window, used: active ? fromNano(st.used) : 0, start: active ? st.start : null };
+    return windowRuns(st, w.ms, now) ? { window: w.window, used: fromNano(st.used), start: st.start } : { window: w.window, used: 0, start: null };
   });
   return {
     total: toTotals(s.total),

@@ -1,10 +1,5 @@
-// Usage days in an IANA time zone: which local date each stored UTC hour of usage counts on.
-//
-// Rollups are kept per UTC day and per UTC hour. An hour counts on the local date at its end (its last
-// millisecond). In zones whose offset is a whole number of hours (and across their DST changes) every hour lies
-// inside one local day, so usage days are exact. In zones offset by :30 or :45 (India, Nepal, Newfoundland,
-// central Australia, Chatham, ...) the hour holding local midnight counts on the new day: their usage day starts
-// at the whole UTC hour before local midnight, 30 (or 15) minutes early.
+// Usage days in an IANA time zone: a stored UTC hour counts on the local date at its end, exact in whole-hour zones;
+// in :30 and :45 zones a usage day starts at the whole UTC hour before local midnight.
 import { DAY_MS, HOUR_MS, dateStart, utcDate } from './units.ts';
 
 export interface UsageCalendar {
@@ -70,10 +65,7 @@ class ZoneCalendar implements UsageCalendar {
 
 const calendars = new Map<string, UsageCalendar>();
 
-/**
- * The usage calendar of an IANA zone name (case as Intl accepts it); undefined or '' is UTC.
- * Throws a RangeError naming the zone when it is not one.
- */
+/** The usage calendar of an IANA zone (undefined or '': UTC); a RangeError naming one that is not. */
 export function usageCalendar(zone?: string): UsageCalendar {
   if (zone === undefined || zone === '') return UTC;
   let c = calendars.get(zone);

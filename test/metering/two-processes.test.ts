@@ -1,5 +1,5 @@
-// Two gateway processes (`node app/main.ts`) on one Redis, one upstream: a key with concurrency 2 and rpm 6 is held to
-// those limits in total, whichever process its requests reach. Waves of 10 slow streams (5 per process, chat and
+// Two gateway processes (`node app/main.ts`) on one Redis, then on a Redis Cluster, one upstream: a key with concurrency
+// 2 and rpm 6 is held to those limits in total, whichever process its requests reach. Waves of 10 slow streams (5 per process, chat and
 // messages) are fired at once; a counting proxy in front of the simulator measures how many are in flight upstream.
 // Every refusal is the gateway's own 429; the ledger, read from either process, holds exactly the admitted requests.
 import { randomUUID } from 'node:crypto';
@@ -10,6 +10,7 @@ import { gatewayProcess } from '../helpers/process.ts';
 import { frontProxy } from '../helpers/upstream.ts';
 import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
 import { redisForTest } from '../store/redis-server.ts';
+import { clusterForTest } from '../store/redis-cluster-server.ts';
 
 const KEY = 'sk-capped-two-0001';
 const CONCURRENCY = 2;
@@ -26,8 +27,10 @@ const PRICE = { 'gpt-4o-mini': { input: 0.15, output: 0.60 }, 'claude-haiku-4-5'
 const costOf = (model: keyof typeof PRICE) => (INPUT * PRICE[model].input + OUTPUT * PRICE[model].output) / 1e6;
 
 // Everything lives in one test: its teardowns (processes, upstream, Redis keys) run once its subtests are done.
-t.test('two gateway processes on one Redis', async (t) => {
-  const { url: redisUrl, prefix } = await redisForTest(t, 'two');
+for (const shared of ['Redis', 'Redis Cluster'] as const) t.test(`two gateway processes on one ${shared}`, async (t) => {
+  const store = shared === 'Redis' ? await redisForTest(t, 'two') : await clusterForTest(t, 'two-cluster');
+  if (!store) return;
+  const { url: redisUrl, prefix } = store;
 
   // ---- the upstream: the simulator behind a proxy that counts requests in flight ----
   const sim = await startSimulator();

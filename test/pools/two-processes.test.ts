@@ -1,5 +1,5 @@
-// Two gateway processes (`node app/main.ts`) on one Redis share the pool's account slots: accounts of concurrency 2 and 3
-// never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
+// Two gateway processes (`node app/main.ts`) on one Redis, then on a Redis Cluster, share the pool's account slots:
+// accounts of concurrency 2 and 3 never have more in flight than that, measured at the upstream by a counting proxy, while 24 slow streams fired at once
 // (12 per process) all complete by waiting their turn in the queue.
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
@@ -7,13 +7,16 @@ import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
 import { frontProxy } from '../helpers/upstream.ts';
 import { redisForTest } from '../store/redis-server.ts';
+import { clusterForTest } from '../store/redis-cluster-server.ts';
 
 const KEY = 'sk-two-pool-0001';
 const SLOTS: Record<string, number> = { 'credential-a': 2, 'credential-b': 3 };
 const REQUESTS = 24;
 
-t.test('two gateway processes on one Redis', async (t) => {
-  const { url: redisUrl, prefix } = await redisForTest(t, 'pool');
+for (const shared of ['Redis', 'Redis Cluster'] as const) t.test(`two gateway processes on one ${shared}`, async (t) => {
+  const store = shared === 'Redis' ? await redisForTest(t, 'pool') : await clusterForTest(t, 'pool-cluster');
+  if (!store) return;
+  const { url: redisUrl, prefix } = store;
 
   // ---- the upstream: the simulator behind a proxy that counts requests in flight per account credential ----
   const sim = await startSimulator();

@@ -5,6 +5,7 @@ import t from 'tap';
 import { Journal, type MemoryState } from '../../core/store/file/journal.ts';
 import { KeyLedger } from '../../core/store/memory/ledger.ts';
 import { readRecords } from '../../core/store/file/record-bytes.ts';
+import { settlementOf } from '../../core/store/rules/ledger.ts';
 import { HOUR, T0, record } from './fixtures.ts';
 import type { UsageRecord } from '../../core/store/types.ts';
 
@@ -12,7 +13,7 @@ const state: MemoryState = { keys: new Map(), ledgers: new Map([['A', new KeyLed
 
 const settle = (j: Journal, over: Partial<UsageRecord>) => {
   const r = record(over);
-  j.settled(r, JSON.stringify(r), undefined);
+  j.settled(r, settlementOf(r), JSON.stringify(r), undefined);
 };
 
 const rollups = (j: Journal, seq: number) => {

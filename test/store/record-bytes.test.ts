@@ -28,10 +28,8 @@ t.test('records come out as they went in, in order, across growth and batches', 
       want.push(row);
       bytes.add(row.key, row.id, row.time, row.json);
     }
-    t.equal(bytes.count, n, `batch ${batch}: counted`);
     t.strictSame([...readRecords(bytes.view())], want, `batch ${batch}: read in place`);
     const taken = bytes.take();
-    t.equal(bytes.count, 0, `batch ${batch}: empty once taken`);
     t.equal([...readRecords(bytes.view())].length, 0, `batch ${batch}: nothing left in place`);
     t.strictSame([...readRecords(taken)], want, `batch ${batch}: read from the taken copy`);
     t.equal(taken.byteOffset, 0, 'the copy has a buffer of its own');

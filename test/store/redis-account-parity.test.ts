@@ -1,5 +1,7 @@
-// lua/account-acquire-many.lua against rules/accounts.ts pickAccount (the memory store's rules): random group states,
-// the same roll, the same decision. Catches the two implementations drifting apart.
+// The account rules in their two runtimes. lua/account-acquire.lua against rules/accounts.ts pickAccount on random
+// group states (the same roll, the same decision); then the memory and file stores against Redis and a Redis Cluster on
+// random sequences of acquisitions (preferences, bindings, retries), releases with their endings, heartbeats,
+// cool-downs, bindings and passing time (leases expire, cool-downs end): the same answers and account states.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { Redis } from 'ioredis';
@@ -8,6 +10,9 @@ import { scripts } from '../../core/store/lua/index.ts';
 import { KeyLayout } from '../../core/store/redis/keys.ts';
 import { acquireArgs } from '../../core/store/redis/accounts.ts';
 import { T0 } from './fixtures.ts';
+import { parityStores } from './parity-stores.ts';
+import { seeded } from '../helpers/random.ts';
+import type { AccountLease, AcquireAccountRequest } from '../../core/store/types.ts';
 import { deletePrefix, testRedis } from './redis-server.ts';
 
 const redis = await testRedis();
@@ -94,4 +99,96 @@ t.test('the Lua script decides exactly like pickAccount', async (t) => {
   }
   t.equal(mismatches, 0, `400 random states agree (${JSON.stringify(Object.fromEntries(outcomes))})`);
   for (const k of ['take', 'reuse', 'busy', 'cooling', 'none']) t.ok(outcomes.get(k), `the states covered ${k}`);
+});
+
+t.test('random sequences: memory, file, Redis and Cluster acquire, refuse, release and cool down alike', async (t) => {
+  const named = await parityStores(t, 'account-parity');
+  const stores = named.map((n) => n.store);
+  let history: string[] = [];
+  const same = (got: unknown[], what: string) => {
+    for (let i = 1; i < got.length; i++) {
+      if (!t.strictSame(got[i], got[0], `${named[i].name}: ${what}`)) t.comment(`the round so far:\n${history.join('\n')}`);
+    }
+  };
+  const seen = new Map<string, number>();
+  const count = (what: string) => seen.set(what, (seen.get(what) ?? 0) + 1);
+  const random = Math.random;
+  t.teardown(() => { Math.random = random; });
+  for (let round = 1; round <= 40; round++) {
+    const rand = seeded(1000 + round);
+    const int = (n: number) => Math.floor(rand() * n);
+    const group = `g${round}`;
+    const pool = Array.from({ length: 1 + int(4) }, (_, i) => ({ id: `a${i}`, priority: 1 + int(2), weight: int(4), concurrency: 1 + int(3) }));
+    const ids = pool.map((a) => a.id);
+    const names = ['s1', 's2', 'p1'];
+    let now = T0;
+    const held: AccountLease[] = [];
+    let n = 0;
+    history = [`pool ${JSON.stringify(pool)}`];
+    for (let step = 0; step < 40; step++) {
+      const op = int(20);
+      const at = `round ${round} step ${step}`;
+      if (op < 9) {
+        // One to three acquisitions at once, each with its own candidates, preference or bindings to look up; the
+        // same roll in every store (a random choice among exact ties).
+        const roll = rand();
+        const reqs: AcquireAccountRequest[] = Array.from({ length: 1 + int(3) }, () => {
+          const candidates = pool.filter(() => rand() < 0.8);
+          const how = int(4);
+          const retry = held.length > 0 && int(6) === 0;
+          return {
+            group, requestId: retry ? held[int(held.length)].requestId : `q${round}-${++n}`, now, candidates, leaseMs: 2_000 + int(8_000),
+            ...(how === 1 ? { prefer: ids[int(ids.length)], only: rand() < 0.3 } : {}),
+            ...(how === 2 ? { bound: [{ kind: 'sticky' as const, name: names[int(2)] }, { kind: 'pin' as const, name: 'p1' }] } : {}),
+          };
+        });
+        Math.random = () => roll;
+        const got = await Promise.all(stores.map((s) => Promise.all(reqs.map((r) => s.acquireAccount(r)))));
+        Math.random = random;
+        history.push(`${now} acquire ${reqs.map((r) => JSON.stringify({ ...r, group: undefined, now: undefined }))} roll ${roll}: ${JSON.stringify(got[0])}`);
+        same(got, `${at}: acquisitions`);
+        for (const r of got[0]) {
+          if (r.ok && !held.some((l) => l.requestId === r.lease.requestId && l.account === r.lease.account)) held.push(r.lease);
+          count(r.ok ? (r.bound ? 'taken, bound' : r.preferred ? 'taken, preferred' : 'taken') : r.reason);
+        }
+      } else if (op < 13 && held.length) {
+        // A release, sometimes with a success (ending probing) and bindings to its account.
+        const lease = held.splice(int(held.length), 1)[0];
+        const ending = int(2) ? { succeededAt: now - int(3_000), bind: int(2) ? [{ kind: 'sticky' as const, name: names[int(2)], ttlMs: 60_000 }] : [] } : undefined;
+        await Promise.all(stores.map((s) => s.releaseAccount(lease, ending)));
+        history.push(`${now} release ${JSON.stringify(lease)} ${JSON.stringify(ending)}`);
+        count(ending ? 'released with an ending' : 'released');
+      } else if (op < 15 && held.length) {
+        const lease = held[int(held.length)];
+        const leaseMs = 2_000 + int(8_000);
+        await Promise.all(stores.map((s) => s.heartbeatAccount(lease, leaseMs, now)));
+        history.push(`${now} heartbeat ${JSON.stringify(lease)} ${leaseMs}`);
+        count('heartbeat');
+      } else if (op < 17) {
+        const account = ids[int(ids.length)];
+        const until = now + int(20_000);
+        const reason = (['rate_limited', 'overloaded', 'upstream_error'] as const)[int(3)];
+        await Promise.all(stores.map((s) => s.cooldown(group, account, until, reason)));
+        history.push(`${now} cooldown ${account} until ${until} ${reason}`);
+        count('cooldown');
+      } else if (op < 18) {
+        const name = names[int(3)];
+        const kind = name === 'p1' ? 'pin' as const : 'sticky' as const;
+        const account = ids[int(ids.length)];
+        const ttlMs = int(4) ? 60_000 : 0;
+        await Promise.all(stores.map((s) => s.bind(group, kind, name, account, ttlMs)));
+        history.push(`${now} bind ${kind} ${name} ${account} ${ttlMs}`);
+        count(ttlMs ? 'bound' : 'unbound');
+      }
+      same(await Promise.all(stores.map((s) => s.accountStates(group, ids, now))), `${at}: account states`);
+      // Mostly within the leases' lives; now and then past them (a crashed holder's lease ends by itself) and the
+      // cool-downs.
+      now += int(8) === 0 ? 10_000 + int(20_000) : int(1_500);
+    }
+    same(await Promise.all(stores.map((s) => Promise.all(names.map((name) => s.bound(group, name === 'p1' ? 'pin' : 'sticky', name))))), `round ${round}: bindings`);
+  }
+  const summary = JSON.stringify(Object.fromEntries(seen));
+  for (const what of ['taken', 'taken, preferred', 'taken, bound', 'busy', 'cooling', 'none', 'released', 'released with an ending', 'heartbeat', 'cooldown', 'bound', 'unbound']) {
+    t.ok((seen.get(what) ?? 0) > 0, `${what} (${summary})`);
+  }
 });

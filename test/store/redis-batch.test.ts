@@ -42,7 +42,7 @@ t.test('300 settlements of one key: admit and settle per request, fused with the
   t.ok((calls.eval ?? 0) <= 6, `new sets of fused scripts loaded once: ${calls.eval ?? 0} EVAL`);
   // The 300 admits start in one turn and go as ~15 calls; the settles follow as the admits are answered.
   t.ok(scripts >= 2 && scripts <= 60, `600 scripts of the requests and the batch's, fused into ${scripts} script calls`);
-  // The settlements of one turn add the key's spend and its three windows once (settle-many.lua's settle_many), and the
+  // The settlements of one turn add the key's spend and its three windows once (settle.lua's settle_many), and the
   // rollups, seven counters in five hashes, go per batch: far fewer HINCRBY than requests.
   const hincrby = calls.hincrby ?? 0;
   t.ok(hincrby >= 4 && hincrby <= 150, `${hincrby} HINCRBY for 300 requests: per turn and per batch, not per request`);
@@ -73,7 +73,7 @@ async function batchStore(t: Test, prefix: string, options: Partial<RedisStoreOp
   return { server, s, batch: (s as unknown as { batch: SettleBatch }).batch };
 }
 
-/** Adds record `id` of key `key` (one input token, at T0) to `batch`, as settle-many.lua would have let it through. */
+/** Adds record `id` of key `key` (one input token, at T0) to `batch`, as settle.lua would have let it through. */
 const addOne = (batch: SettleBatch, key: string, id: string) =>
   batch.add(record({ key_id: key, request_id: id, time: T0, input_tokens: 1 }), JSON.stringify({ request_id: id, time: T0 }), T0 / MINUTE);
 
@@ -115,7 +115,7 @@ t.test('records that waited out an outage go in calls of at most 1000 records, e
   const errors: number[] = [];
   const { server, s, batch } = await batchStore(t, 'o:', { commandTimeoutMs: 200, onBatchError: (_err, waiting) => errors.push(waiting) });
   server.pause();
-  // As settle-many.lua would have let through before Redis stopped answering: 2500 records of one key and minute.
+  // As settle.lua would have let through before Redis stopped answering: 2500 records of one key and minute.
   for (let i = 0; i < 2500; i++) addOne(batch, 'out', `o-${i}`);
   await batch.flush().catch(() => {});
   await batch.flush().catch(() => {});
@@ -218,11 +218,11 @@ t.test('2300 records of one key and minute, each ~0.9 KB, added at once: chunks 
   t.strictSame(global, sent.slice(-500).reverse(), 'and from the global log');
 });
 
-t.test('a settlement sent again (settle-many.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
+t.test('a settlement sent again (settle.lua answered 2) before or after its record was written: kept and counted once, per key and in the global log', async (t) => {
   const { server, s, batch } = await batchStore(t, 'd:');
   const twice = record({ key_id: 'dup', request_id: 'd-1', time: T0, input_tokens: 4, cost: 0.25 });
   const minute = T0 / MINUTE;
-  // Marked settled ('d') as settle-many.lua would have; the batch marks a record kept ('k') when it writes it.
+  // Marked settled ('d') as settle.lua would have; the batch marks a record kept ('k') when it writes it.
   await server.query((r) => r.hset(`d:{k:dup}:mk:${minute}`, 'd-1', 'd', 'd-2', 'd', 'd-3', 'd'));
   batch.add(twice, JSON.stringify(twice), minute);
   batch.add({ ...twice, input_tokens: 99 }, JSON.stringify(twice), minute, true);

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { Cluster, Redis } from 'ioredis';
 import { freePort } from '../helpers/process.ts';
 
 export interface TestCluster { url: string; nodes: { host: string; port: number }[]; stop(): Promise<void> }
@@ -76,4 +77,33 @@ export async function testCluster(): Promise<TestCluster> {
     for (const c of clients) c.disconnect();
   }
   return { url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, nodes: ports.map((port) => ({ host: '127.0.0.1', port })), stop };
+}
+
+/**
+ * A Redis Cluster for one test and a key prefix of its own, as redisForTest gives a Redis: a Cluster started here is
+ * stopped when the test ends (one named by REDIS_CLUSTER_URL loses the prefix's keys). Undefined, said in the test's
+ * output, where none can be started.
+ */
+export async function clusterForTest(t: { teardown(fn: () => unknown): void; comment(...m: unknown[]): void }, label: string): Promise<{ url: string; nodes: TestCluster['nodes']; prefix: string } | undefined> {
+  const unavailable = clusterUnavailable();
+  if (unavailable) {
+    t.comment(unavailable);
+    return undefined;
+  }
+  const cluster = await testCluster();
+  const prefix = `gwtest:${label}:${randomUUID()}:`;
+  t.teardown(async () => {
+    const admin = new Cluster(cluster.nodes);
+    for (const node of admin.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await node.unlink(...keys);
+      } while (cursor !== '0');
+    }
+    await admin.quit();
+    await cluster.stop();
+  });
+  return { url: cluster.url, nodes: cluster.nodes, prefix };
 }

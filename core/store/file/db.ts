@@ -6,10 +6,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { sqlite } from './sqlite.ts';
 import { COUNTER_FIELDS } from '../rollup.ts';
 
-/**
- * Bumped when the tables change shape; a file of a newer version is refused rather than misread, one of an older
- * version is brought up to this one as it is opened (UPGRADES).
- */
+/** Bumped when the tables change shape: a newer file is refused, an older one upgraded as it is opened (UPGRADES). */
 export const SCHEMA_VERSION = 2;
 
 const TABLES = `
@@ -40,10 +37,7 @@ CREATE TABLE IF NOT EXISTS conversations (
   key_id TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (key_id, id));
 `;
 
-/**
- * From each older version to the next, in the open's transaction. 1 → 2: records keyed by (key, time, request id);
- * rpm admissions one row per key, second and batch instead of one per request.
- */
+/** From each older version to the next, in the open's transaction (1 → 2: records by key and time, rpm rows a second). */
 const UPGRADES: Record<number, string> = {
   1: `
 DROP INDEX records_time;
@@ -62,10 +56,8 @@ DROP TABLE rpm_1;
 export interface OpenFile { db: DatabaseSync; close(): void }
 
 /**
- * The owner's lock: a small SQLite file beside the store (PATH.lock), locked exclusively (locking_mode EXCLUSIVE holds
- * the lock from the first transaction until close, and the system drops it when the process dies). A second gateway on
- * the same file fails here ("database is locked") instead of both writing their own view of the state, while the store
- * itself stays readable by others (sqlite3 PATH ".backup COPY" on a running gateway).
+ * The owner's lock (PATH.lock, held exclusively until close or death): a second gateway on the file fails here instead
+ * of both writing their own view, while the store stays readable (sqlite3 PATH ".backup COPY").
  */
 function ownerLock(path: string): DatabaseSync {
   const lock = new (sqlite().DatabaseSync)(`${path}.lock`);
@@ -79,22 +71,14 @@ function ownerLock(path: string): DatabaseSync {
   }
 }
 
-/**
- * The files hold usage and prompt text (kept conversations): the gateway's user alone may read them, a new folder
- * included. SQLite makes a file 0644 and its -wal and -shm with the database's mode, so the two it makes are made here
- * first; files of an older gateway are tightened too.
- */
+/** The files hold usage and prompts: the gateway's user alone may read them (SQLite would make them 0644). */
 function ownerOnly(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   for (const file of [path, `${path}.lock`]) closeSync(openSync(file, 'a', 0o600));
   for (const file of [path, `${path}.lock`, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
 }
 
-/**
- * Opens the store (creating it and its folder when missing) for its one owner. WAL: readers never wait for the writer.
- * synchronous FULL syncs every commit: with one commit a second that costs one fsync a second, off the gateway's
- * thread, and a power cut then loses no more than a kill -9 does.
- */
+/** Opens (or creates) the store for its one owner; WAL, and FULL sync: one fsync a second, off the gateway's thread. */
 export function openDatabase(path: string): OpenFile {
   ownerOnly(path);
   const lock = ownerLock(path);

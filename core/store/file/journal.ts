@@ -1,6 +1,5 @@
-// The file store's journal: what changed in the memory state since the last batch, and the batch of values to write.
-// Marking is a few map sets per call (the hot path); reading the values waits for the batch, so a key settling a
-// thousand times a second writes its totals and rollups once a second, not a thousand times.
+// The file store's journal: what changed since the last batch (a few map sets per call), read into the batch's values
+// when it is taken, so a busy key's totals and rollups are written once a batch.
 import { toFront } from '../memory/columns.ts';
 import { H, hashId } from '../memory/id-table.ts';
 import type { IssuedKey, UsageRecord } from '../types.ts';
@@ -9,8 +8,8 @@ import type { ConversationBook } from '../memory/conversations.ts';
 import type { KeyLedger } from '../memory/ledger.ts';
 import type { Batch, KeptLedger, RollupKind, RollupRow, RpmRow } from './rows.ts';
 import { RecordBytes } from './record-bytes.ts';
-import { COUNTER_FIELDS, rollupModel, type Counters } from '../rollup.ts';
-import { DAY_MS, HOUR_MS, secondOf, utcDate } from '../units.ts';
+import { COUNTER_FIELDS, type Counters } from '../rollup.ts';
+import type { Settlement } from '../rules/ledger.ts';
 
 /** The parts of a MemoryStore the file store keeps. */
 export interface MemoryState {
@@ -42,10 +41,8 @@ export class Journal {
   private rollups = new Map<string, Omit<RollupRow, 'counters'>>();
   private tpm = new Map<string, { key: string; minute: number }>();
   private rate = new Map<string, { key: string; second: number }>();
-  // Admissions (the first rpmCount of each column), not an object each: they live until the batch is taken (~1 s), long
-  // enough for V8 to move every one into its old generation. Nor the id of each: its hash (memory/id-table.ts) tells whether
-  // it is still kept, and only the first admission of a key and second since the one before carries its id (the name
-  // of its row, rpmRows). The columns are kept from batch to batch, grown only when a batch needs more.
+  // Admissions in columns (the first rpmCount), not an object each that would live to the old generation; an id only
+  // for the first of a key and second (its row's name, rpmRows), the rest known by hash.
   private rpmCount = 0;
   private rpmKeys: (string | undefined)[] = [];
   private rpmNames: (string | undefined)[] = [];
@@ -99,16 +96,13 @@ export class Journal {
     this.dirty = true;
   }
 
-  settled(r: UsageRecord, json: string, minute: number | undefined): void {
+  settled(r: UsageRecord, s: Settlement, json: string, minute: number | undefined): void {
     const key = r.key_id;
-    const time = Math.floor(r.time);
-    this.records.add(key, r.request_id, time, json);
+    this.records.add(key, r.request_id, s.clock, json);
     this.ledgers.add(key);
-    const date = utcDate(time);
-    const hour = Math.floor((((time % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS);
     // Most settlements in a batch share the last one's key, model and hour: its rollups are marked already.
     let last = this.last;
-    const model = rollupModel(r);
+    const { model, date, hour, second } = s;
     if (!last || last.key !== key || last.model !== model || last.date !== date || last.hour !== hour) {
       this.mark(key, 'day', date, -1, '');
       this.mark(key, 'dm', date, -1, model);
@@ -116,7 +110,6 @@ export class Journal {
       this.mark(key, 'hm', date, hour, model);
       this.last = last = { key, model, date, hour, second: NaN };
     }
-    const second = secondOf(time);
     if (last.second !== second) {
       this.rate.set(key + SEP + second, { key, second });
       last.second = second;
@@ -198,10 +191,8 @@ export class Journal {
 }
 
 /**
- * Admissions (the i-th of each list) that are still `kept`, as rows of one key and second each (rows.ts RpmRow): a
- * few rows a second, not one per request. A row is named by the id of the first admission of its key and second in
- * the lists (which always carries it: the admission before it had another key or second), kept or not: a name only
- * has to be its own, so rows of the same second written by two batches do not replace each other.
+ * The admissions still `kept`, as a row per key and second (RpmRow), named by its first admission's id so that rows of
+ * one second from two batches do not replace each other.
  */
 function rpmRows(count: number, keys: (string | undefined)[], names: (string | undefined)[], ats: Float64Array, kept: (i: number, key: string, at: number) => boolean): RpmRow[] {
   const rows = new Map<string, RpmRow>();

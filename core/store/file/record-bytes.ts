@@ -1,10 +1,5 @@
-// Usage records on their way to the file store's writer thread, kept as bytes outside V8's heap until their batch is
-// written. As strings and row objects they lived about a second: long enough for V8 to copy each twice into its old
-// generation and mark it there before it died, the costliest kind of garbage (docs/performance.md). As bytes they cost
-// one copy into a buffer, and the batch crosses to the thread as one array of bytes rather than a structured clone of
-// thousands of objects.
-//
-// Each record: key length, id length, text length (uint32), time (float64), then the three as UTF-8.
+// Records on their way to the writer thread, as bytes outside V8's heap (as strings they lived into the old generation:
+// docs/performance.md). Each: key, id and text lengths (uint32), time (float64), then the three as UTF-8.
 import { release } from '../memory/columns.ts';
 import type { RecordRow } from './rows.ts';
 
@@ -20,12 +15,6 @@ export class RecordBytes {
     return this.#used;
   }
 
-  /** How many records were added since the last take (read from their lengths: nothing keeps a tally on the hot path). */
-  get count(): number {
-    let n = 0;
-    for (let at = 0; at < this.#used; n++) at += HEAD + this.#buf.readUInt32LE(at) + this.#buf.readUInt32LE(at + 4) + this.#buf.readUInt32LE(at + 8);
-    return n;
-  }
 
   add(key: string, id: string, time: number, json: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, then the lengths as written.

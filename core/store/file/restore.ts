@@ -7,6 +7,7 @@ import type { KeptAccount } from '../memory/accounts.ts';
 import type { KeptLedger, Loaded, RollupRow } from './rows.ts';
 import type { MemoryState } from './journal.ts';
 import { COUNTER_FIELDS, emptyCounters, type Counters } from '../rollup.ts';
+import { at } from '../rules/ledger.ts';
 
 export interface RestoreTarget extends MemoryState {
   ledger(key: string): KeyLedger;
@@ -14,12 +15,6 @@ export interface RestoreTarget extends MemoryState {
   /** The gateway-wide rollups of the overview: not written to the file, rebuilt from the records kept. */
   summary: MemorySummary;
   opts: { retentionMs: number; recordsPerKey: number; recordsTotal: number };
-}
-
-function at<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  let v = map.get(key);
-  if (v === undefined) map.set(key, (v = make()));
-  return v;
 }
 
 function countersOf(values: number[]): Counters {
@@ -36,10 +31,7 @@ function restoreRollup(l: KeyLedger, r: RollupRow): void {
   else at(at(l.hourModels, r.date, () => new Map()), r.hour, () => new Map()).set(r.model, c);
 }
 
-/**
- * Loads `state` into an empty memory store. Records go in oldest first, aged and capped as each was when settled; their
- * texts stay in the file (the store reads a page's back from there).
- */
+/** Loads `state` into an empty memory store: records oldest first, aged and capped as when settled, texts left out. */
 export function restore(into: RestoreTarget, state: Loaded): void {
   for (const k of state.keys) into.keys.set(k.sha256, JSON.parse(k.json) as IssuedKey);
   for (const row of state.ledgers) {

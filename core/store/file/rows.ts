@@ -10,10 +10,7 @@ export interface RollupRow { key: string; kind: RollupKind; date: string; hour: 
 export interface TpmRow { key: string; minute: number; tokens: number | null }
 /** Requests and tokens settled in one second (the current rate); null: the second is gone. */
 export interface RateRow { key: string; second: number; counts: [requests: number, tokens: number] | null }
-/**
- * The requests of one key admitted under an rpm limit in one epoch second, as one batch saw them: `ats` their
- * milliseconds into the second, comma-separated; `id` the first one's request id, which names the row.
- */
+/** A key's rpm admissions of one second as a batch saw them: `ats` their ms into it; `id` the first's (the row's name). */
 export interface RpmRow { key: string; second: number; id: string; ats: string }
 /** Lifetime spend, totals, spend windows and summed durations of one key (KeptLedger as JSON). */
 export interface LedgerRow { key: string; json: string }

@@ -4,11 +4,7 @@ import { createRequire } from 'node:module';
 type Sqlite = typeof import('node:sqlite');
 let loaded: Sqlite | undefined;
 
-/**
- * Node 22 prints "ExperimentalWarning: SQLite is an experimental feature" when node:sqlite is first loaded; the gateway
- * would show it on every start (and every test that opens a file store). Only that one warning is dropped: while the
- * module loads, process.emitWarning skips an ExperimentalWarning that names SQLite and passes everything else on.
- */
+/** node:sqlite, without the ExperimentalWarning Node 22 prints as it loads (that one warning only). */
 export function sqlite(): Sqlite {
   if (loaded) return loaded;
   const emit = process.emitWarning;

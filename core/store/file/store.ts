@@ -1,8 +1,5 @@
-// FileStore: the embedded store kept in a local SQLite file. The MemoryStore it extends answers every call; what changed
-// is written behind by a thread of its own (writer.ts), in one transaction at most every second, and loaded at start.
-// The records kept are indexed in memory; their texts are not held there: until its batch is written a record's text
-// waits as bytes (record-bytes.ts), then a page's texts are read back from the file (a connection of this thread's
-// own, read-only).
+// FileStore: the MemoryStore kept in a local SQLite file, written behind by a thread (writer.ts) once a second and
+// loaded at start. Record texts are not kept in memory: bytes until written (record-bytes.ts), then read from the file.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Logger } from 'pino';
 import type {
@@ -11,6 +8,7 @@ import type {
 } from '../types.ts';
 import type { KeyPatch } from '../issued-keys.ts';
 import { MemoryStore } from '../memory/store.ts';
+import type { Settlement } from '../rules/ledger.ts';
 import { Journal, type MemoryState } from './journal.ts';
 import { loadFile } from './load.ts';
 import { restore } from './restore.ts';
@@ -24,11 +22,7 @@ import type { StoreOptions } from '../options.ts';
 
 /** Changes reach the file at most this long after they are made: what a kill -9 can lose. */
 export const FLUSH_MS = 1000;
-/**
- * A batch goes sooner once its records reach this size: what a batch holds (in the journal, in the store until it is
- * written, and copied into the writer thread) is then bounded whatever the request rate, instead of a second of
- * records (4 MB at 12 000 requests a second, three times over).
- */
+/** A batch goes sooner once its records reach this size, so what it holds is bounded whatever the request rate. */
 export const FLUSH_BYTES = 512 * 1024;
 
 type Answer = Extract<FromWriter, { type: 'ready' | 'open-failed' | 'closed' | 'stopped' }>;
@@ -157,10 +151,7 @@ export class FileStore extends MemoryStore {
     yield* readRecords(this.journal.records.view());
   }
 
-  /**
-   * The writer is gone or failing: the entries of the records not written take their texts, as those settled from now
-   * on do (the memory store's way) until it writes again; those entries keep them until they leave the index.
-   */
+  /** The writer is gone or failing: the records not written keep their texts in memory, as new ones do until it writes. */
   private textsToEntries(): void {
     this.entriesKeepTexts = true;
     for (const row of this.pending()) {
@@ -180,10 +171,7 @@ export class FileStore extends MemoryStore {
     return this.entriesKeepTexts;
   }
 
-  /**
-   * Texts of kept records: read back from the file, or (settled in the last second or two) from the bytes not written
-   * yet; a record the file no longer holds (pruned) is left out.
-   */
+  /** Texts of kept records: from the file, or from the bytes not written yet; one pruned from the file is left out. */
   protected override recordText(entries: RecordEntry[]): Map<string, string> {
     const texts = new Map<string, string>();
     if (!this.reader) return texts;
@@ -242,8 +230,8 @@ export class FileStore extends MemoryStore {
     if (admission.estimatedTokens > 0) this.journal.minute(admission.keyId, admission.minute);
   }
 
-  protected override recorded(record: UsageRecord, json: string, admission: Admission | undefined): void {
-    this.journal.settled(record, json, admission?.minute);
+  protected override recorded(record: UsageRecord, json: string, admission: Admission | undefined, s: Settlement): void {
+    this.journal.settled(record, s, json, admission?.minute);
     // After the settlement, not inside it: a batch reads the state its marks name.
     if (this.journal.records.size >= FLUSH_BYTES && !this.flushQueued) {
       this.flushQueued = true;

@@ -71,10 +71,8 @@ export class FileTables {
   }
 
   /**
-   * Deletes the records outside both the newest `total` overall and the newest `perKey` of their key (the memory
-   * store's caps), in (time, request id) order. Only those past the overall edge (the total-th newest, found by walking
-   * the time index) can go; for each key that has some, its own edge comes from its primary key, and what lies below
-   * both edges goes. Numbering every row with window functions instead sorted the whole table (docs/performance.md).
+   * Deletes the records outside both the newest `total` and their key's newest `perKey` (the memory store's caps), by
+   * the two edges found through the indexes (docs/performance.md).
    */
   private dropBeyondCaps(perKey: number, total: number): void {
     const edge = this.db.prepare('SELECT time, request_id FROM records ORDER BY time DESC, request_id DESC LIMIT 1 OFFSET ?').get(total - 1) as Row | undefined;
@@ -88,11 +86,7 @@ export class FileTables {
     }
   }
 
-  /**
-   * Deletes what the memory store no longer holds, on the store's own clocks (the newest record's time, the newest
-   * minute, second and rpm entry), as its maps age them: records past retention or outside both the newest per key and
-   * the newest overall, rollups past their days, spent minute and second buckets, expired bindings and conversations.
-   */
+  /** Deletes what the memory store no longer holds, aged on its clocks (the newest record, minute, second, rpm entry). */
   prune(o: { retentionMs: number; recordsPerKey: number; recordsTotal: number }): void {
     const newest = (this.db.prepare('SELECT max(time) AS t FROM records').get() as Row).t as number | null;
     this.db.exec('BEGIN');

@@ -1,6 +1,5 @@
-// The writer thread (writer.ts) as the file stores see it: one per process, started by the first store, shared
-// by every store the process opens (a thread's start costs more than opening a file), never keeping the process up
-// unless a store waits for an answer.
+// The writer thread (writer.ts): one per process, shared by its file stores, keeping the process up only while a store
+// waits for an answer.
 import { Worker } from 'node:worker_threads';
 import type { FromWriter, ToWriter } from './rows.ts';
 

@@ -1,70 +1,42 @@
-// Script calls made in the same turn of the event loop go to one Redis as one script call (the way DataLoader batches
-// loads): a request's admission and its account decision, its account release and its settlement, a small batch's
-// per-key and global writes (a large one goes alone: ALONE_ARGS). Redis then sets up one script, not two or three, and
-// runs them with nothing in between (atomic together, where each was atomic alone). Each call keeps its own result or
-// error (pcall). While a fused call is in flight, the calls made meanwhile wait for its answer and then go as one
-// (ScriptFuser.#schedule).
-// The calls go grouped by script, the scripts in the order of their first call. A script with a list form
-// (LuaScript.many) that has several calls in the turn runs them all in one invocation of that form: it reads what the
-// calls share once and writes their sums once (settle-many.lua: one HINCRBY of a key's spend for all its settlements,
-// not one each): Redis's CPU per request follows the commands its scripts run (docs/performance.md). That order is
-// sound: the calls of one turn were all sent before any was answered, so any order of them is one their callers could
-// have seen. A call alone runs its script's list form as a turn of one (index.ts).
-// One Redis only: under Cluster the calls' keys live on different nodes, so each goes alone.
+// Script calls made in one turn of the event loop (and while a fused call is in flight) go to one Redis as one script
+// call, grouped by script; a script's list form runs all its calls at once, reading and writing what they share once.
+// Any order of them is one their callers could have seen: all were sent before any was answered. Each call keeps its
+// own answer or error. Not under Cluster, where the calls' keys live on different nodes.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, type Cluster, type Redis } from 'ioredis';
+import { withConstants } from './constants.ts';
 
 /** A connection to one Redis or to a Cluster. */
 export type RedisClient = Redis | Cluster;
 
-/** What the fuser reads of a script (index.ts's LuaScript): its SHA and text, and its list form when it has one. */
+/** What the fuser reads of a script (index.ts's LuaScript). */
 export interface FusedScript {
   readonly sha: string;
   readonly source: string;
   readonly many: { fn: string; source: string } | undefined;
 }
 
-/** Redis's globals as locals, N, T and presized: before every fused script, and before a list form run alone (index.ts). */
-export const PRELUDE = readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8');
+/** Before every fused script and list form (prelude.lua). */
+export const PRELUDE = withConstants(readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8'));
 
 interface Call { script: FusedScript; keys: string[]; args: (string | number)[]; resolve(v: unknown): void; reject(e: Error): void }
 
 /** A fused call stays this small (keys + arguments), so no one call holds Redis long; a larger call goes alone. */
 const MAX_ARGS = 20_000;
-/**
- * New calls wait for the script call in flight at most this long: one that has not answered by then (a stall, an outage)
- * holds nothing back, so a call's own time limit (store.timeout_ms, counted from its sending) is not spent waiting.
- */
+/** New calls wait for the call in flight at most this long, so a stall does not spend their own time limits. */
 const HOLD_MS = 10;
-/**
- * A call this large (keys + arguments) with no list form goes as its own script call (a key's chunk of records: an
- * argument per record). Fused, its one-call form would first copy them into tables, costing Redis more than the shared
- * round trip (docs/performance.md).
- */
+/** A call this large with no list form (a chunk of records) goes alone: copying its arguments costs more. */
 const ALONE_ARGS = 64;
 /** Distinct script combinations kept compiled (a few occur: admit + acquire, release + settle, the batch's). */
 const MAX_COMBOS = 64;
 
 /**
- * One script running `scripts` as local functions. ARGV[1] is the header, numbers of 21 bits as three characters of 7
- * bits each (ASCII, most significant first), read with string.byte: per group of calls of one script its function and
- * its number of calls, then per call #keys + 2^20 and #args; the calls' arguments follow. The header is text, as every
- * other argument is: one Buffer among a command's arguments puts ioredis on its slow path (Command.toWritable,
- * MixedBuffers), and each argument costs Redis to take in, so the header is one (docs/performance.md). A call whose
- * keys are those of an earlier call of its group sends none: its #keys is -m, m being that call's place in the group.
- * Script i is f<i>(KEYS, ARGV) for one call or, with a list form, g<i>(n, K, A, NK, NA) for n calls: call m's keys
- * are KEYS[K[m] + 1] .. KEYS[K[m] + NK[m]] and its arguments ARGV[A[m] + 1] .. ARGV[A[m] + NA[m]] (read in place, and
- * four lists for the group, not a table per call: tables cost Redis more than most of what the scripts do). It returns
- * their results (an entry {err = message} fails that call alone).
- * The answer holds per group the list of its calls' answers, as Redis converts them: the list form's own answer as it
- * is, or the one-call forms' answers (false for nil, {err = message} for a call that failed). Nothing is copied or
- * tagged per call in Lua, and Redis converts a list of numbers cheaply; a table inside it (a refusal, an error) is
- * rare (docs/performance.md).
- * Numbers repeat from call to call (the header's, a key's limits, a lease's length): the header and the list forms read
- * them as N[s], tonumber(s) parsed once per distinct string and script call (Lua's tonumber runs strtod twice:
- * docs/performance.md); a list of numbers apart by spaces (a key's or a group's terms) as T[s], parsed once likewise
- * (prelude.lua).
+ * One script running `scripts` as local functions. ARGV[1] is the header, one text argument (docs/performance.md):
+ * numbers of 21 bits as three 7-bit characters, per group of calls of one script its function and number of calls,
+ * then per call #keys + 2^20 (-m: the keys of the group's m-th call) and #args. Script i is f<i>(KEYS, ARGV) for one
+ * call, or g<i>(n, K, A, NK, NA) for a list form: call m's keys are KEYS[K[m] + 1 .. K[m] + NK[m]], its arguments
+ * likewise in ARGV. The answer holds per group its calls' answers (false for nil, {err = message} for a failed call).
  */
 function fusedSource(scripts: FusedScript[]): string {
   const fns = scripts.map((s, i) => {
@@ -132,10 +104,10 @@ export async function evalsha(client: RedisClient, script: { sha: string; source
   }
 }
 
-/** A call's #keys goes in the header plus this (2^20), so the -m of a call that refers to an earlier one's keys is not negative. */
+/** Added to a call's #keys in the header, so the -m of a call that reuses an earlier one's keys is not negative. */
 const KEYS_OFFSET = 2 ** 20;
 
-/** n (0 to 2^21 - 1) into the header at p as three ASCII characters of 7 bits, most significant first; returns the next p. */
+/** n (0 to 2^21 - 1) into the header at p as three 7-bit ASCII characters, most significant first; returns the next p. */
 function write21(head: Buffer, p: number, n: number): number {
   if (!(n >= 0 && n < 2 ** 21)) throw new RangeError(`fused script header: ${n} does not fit in 21 bits`);
   head[p] = n >> 14;
@@ -182,11 +154,8 @@ export class ScriptFuser {
   }
 
   /**
-   * Sends what is queued once this turn's calls are in (setImmediate: after every promise continuation of the turn,
-   * where ioredis's own pipeline is written too), and not before the script call in flight is answered (or HOLD_MS
-   * passed): Redis runs one script at a time anyway, and the calls that arrive meanwhile then go as one (under load a
-   * script call carries the requests of a round trip, not of one turn, and Redis runs what a turn's calls share once
-   * for all of them). With nothing in flight a call waits for nothing more than its turn.
+   * Sends what is queued at the end of the turn (setImmediate), and not before the call in flight is answered (or
+   * HOLD_MS passed): under load one script call then carries a round trip's requests, not a turn's.
    */
   #schedule(): void {
     if (this.#scheduled || !this.#queue.length) return;

@@ -1,4 +1,4 @@
--- Renews a concurrency lease that is still held; an expired or released lease is not revived.
+-- Renews a lease (a key's or an account's) still held, not an expired or released one (rules/accounts.ts renewed).
 -- KEYS: 1 lease zset   ARGV: 1 now, 2 request id, 3 lease ms   Returns 1 when renewed.
 local now = tonumber(ARGV[1])
 local s = redis.call('ZSCORE', KEYS[1], ARGV[2])

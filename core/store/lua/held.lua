@@ -1,7 +1,5 @@
--- A key's USD holds (prepended by lua/index.ts to admit-many.lua): the held hash has a field per admission
--- minute, the nano-dollars its requests in flight hold against quota_usd and the windows. Settlement and release take a
--- request's hold back (settle-many.lua, release.lua); a field older than HOLD_MINUTES lapses (units.ts: the
--- holds of a crashed process) and is deleted.
+-- A key's USD holds: the held hash has a field per admission minute, the nano-dollars its requests in flight hold; one
+-- older than HOLD_MINUTES lapses (a crashed process's) and is deleted.
 
 -- The held hash `key`, read once for the admissions of a turn: at(minute) is what is held then (lapsed fields are deleted
 -- at once), add(minute, nano) holds more, write() sends what was added. The hash lives while its newest field counts.
@@ -39,4 +37,11 @@ local function holds(key)
     if new then redis.call('PEXPIRE', key, (HOLD_MINUTES + 1) * MINUTE_MS) end
   end
   return h
+end
+
+-- The hold of `nano` taken in minute `field` goes (a lapsed one is gone already): at a settlement or a release.
+local function unhold(key, field, nano)
+  if redis.call('HEXISTS', key, field) == 1 and redis.call('HINCRBY', key, field, string.format('%d', -nano)) <= 0 then
+    redis.call('HDEL', key, field)
+  end
 end

@@ -21,12 +21,9 @@ export class LuaScript implements FusedScript {
   /** The list form, which every call of the script runs (fused or alone); undefined for a one-call script. */
   readonly many: ManyForm | undefined;
   /**
-   * `source` defaults to the file's text (tests pass their own to exercise a script Redis never saw), after the text of
-   * the `uses` files (helpers several scripts share: Redis runs each script alone, with no includes), with the names of
-   * constants.ts replaced by their values. `many`: the function the text defines, of the n calls of one turn,
-   * (n, K, A, NK, NA): where call i's keys and arguments start in KEYS and ARGV (K[i], A[i]) and how many (NK[i],
-   * NA[i]), returning their results, with the result of running them one by one in order. Without it the text is the
-   * script of one call (KEYS, ARGV).
+   * The file's text (or `source`: tests) after the `uses` files' (shared helpers: Redis has no includes), the names of
+   * constants.ts replaced by their values. `many`: the list form's function (fuse.ts), which must answer as running the
+   * calls one by one in order would; without it the text is the script of one call.
    */
   constructor(file: string, source = read(file), uses: string[] = [], many?: string) {
     const text = withConstants([...uses.map(read), source].join('\n'));
@@ -36,11 +33,7 @@ export class LuaScript implements FusedScript {
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
-  /**
-   * Runs on the node owning keys[0]: every key of one call must share a hash tag (one slot). On one Redis, with the
-   * other script calls of the same turn of the event loop (fuse.ts). Not async: the fuser's promise is the call's own
-   * (an async wrapper would add a promise and a microtask to each of a request's four or so store calls).
-   */
+  /** Every key of one call shares a hash tag (one slot). On one Redis, fused with the turn's other calls (fuse.ts). */
   run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
     if (!(client instanceof Cluster)) {
       let fuser = fusers.get(client);
@@ -52,17 +45,17 @@ export class LuaScript implements FusedScript {
 }
 
 export const scripts = {
-  admit: new LuaScript('admit-many.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
+  admit: new LuaScript('admit.lua', undefined, ['zadd.lua', 'zset.lua', 'held.lua'], 'admit_many'),
   heartbeat: new LuaScript('heartbeat.lua'),
-  settle: new LuaScript('settle-many.lua', undefined, ['log.lua'], 'settle_many'),
-  release: new LuaScript('release.lua'),
+  settle: new LuaScript('settle.lua', undefined, ['log.lua', 'held.lua'], 'settle_many'),
+  release: new LuaScript('release.lua', undefined, ['held.lua']),
   logKey: new LuaScript('log-key.lua', undefined, ['log.lua']),
   logGlobal: new LuaScript('log-global.lua', undefined, ['log.lua']),
   keyPut: new LuaScript('key-put.lua'),
   keyUpdate: new LuaScript('key-update.lua'),
   keyDelete: new LuaScript('key-delete.lua'),
-  accountAcquire: new LuaScript('account-acquire-many.lua', undefined, ['zadd.lua', 'zset.lua', 'pick.lua'], 'acquire_many'),
+  accountAcquire: new LuaScript('account-acquire.lua', undefined, ['zadd.lua', 'zset.lua', 'pick.lua'], 'acquire_many'),
   accountCooldown: new LuaScript('account-cooldown.lua'),
-  accountRelease: new LuaScript('account-release-many.lua', undefined, [], 'release_many'),
+  accountRelease: new LuaScript('account-release.lua', undefined, [], 'release_many'),
   accountStates: new LuaScript('account-states.lua'),
 };

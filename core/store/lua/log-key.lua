@@ -1,16 +1,11 @@
--- Writes a chunk of one API key's settled records of one minute (settle-many.lua counted them against the limits already):
--- appends it to the key's log (log.lua add_chunk), marks each record kept in its admission minute's marker hash
--- ('k': a settlement sent again is a repeat, settle-many.lua) and adds the rollups the process summed (redis/batch.ts
--- keySums) to totals, the UTC day, the UTC hour (each per model too) and the per-second rate. A chunk the log holds
--- already (the batch sent again after its answer was lost) writes nothing and returns 0; a chunk naming a record marked
--- kept (written by another copy: a settlement sent again, by this process or another) writes nothing and returns those
--- records' ids, for the process to send the rest. Returns n when written.
+-- Writes a chunk of one key's records of one minute to its log (log.lua), marks each kept ('k') in its admission
+-- minute's marker hash and adds the summed rollups. Returns n; 0 for a chunk held already; the ids of records marked
+-- kept (another copy was written), writing nothing.
 -- KEYS: 1 totals hash, 2 day hash, 3 day-per-model hash, 4 hour hash, 5 hour-per-model hash, 6 rate hash of the minute,
 --       7 log hash, 8 log index, 9 marker hash of the admission minute
 -- ARGV: 1 retention ms, 2 rollup ttl ms, 3 hourly rollup ttl ms, 4 records cap, 5 marker ttl ms, 6 chunk id,
 --       7 n records, 8 oldest time, 9 newest time, 10..9+n the records' request ids; then for each rollup hash
 --       k = 1..6 (KEYS[k]): the number of its fields m, then m pairs of field and increment
--- The process wrote the chunk's text just before (log.lua add_chunk); it deletes it when the chunk is refused.
 local n = tonumber(ARGV[7])
 if redis.call('HEXISTS', KEYS[7], '@' .. ARGV[6]) == 1 then return 0 end
 local kept = {}

@@ -1,20 +1,13 @@
--- Shared by the scripts that keep records (prepended by lua/index.ts). A record list (one per API key, one global) is a
--- log of chunks, one chunk per batch written (redis/batch.ts): the log hash holds chunk id -> the chunk's records, one
--- line "<time>\t<JSON>\n" each, oldest first, and '#' -> how many records its chunks count; the index zset holds
--- "<chunk id> <oldest time> <records counted>" -> the chunk's newest time. A chunk's records lie in one minute; a chunk
--- counting fewer records than its text holds has lost its oldest lines to the cap; '@<chunk id>' -> 1 says the chunk is
--- counted. Writing a record thus costs Redis a share of one string, not an entry in a hash and a sorted set each (their
--- inserts were most of a batch's cost), and no script sees the text (Lua hashes every byte of a string it is given):
--- the process writes it with a plain HSET just before the script.
+-- A record list (per API key, and global) as a log of chunks of one minute each: the log hash holds chunk id -> lines
+-- "<time>\t<JSON>\n" (written by the process with a plain HSET: no script sees the text), '#' -> records counted,
+-- '@<chunk id>' -> 1 once counted; the index zset "<chunk id> <oldest time> <records counted>" -> newest time.
 
 local function chunk_parts(member)
   local id, oldest, n = string.match(member, '^(%S+) (%d+) (%d+)$')
   return id, tonumber(oldest), tonumber(n)
 end
 
--- Takes `k` records (at most as many as it counts) off the chunk `member` (scored `score`): its text stays, and readers
--- skip its first lines beyond the count its member now gives (redis/log.ts), so no chunk's text is read or written here
--- (a long string through Lua costs Redis a hash of every byte).
+-- Takes `k` records off the chunk `member`: its text stays, readers skip the lines beyond its count (redis/log.ts).
 local function skip(index, member, score, k)
   local id, oldest, n = chunk_parts(member)
   redis.call('ZREM', index, member)
@@ -26,10 +19,8 @@ local function drop_chunk(log, id)
   redis.call('HDEL', log, id, '@' .. id)
 end
 
--- Adds a chunk (its id, record count, oldest and newest time: strings from ARGV) to a list, then trims the list: chunks
--- all older than `retention` ms before this chunk's newest go (readers hide the older records of a chunk straddling
--- that line: redis/log.ts), then the oldest records beyond `cap`, whole chunks or, of the oldest, a count (skip). The process wrote the chunk's text just before (redis/batch.ts); the field
--- '@<id>' says the chunk is counted. Returns false when it is already (a batch sent again), having written nothing.
+-- Adds a chunk to a list and trims it (chunks past `retention` before this one's newest, then the oldest records beyond
+-- `cap`); false, writing nothing, when it is counted already (a batch sent again).
 local function add_chunk(log, index, id, n, oldest, newest, retention, cap)
   if redis.call('HSETNX', log, '@' .. id, 1) == 0 then return false end
   redis.call('ZADD', index, newest, id .. ' ' .. oldest .. ' ' .. n)
@@ -74,7 +65,7 @@ local function add_chunk(log, index, id, n, oldest, newest, retention, cap)
 end
 
 -- Whether a list keeps request `id` (its JSON text `needle`) with a record of time `time`: asked only of a settlement
--- whose marker may have expired (settle-many.lua), so it may read the chunks of that minute.
+-- whose marker may have expired (settle.lua), so it may read the chunks of that minute.
 local function logged(log, index, needle, time)
   needle = '"request_id":' .. needle
   local near = redis.call('ZRANGEBYSCORE', index, time, '(' .. string.format('%d', tonumber(time) + MINUTE_MS))

@@ -1,4 +1,4 @@
--- Shared by account-acquire-many.lua (prepended by lua/index.ts): which candidate account a request takes.
+-- Shared by account-acquire.lua (prepended by lua/index.ts): which candidate account a request takes.
 -- The same rules as rules/accounts.ts pickAccount (the memory store); a change there is a change here.
 
 -- Stride scheduling (rules/accounts.ts stride, effectivePasses): a pick moves the pass on by PASS_STRIDE / weight; a never-used
@@ -22,11 +22,9 @@ end
 
 local function free(x) return not x.cooling and x.busy < x.conc end
 
--- c: the n candidates {priority, weight, conc, busy, cooling, cool, pass, used, holds}; each gets its effective pass
--- (eff). prefer: a candidate (0 = none); pinned: only that one may serve; roll in [0, 1) for the weighted choice, as its
--- text: parsed only when several candidates tie (a number's text is the costliest thing to parse).
--- Returns the candidate to take and whether it is the request's own slot already (a retried call gets its lease back),
--- or nil, the refusal ('busy', 'cooling', 'none') and its retry-after ms (-1: none).
+-- c: the n candidates {priority, weight, conc, busy, cooling, cool, pass, used, holds}, each given its effective pass
+-- (eff); prefer (0 = none), pinned, roll (text, parsed only for ties). Returns the candidate and whether the request
+-- holds its slot already, or nil, the refusal and its retry-after ms (-1: none).
 local function pick_account(c, n, prefer, pinned, roll, now)
   local low, high, longest = nil, nil, 0
   for i = 1, n do

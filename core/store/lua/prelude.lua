@@ -8,13 +8,15 @@ local N = setmetatable({}, {__index = function(parsed, s)
   if v ~= nil then parsed[s] = v end
   return v
 end})
--- presized(n): a table whose array part holds n slots from the start (zeros, each overwritten by index), for lists of a
--- known length (a group's calls, a list form's answers): filled from {} one by one, Lua reallocates and moves a list at
--- every power of two. string.byte puts n values on the stack at once, so only up to a few hundred.
+-- presized(n): a table with n array slots from the start (not regrown at every power of two); up to 200.
 local ZEROS = string.rep('\0', 200)
 local function presized(n)
   if n <= #ZEROS then return {string.byte(ZEROS, 1, n)} end
   return {}
+end
+-- batched(cmd, key, list): cmd on key with the list as its arguments, at most 1000 a call (unpack's stack).
+local function batched(cmd, key, list)
+  for j = 1, #list, 1000 do redis.call(cmd, key, unpack(list, j, math.min(j + 999, #list))) end
 end
 -- T[s]: a list of numbers apart by spaces, parsed once per distinct string and script call.
 local T = setmetatable({}, {__index = function(parsed, s)
@@ -23,3 +25,5 @@ local T = setmetatable({}, {__index = function(parsed, s)
   parsed[s] = t
   return t
 end})
+-- The spend windows' names and lengths, in the order of the admit terms and the acct hash (rules: units.ts WINDOWS).
+local WINDOW_NAMES, WINDOW_LENS = {'5h', '1d', '7d'}, {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}

@@ -1,10 +1,8 @@
--- Shared by the scripts that take a turn's calls at once (prepended by lua/index.ts): a sorted set as those calls see
--- it, one by one in order. Its size and which of the turn's members it holds are read once (ZCARD, ZMSCORE); the
--- calls' additions are kept and written with one ZADD at the end (write). Whatever needs Redis's own view (pruning,
--- the first entry) writes the additions first, so every call sees what it would have seen alone.
+-- A sorted set as a turn's calls see it one by one: size and members read once (ZCARD, ZMSCORE), additions written with
+-- one ZADD (write); what needs Redis's own view (prune, first) writes them first.
 -- zset(key, members, skiplist): `members` are the ids the turn may ask about or add (one ZMSCORE); others cost a ZSCORE
 -- each. `skiplist`: a set this creates starts as a skiplist (zadd.lua).
--- Its fields are read in place (a method call per question cost Redis more than the question): n, its size; has[m],
+-- Its fields are read in place: n, its size; has[m],
 -- m's score when it holds m, else false (asked of Redis the first time for a member the turn did not name).
 local function zset(key, members, skiplist)
   -- args: the additions not written yet (score and member, as ZADD takes them; a member added twice goes twice, the
@@ -42,7 +40,7 @@ local function zset(key, members, skiplist)
       zadd_new(key, args)
       z.none = false
     else
-      for i = 1, #args, 1000 do redis.call('ZADD', key, unpack(args, i, math.min(i + 999, #args))) end
+      batched('ZADD', key, args)
     end
     if z.low and z.minAdd < z.low then z.low = z.minAdd end
     z.args, z.minAdd = {}, math.huge

@@ -1,30 +1,20 @@
-// Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings, in plain maps.
-// The same rules as the Redis scripts (rules/accounts.ts pickAccount decides); everything expires lazily on use.
-import type {
-  AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
-} from '../types.ts';
-import { ACCOUNT_IDLE_MS, cleanCandidates, pickAccount, preferIndex, withBinding, withFound, type CandidateView } from '../rules/accounts.ts';
+// Upstream accounts in the memory store: leases, cool-downs, probing, last use and bindings in plain maps, with the
+// rules of rules/accounts.ts applied to them; everything expires lazily on use.
+import type { AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, LeaseEnding } from '../types.ts';
+import { ACCOUNT_IDLE_MS, chooseAccount, coolDown, firstBinding, leaseLength, renewed, succeeded, type AccountFacts } from '../rules/accounts.ts';
 import { ExpiringMap } from './expiring-map.ts';
 
-interface Account {
-  /**
-   * request id -> lease expiry. An ExpiringMap, not a Map: a Map set and deleted per request reallocated its table every
-   * few dozen requests, and the collector copied each new table out of the young generation.
-   */
+/** What outlives a restart of one account's state (file/store.ts): all but its leases (nothing is in flight then). */
+export type KeptAccount = Omit<AccountFacts, 'inUse' | 'holds'>;
+
+interface Account extends KeptAccount {
+  /** request id -> lease expiry (an ExpiringMap: entries set and deleted per request, expiring-map.ts) */
   leases: ExpiringMap;
   /** No lease expires before this (a lower bound: releases and renewals leave it be); the leases are scanned from then. */
   soonest: number;
-  coolUntil?: number;
-  reason?: CooldownReason;
-  probing: boolean;
-  lastUsed?: number;
-  pass?: number;
 }
 
 export interface Binding { account: string; expires: number }
-
-/** What outlives a restart of one account's state (file/store.ts): everything but its leases, as nothing is in flight then. */
-export interface KeptAccount { coolUntil?: number; reason?: CooldownReason; probing: boolean; lastUsed?: number; pass?: number }
 
 const sep = '\u0000';
 
@@ -43,8 +33,7 @@ export class AccountBook {
       this.groups.set(group, (g = new Map()));
     }
     let a = g.get(id);
-    // Every field from the start, in one order: an account's object keeps one shape (hidden class) as it is used, so
-    // the reads in decide() see one shape, not one per set of fields its history happened to add.
+    // Every field from the start, in one order: an account's object keeps one shape (hidden class) as it is used.
     if (!a && create) {
       g.set(id, (a = { leases: new ExpiringMap(), soonest: Infinity, coolUntil: undefined, reason: undefined, probing: false, lastUsed: undefined, pass: undefined }));
     }
@@ -71,81 +60,38 @@ export class AccountBook {
     return a;
   }
 
-  acquire(asked: AcquireAccountRequest, roll: number): AcquireAccountResult {
-    // As in Redis, no candidates means nothing to look up.
-    const found = asked.candidates.length ? this.lookup(asked) : undefined;
-    return withFound(this.decide(withBinding(asked, found), roll), found);
-  }
-
-  /** The first of the request's `bound` bindings that exists (when it names no account to prefer itself). */
-  private lookup(req: AcquireAccountRequest): FoundBinding | undefined {
-    if (req.prefer !== undefined || !req.bound) return undefined;
-    for (const { kind, name } of req.bound) {
-      const account = this.bound(req.group, kind, name);
-      if (account !== undefined) return { kind, name, account };
-    }
-    return undefined;
-  }
-
-  private decide(req: AcquireAccountRequest, roll: number): AcquireAccountResult {
-    const cands = cleanCandidates(req.candidates);
-    const { prefer, absent } = preferIndex(req, cands);
-    if (absent) return { ok: false, reason: 'none' };
-    const { now, requestId } = req;
-    const views: CandidateView[] = cands.map((c) => {
-      const a = this.fresh(req.group, c.id, now);
-      const cooling = a?.coolUntil !== undefined && a.coolUntil > now;
-      return {
-        priority: c.priority,
-        weight: c.weight,
-        concurrency: a?.probing ? 1 : c.concurrency,
-        inUse: a?.leases.size ?? 0,
-        coolingUntil: cooling ? a!.coolUntil : undefined,
-        lastUsed: a?.lastUsed,
-        pass: a?.pass,
-        holds: a?.leases.has(requestId) ?? false,
-      };
-    });
-    const p = pickAccount(views, prefer, !!req.only, now, roll);
-    if ('refuse' in p) {
-      return { ok: false, reason: p.refuse, ...(p.retryAfterMs === undefined ? {} : { retryAfterMs: p.retryAfterMs }) };
-    }
-    const id = cands[p.take].id;
-    const a = this.account(req.group, id, true);
-    const exp = now + Math.max(1, Math.round(req.leaseMs) || 1);
+  acquire(req: AcquireAccountRequest, roll: number): AcquireAccountResult {
+    const { now, requestId, group } = req;
+    const found = firstBinding(req, (kind, name) => this.bound(group, kind, name));
+    const { result, take } = chooseAccount(req, found, (id) => {
+      const a = this.fresh(group, id, now);
+      return a && { inUse: a.leases.size, holds: a.leases.has(requestId), coolUntil: a.coolUntil, probing: a.probing, lastUsed: a.lastUsed, pass: a.pass };
+    }, roll);
+    if (!take) return result;
+    const a = this.account(group, take.account, true);
+    const exp = now + leaseLength(req.leaseMs);
     a.leases.set(requestId, exp);
     if (exp < a.soonest) a.soonest = exp;
-    if (!p.reuse) a.lastUsed = now;
-    if (p.pass !== undefined) a.pass = p.pass;
-    return { ok: true, lease: { group: req.group, account: id, requestId }, preferred: p.preferred };
+    if (!take.reuse) a.lastUsed = now;
+    if (take.pass !== undefined) a.pass = take.pass;
+    return result;
   }
 
   heartbeat(lease: AccountLease, leaseMs: number, now: number): void {
     const a = this.account(lease.group, lease.account);
-    const exp = a?.leases.get(lease.requestId);
-    if (a && exp !== undefined && exp > now) a.leases.set(lease.requestId, now + Math.max(1, Math.round(leaseMs) || 1));
+    const exp = renewed(a?.leases.get(lease.requestId), now, leaseMs);
+    if (a && exp !== undefined) a.leases.set(lease.requestId, exp);
   }
 
   release(lease: AccountLease, ending?: LeaseEnding): void {
-    this.account(lease.group, lease.account)?.leases.delete(lease.requestId);
-    if (ending?.succeededAt !== undefined) this.succeeded(lease.group, lease.account, ending.succeededAt);
+    const a = this.account(lease.group, lease.account);
+    a?.leases.delete(lease.requestId);
+    if (a && ending?.succeededAt !== undefined) succeeded(a, ending.succeededAt);
     for (const b of ending?.bind ?? []) this.bind(lease.group, b.kind, b.name, lease.account, b.ttlMs);
   }
 
   cooldown(group: string, id: string, until: number, reason: CooldownReason): void {
-    const a = this.account(group, id, true);
-    if (a.coolUntil === undefined || until > a.coolUntil) {
-      a.coolUntil = until;
-      a.reason = reason;
-    }
-    a.probing = true;
-  }
-
-  /** A success at `at` ends probing, unless the account is still cooling down then (account-release-many.lua). */
-  private succeeded(group: string, id: string, at: number): void {
-    const a = this.account(group, id);
-    if (!a || (a.coolUntil !== undefined && a.coolUntil > at)) return;
-    a.probing = false;
+    coolDown(this.account(group, id, true), until, reason);
   }
 
   states(group: string, ids: string[], now: number): AccountState[] {

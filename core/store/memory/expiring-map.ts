@@ -1,10 +1,6 @@
-// A map from id to a time that mostly grows with insertion (rpm admissions, settle markers), whose oldest entries leave
-// from the front in O(1). A Map's own insertion order cannot do that: its iterator walks over every entry deleted since
-// the table was last rebuilt, so deleting from the front per request costs O(deleted) each time (docs/performance.md).
-// Here the order is an array with a moving head.
-//
-// Ids are known by their hash (id-table.ts: an id's hash -> its latest setting's slot in the order), and the order holds
-// the hashes and times in typed arrays: nothing the collector traces, and no id kept alive.
+// A map from id to a time that mostly grows with insertion (rpm admissions, settle markers), whose oldest leave from the
+// front in O(1) (a Map's front costs O(deleted): docs/performance.md). Ids are known by their hash (id-table.ts), the
+// order is typed arrays with a moving head: nothing the collector traces, no id kept alive.
 import { toFront } from './columns.ts';
 import { H, IdTable, hashId } from './id-table.ts';
 
@@ -82,10 +78,7 @@ export class ExpiringMap {
     return true;
   }
 
-  /**
-   * Deletes the entries at the front whose time is `expired`; when what is left still reaches `limit`, every expired
-   * entry (times are only mostly in insertion order). Returns the size.
-   */
+  /** Deletes the expired entries at the front, and all of them when `limit` is still reached; returns the size. */
   prune(expired: (time: number) => boolean, limit = Infinity): number {
     const t = this.#table;
     for (let cell = this.#front(); cell >= 0 && expired(this.#times[this.#head]); cell = this.#front()) {

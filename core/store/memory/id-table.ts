@@ -1,8 +1,5 @@
-// Request ids known by a 64-bit hash (two 32-bit halves) in an open-addressing table of typed arrays, each with a
-// 32-bit value: nothing in it is an object the garbage collector traces, and the ids themselves are not kept. The
-// memory store's per-request state (rpm entries, settle markers, a key's record ids) lives in these: as strings in
-// Maps, every id lived as long as its entries and was work for each full collection (docs/performance.md). Two ids that
-// share all 64 bits would be one: about 1 in 10^14 for a table of 100 000 ids.
+// Request ids known by a 64-bit hash in an open-addressing table of typed arrays, each with a 32-bit value: no id kept,
+// nothing for the collector to trace (docs/performance.md). Two ids alike in all 64 bits are one (1 in 10^14 at 10^5).
 
 import { release } from './columns.ts';
 
@@ -10,10 +7,7 @@ const MIN_CAPACITY = 16;
 /** What an empty table starts with: a key's ledger holds several tables, most of them never used. */
 const NONE = new Int32Array(0);
 
-/**
- * The last hashId's halves, H[0] and H[1] (never both 0: that marks an empty cell). In a typed array: module variables
- * holding numbers past 2^30 made a heap number at every assignment.
- */
+/** The last hashId's halves (never both 0: an empty cell); a typed array, as numbers past 2^30 in variables are boxed. */
 export const H = new Int32Array(2);
 
 /** The id H holds the hash of: a request's id is hashed by several tables in a row. */
@@ -38,10 +32,7 @@ export function hashId(id: string): void {
   H[1] = a === 0 && b === 0 ? 1 : b;
 }
 
-/**
- * Hash (a, b) -> value; linear probing, at most three quarters full (half wasted memory; the longer probes are a few
- * more reads of adjacent cells: docs/performance.md), deletion by moving back (no tombstones).
- */
+/** Hash (a, b) -> value; linear probing, at most three quarters full, deletion by moving back (no tombstones). */
 export class IdTable {
   #k1 = NONE;
   #k2 = NONE;
@@ -74,10 +65,7 @@ export class IdTable {
     this.#size++;
   }
 
-  /**
-   * Empties a cell and moves back the cells of its probe run that could no longer be reached past it: a walk over the
-   * cells looks at this cell again. The table is not resized (shrink does that, once a walk is over).
-   */
+  /** Empties a cell, moving back the cells of its probe run (a walk looks at it again); shrink resizes afterwards. */
   remove(cell: number): void {
     const k1 = this.#k1, k2 = this.#k2, v = this.#v;
     const mask = k1.length - 1;

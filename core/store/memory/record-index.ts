@@ -4,12 +4,7 @@ import type { UsageRecord } from '../types.ts';
 import { slots, slotsToFront, toFront } from './columns.ts';
 import { H, IdTable, hashId } from './id-table.ts';
 
-/**
- * A record as the index gives it out (entry, and to the store's RecordText). The index keeps its parts in columns, not
- * as this object. `json` is its text when the store holds it in the index; the file store does not (it reads texts from
- * its file, or from the bytes waiting to be written: `RecordText`), so the records it keeps cost memory for their ids
- * and times, not their texts.
- */
+/** A record as the index gives it out; `json` when the index holds its text (the file store's reads it: RecordText). */
 export interface RecordEntry { score: number; id: string; key: string; json: string | undefined }
 
 /** The texts of records whose entry no longer holds one, by id (those it cannot find are left out). */
@@ -18,10 +13,7 @@ export type RecordText = (entries: RecordEntry[]) => Map<string, string>;
 export const recordEntry = (record: Pick<UsageRecord, 'request_id' | 'time' | 'key_id'>, json: string | undefined): RecordEntry =>
   ({ score: Math.floor(record.time), id: record.request_id, key: record.key_id, json });
 
-/**
- * A lowercase UUID (the gateway's request ids) as its four 32-bit words, into w[at .. at + 3]; false for any other id.
- * Lowercase hex orders as the numbers do, so the words compare as the texts would.
- */
+/** A lowercase UUID (the gateway's request ids) as four 32-bit words in w[at..at + 3], ordered as the text; else false. */
 function packUuid(id: string, w: Int32Array, at: number): boolean {
   if (id.length !== 36) return false;
   let word = 0;
@@ -57,30 +49,18 @@ const probe = new Int32Array(4);
 const MIN_CAPACITY = 16;
 
 export class MemoryRecordIndex implements RecordIndex {
-  // The entries in columns, ascending by (time, id) from #head to #len; records mostly arrive in time order, so inserts
-  // land at (or near) the end. The oldest leave by moving #head (the columns are compacted once half of them is dead):
-  // a full index drops one record per add, and shifting everything each time would cost O(cap) per request.
-  // Columns of numbers, not an object per entry (its boxed time, id string and Map entry), which the collector traced
-  // again and again (docs/performance.md).
-  // Empty until the first record (a key's index may never get one).
+  // Entries in columns ascending by (time, id) from #head to #len (inserts land near the end; the oldest leave by
+  // moving #head), not an object per entry for the collector to trace (docs/performance.md).
   #scores = new Float64Array(0);
   /** A UUID id's words, 4 per entry; #odd holds any other id (and undefined for a UUID). */
   #words = new Int32Array(0);
-  // Arrays of a fixed length, as the typed columns are: written in place, never grown by push or splice (each of which
-  // could allocate the whole array again, which the collector then copied out of the young generation). #odd and
-  // #texts exist only once an entry needs them (an id that is not a UUID; a text kept on its entry: the memory store's,
-  // or the file store's while its writer is failing): the file store's index of the gateway's own records needs neither
-  // (docs/performance.md).
+  // Fixed-length like the typed columns; #odd (ids that are not UUIDs) and #texts made only once an entry needs them.
   #odd: (string | undefined)[] | undefined;
   #keys = slots(0);
   #texts: (string | undefined)[] | undefined;
   #len = 0;
   #head = 0;
-  /**
-   * A key's index: its ids (by hash, id-table.ts), for `has` (is a request id settled, whatever the time it is settled
-   * again with), and each entry's hash in #h (2 per entry) to take it out again. The global index has none: it finds
-   * an entry by its time and id (binary search).
-   */
+  /** A key's index knows its ids (for `has`), each entry's hash in #h to take it out; the global one searches by time. */
   readonly #ids: IdTable | undefined;
   #h: Int32Array | undefined;
   readonly #text?: RecordText;
@@ -111,11 +91,7 @@ export class MemoryRecordIndex implements RecordIndex {
     if (i >= 0 && this.#texts?.[i] === undefined) (this.#texts ??= slots(this.#scores.length))[i] = json;
   }
 
-  /**
-   * Adds a record unless its id is present (idempotent like ZADD NX); keeps the `cap` newest and none older than
-   * `oldest`. The text is JSON, as Redis stores it, so both stores hand back the same shape (undefined fields dropped);
-   * the store adds each record to two indexes (its key's and the global one).
-   */
+  /** Adds a record unless its id is present (like ZADD NX); keeps the `cap` newest and none older than `oldest`. */
   add(e: RecordEntry, cap: number, oldest: number): void {
     const uuid = packUuid(e.id, probe, 0);
     if (this.#ids ? this.has(e.id) : this.#find(e.score, e.id, uuid) >= 0) return;

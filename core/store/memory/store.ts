@@ -13,10 +13,11 @@ import { resolveOptions, type StoreOptions } from '../options.ts';
 import { pageRecords } from '../paging.ts';
 import { emptyCounters } from '../rollup.ts';
 import { rateFromSeconds } from '../rate.ts';
-import { minuteOf } from '../units.ts';
 import { usagePlan, type UsageQuery } from '../usage-plan.ts';
 import { buildKeyUsage } from '../usage-view.ts';
 import { checkSettleArgs } from '../settle-args.ts';
+import { admissionOf, settlementOf, type Settlement } from '../rules/ledger.ts';
+import { positive } from '../rules/limits.ts';
 import { MemorySummary } from '../summary.ts';
 
 export class MemoryStore implements Store {
@@ -89,8 +90,9 @@ export class MemoryStore implements Store {
     const l = this.ledger(req.keyId);
     const refusal = l.check(req);
     if (refusal) return refusal;
-    const { lease, estimatedTokens, estimatedCost } = l.reserve(req);
-    return { ok: true, admission: { keyId: req.keyId, requestId: req.requestId, minute: minuteOf(req.now), estimatedTokens, estimatedCost, lease } };
+    const admission = admissionOf(req, positive(req.limits.concurrency) > 0);
+    l.reserve(req, admission);
+    return { ok: true, admission };
   }
 
   async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {
@@ -104,14 +106,14 @@ export class MemoryStore implements Store {
   async settle(record: UsageRecord, admission: Admission | undefined, _limits: KeyLimits): Promise<{ recorded: boolean }> {
     checkSettleArgs(record, admission);
     const l = this.ledger(record.key_id);
-    const clock = Math.floor(record.time);
-    if (l.settled(record.request_id, clock)) return { recorded: false };
+    const s = settlementOf(record);
+    if (l.settled(record.request_id, s.clock)) return { recorded: false };
     const json = JSON.stringify(record);
     const entry = recordEntry(record, this.keepsTexts() ? json : undefined); // added to both indexes
-    l.settle(record, admission, this.opts, entry);
-    this.global.add(entry, this.opts.recordsTotal, clock - this.opts.retentionMs);
+    l.settle(record, s, admission, this.opts, entry);
+    this.global.add(entry, this.opts.recordsTotal, s.clock - this.opts.retentionMs);
     this.summary.add(record);
-    this.recorded(record, json, admission);
+    this.recorded(record, json, admission, s);
     return { recorded: true };
   }
 
@@ -121,7 +123,7 @@ export class MemoryStore implements Store {
   }
 
   /** After each settlement that was recorded, with the record's JSON text (the file store writes it). */
-  protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined): void {}
+  protected recorded(_record: UsageRecord, _json: string, _admission: Admission | undefined, _s: Settlement): void {}
 
   /** The texts of kept records whose entries let theirs go: none here (this store keeps every text). */
   protected recordText(_entries: RecordEntry[]): Map<string, string> {

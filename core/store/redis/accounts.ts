@@ -3,17 +3,11 @@
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding, LeaseEnding,
 } from '../types.ts';
-import { ACCOUNT_IDLE_MS, cleanCandidates, preferIndex } from '../rules/accounts.ts';
+import { ACCOUNT_IDLE_MS, cleanCandidates, leaseLength, preferIndex } from '../rules/accounts.ts';
 import { scripts, type RedisClient } from '../lua/index.ts';
 import type { KeyLayout } from './keys.ts';
 
-const ms = (n: number): number => Math.max(1, Math.round(n) || 1);
-
-/**
- * account-acquire-many.lua's arguments: `prefer` 1-based (0: none), `pins` per binding key whether it is a pin. What all of a
- * group's requests share (its preference flags, lease and state times, candidates' numbers) is one text, which the list
- * form parses once a turn: every argument costs Redis a string of its own.
- */
+/** account-acquire.lua's arguments (`prefer` 1-based, 0: none); what a group's requests share is one text (its terms). */
 export function acquireArgs(a: {
   now: number; id: string; prefer: number; only: boolean; roll: number; pins: boolean[]; leaseMs: number; stateTtlMs: number;
   cands: { id: string; priority: number; weight: number; concurrency: number }[];
@@ -44,9 +38,9 @@ export class RedisAccounts {
     const r = (await scripts.accountAcquire.run(this.client, [...cands.flatMap((c) => [g.lease(c.id), g.state(c.id)]), ...bindingKeys], acquireArgs({
       // The roll matters only among several candidates (one alone sends the same short text each time).
       now: req.now, id: req.requestId, prefer: prefer + 1, only: !!req.only, roll: cands.length > 1 ? Math.random() : 0,
-      pins: bound.map((b) => b.kind === 'pin'), leaseMs: ms(req.leaseMs), stateTtlMs: ACCOUNT_IDLE_MS, cands,
+      pins: bound.map((b) => b.kind === 'pin'), leaseMs: leaseLength(req.leaseMs), stateTtlMs: ACCOUNT_IDLE_MS, cands,
     }))) as number | [number, number | string, number, number, string];
-    // account-acquire-many.lua: 2 * candidate + preferred when no binding was found, else a list.
+    // account-acquire.lua: 2 * candidate + preferred when no binding was found, else a list.
     if (typeof r === 'number') {
       const account = cands[(r >> 1) - 1].id;
       return { ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: (r & 1) === 1 };
@@ -64,7 +58,7 @@ export class RedisAccounts {
   async heartbeat(lease: AccountLease, leaseMs: number, now: number): Promise<void> {
     // The same rule as an API key's lease: renew only what is still held.
     await scripts.heartbeat.run(this.client, [this.layout.group(lease.group).lease(lease.account)],
-      [Math.floor(now), lease.requestId, ms(leaseMs)]);
+      [Math.floor(now), lease.requestId, leaseLength(leaseMs)]);
   }
 
   async release(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
@@ -76,7 +70,7 @@ export class RedisAccounts {
     const binds = ending.bind ?? [];
     await scripts.accountRelease.run(this.client,
       [g.lease(lease.account), g.state(lease.account), ...binds.map((b) => g.bound(b.kind, b.name))],
-      [lease.requestId, ending.succeededAt === undefined ? '' : Math.floor(ending.succeededAt), lease.account, ...binds.map((b) => ms(b.ttlMs))]);
+      [lease.requestId, ending.succeededAt === undefined ? '' : Math.floor(ending.succeededAt), lease.account, ...binds.map((b) => leaseLength(b.ttlMs))]);
   }
 
   async cooldown(group: string, account: string, until: number, reason: CooldownReason): Promise<void> {
@@ -105,7 +99,7 @@ export class RedisAccounts {
 
   async bind(group: string, kind: string, name: string, account: string, ttlMs: number): Promise<void> {
     const key = this.layout.group(group).bound(kind, name);
-    if (ttlMs > 0) await this.client.set(key, account, 'PX', ms(ttlMs));
+    if (ttlMs > 0) await this.client.set(key, account, 'PX', leaseLength(ttlMs));
     else await this.client.del(key);
   }
 

@@ -1,20 +1,16 @@
-// How the Redis store's write-behind batch (batch.ts) holds the records it waits to write: each record's line as
-// bytes (Lines) and its rollups summed as records come (RecordSums): on V8's heap for up to BATCH_MS they were promoted
-// to the old generation (docs/performance.md).
+// The records batch.ts waits to write: their lines as bytes (Lines), their rollups summed as they come (RecordSums),
+// not objects on V8's heap that lived long enough to be promoted (docs/performance.md).
 import type { UsageRecord } from '../types.ts';
-import { COUNTER_FIELDS, recordCounters, recordDuration, recordTokens, rollupModel } from '../rollup.ts';
+import { COUNTER_FIELDS } from '../rollup.ts';
+import { settlementOf } from '../rules/ledger.ts';
 import { summaryFields } from '../summary.ts';
-import { secondOf, utcHour } from '../units.ts';
 
 /** The waiting records' lines start in a buffer this large (~400 records), which grows as needed. */
 const LINES_BYTES = 256 * 1024;
 /** A buffer grown beyond this (an outage's backlog) is let go once its records are in chunks. */
 const LINES_KEEP_BYTES = 4 * 1024 * 1024;
 
-/**
- * A record as the batch holds it: its line in a log chunk, `<time>\t<JSON>\n` (lua/log.lua), as `len` bytes at `at` in
- * `src` (the batch's Lines until it is in a chunk, then that chunk's text).
- */
+/** A record's line `<time>\t<JSON>\n` (lua/log.lua): `len` bytes at `at` in `src` (the Lines, then its chunk's text). */
 export interface Entry { id: string; time: number; src: Buffer; at: number; len: number }
 
 /** The lines of the records waiting, one after another. Emptied once they are in chunks (each chunk's text is its own). */
@@ -45,10 +41,7 @@ export class Lines {
   }
 }
 
-/**
- * What log-key.lua adds to each of a key's six rollup hashes (totals, day, day per model, hour, hour per model, rate)
- * for records of one key and minute, summed record by record as they come (add), as [field, increment] pairs (pairs).
- */
+/** What log-key.lua adds to a key's six rollup hashes (totals, day, day/model, hour, hour/model, rate), summed. */
 class KeySums {
   readonly #per = new Map<string, { model: string; hour: string; c: number[] }>();
   readonly #seconds = new Map<number, [number, number]>();
@@ -56,20 +49,17 @@ class KeySums {
   #count = 0;
 
   add(r: UsageRecord): void {
-    const time = Math.floor(r.time);
-    const hour = utcHour(time);
-    const model = rollupModel(r);
-    let p = this.#per.get(`${hour}:${model}`);
-    if (!p) this.#per.set(`${hour}:${model}`, (p = { model, hour, c: COUNTER_FIELDS.map(() => 0) }));
-    const c = recordCounters(r);
-    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += c[COUNTER_FIELDS[j]];
-    this.#duration += recordDuration(r);
+    const s = settlementOf(r);
+    const hour = String(s.hour).padStart(2, '0');
+    let p = this.#per.get(`${hour}:${s.model}`);
+    if (!p) this.#per.set(`${hour}:${s.model}`, (p = { model: s.model, hour, c: COUNTER_FIELDS.map(() => 0) }));
+    for (let j = 0; j < COUNTER_FIELDS.length; j++) p.c[j] += s.counters[COUNTER_FIELDS[j]];
+    this.#duration += s.duration;
     this.#count++;
-    const second = secondOf(time);
-    let sec = this.#seconds.get(second);
-    if (!sec) this.#seconds.set(second, (sec = [0, 0]));
+    let sec = this.#seconds.get(s.second);
+    if (!sec) this.#seconds.set(s.second, (sec = [0, 0]));
     sec[0]++;
-    sec[1] += recordTokens(r);
+    sec[1] += s.tokens;
   }
 
   pairs(): [string, number][][] {

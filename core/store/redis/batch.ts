@@ -1,10 +1,7 @@
-// The Redis store's write-behind for what no limit reads: settled records and their rollups (per key and gateway-wide)
-// wait here at most BATCH_MS and go as chunks: one per key, minute and admission minute (log-key.lua) and one per minute
-// for the global log (log-global.lua), the records as one text (lua/log.lua lays the logs out; each record's line is
-// written as bytes when it is settled) and the rollups summed here as records come. A chunk has an id of its own and
-// goes again as it is until Redis takes it, and Redis skips a chunk it holds, so nothing is counted twice. A process
-// that crashes loses at most its unsent batch (records and rollups; never a limit: settle-many.lua counted spend, tokens and
-// the lease at once).
+// The Redis store's write-behind for what no limit reads: settled records and their rollups wait at most BATCH_MS and
+// go as chunks (per key, minute and admission minute: log-key.lua; per minute for the global log: log-global.lua). A
+// chunk goes again as it is until Redis takes it, and Redis skips one it holds: nothing counts twice. A crash loses at
+// most the unsent batch, never a limit (settle.lua counted those at once).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'ioredis';
 import type { UsageRecord } from '../types.ts';
@@ -16,10 +13,7 @@ import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from '../uni
 
 /** How long a settled record may wait before it is written. */
 export const BATCH_MS = 100;
-/**
- * A chunk holds at most this many records; a batch this large is written at once (within BATCH_MS while a write is in
- * flight).
- */
+/** Records a chunk holds at most; a batch this large is written at once. */
 export const BATCH_RECORDS = 1000;
 /** Records kept for a Redis that does not answer; beyond this the oldest are dropped (and reported). */
 const MAX_WAITING = 100_000;
@@ -38,9 +32,8 @@ interface Part { entries: Entry[]; sums: RecordSums }
 interface Group extends Target { parts: Part[]; repeats: boolean }
 
 /**
- * A chunk ready to go: sent again as it is, with its id, until Redis takes it. Its text goes to `log` (a plain HSET just
- * before the script: a script would hash every byte of it), the rest as the script's arguments. `global`: the
- * gateway-wide rollups of its records (a key's chunk's go to the global log's chunks).
+ * A chunk, sent again as it is until Redis takes it: its text by a plain HSET to `log` (a script would hash every byte),
+ * the rest as the script's arguments; `global`: its records' gateway-wide rollups.
  */
 interface Chunk extends Target { args: Row; entries: Entry[]; id: string; text: Buffer; global: Map<string, number> }
 
@@ -53,10 +46,7 @@ let chunkCount = 0;
 /** Oldest first, then by request id: the order lua/log.lua trims in. */
 const byTime = (a: Entry, b: Entry) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/**
- * A chunk of `entries` (at most BATCH_RECORDS) for `t`: its text (the entries' lines, which then point into it) and its
- * arguments, after the target's head: a key's chunk names its records; `sums` are the rollups' pairs.
- */
+/** A chunk of `entries` for `t`: its text (the entries then point into it) and arguments (a key's names its records). */
 function makeChunk(t: Target, entries: Entry[], sums: Row, global: Map<string, number>): Chunk {
   for (let i = 1; i < entries.length; i++) {
     if (byTime(entries[i - 1], entries[i]) > 0) { entries.sort(byTime); break; }
@@ -129,9 +119,8 @@ export class SettleBatch {
   get size(): number { return this.waiting; }
 
   /**
-   * A record settled for the first time (`repeat`: settle-many.lua answered 2, settled before but maybe never written: the
-   * first answer may have been lost before its record reached a batch). `markerMinute`: its admission minute, where
-   * settle-many.lua marked it; log-key.lua writes a record only while that marker does not say kept.
+   * A record settled (`repeat`: settled before, maybe never written, settle.lua's 2). `markerMinute`: where settle.lua
+   * marked it; log-key.lua writes it only while that marker does not say kept.
    */
   add(record: UsageRecord, json: string, markerMinute: number, repeat = false): void {
     const time = Math.floor(record.time);
@@ -156,17 +145,12 @@ export class SettleBatch {
     if (repeat) g.repeats = true;
     this.waiting++;
     if (this.waiting > MAX_WAITING) this.dropOldest();
-    // A full batch goes at once, unless a write is in flight (what waits goes after it, within BATCH_MS: a flush asked
-    // for per record then would queue a write per record, each as small as one round trip's records) or failed (the
-    // next try waits RETRY_MS: it would otherwise go again with every record while Redis does not answer).
+    // A full batch goes at once, unless a write is in flight (it goes after) or failed (the retry waits RETRY_MS).
     if (this.waiting >= BATCH_RECORDS && !this.flushing && !this.retry.length) void this.flush().catch(() => {});
     else this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush().catch(() => {}); }, BATCH_MS).unref();
   }
 
-  /**
-   * The global log's chunks (per minute, of at most BATCH_RECORDS records) of the records in `held`, key chunks their
-   * keys' logs took whole: each chunk of whole key chunks, its sums theirs.
-   */
+  /** The global log's chunks (per minute) of the key chunks in `held`, which their keys' logs took whole. */
   private globalChunks(held: Chunk[]): Chunk[] {
     const byMinute = new Map<number, Chunk[]>();
     for (const c of held) {
@@ -211,9 +195,8 @@ export class SettleBatch {
   }
 
   /**
-   * The keys' chunks first (those that failed before, then the groups waiting), then the global log's chunks of the
-   * records they hold: a record another copy of made its key's log already (log-key.lua answers with its id) goes
-   * from both. What fails stays in `retry`, in order.
+   * The keys' chunks, then the global chunks of what they took (a record whose other copy is kept already goes from
+   * both: log-key.lua names it). What fails stays in `retry`, in order.
    */
   private async write(): Promise<void> {
     let send = this.retry.filter((c) => c.script === 'logKey');

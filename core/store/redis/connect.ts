@@ -1,6 +1,5 @@
-// The Redis store as createStore (index.ts) opens it: one node or a Cluster, guarded (guard.ts), its connection and
-// batch errors logged. A module of its own, loaded only when store.redis is set: a gateway on the embedded store never
-// loads ioredis (nor the Redis store's modules).
+// The Redis store as createStore opens it (one node or a Cluster, guarded, errors logged); loaded only when store.redis
+// is set, so the embedded store never loads ioredis.
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { guardStore, redisError } from '../guard.ts';

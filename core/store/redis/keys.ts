@@ -4,19 +4,6 @@
 /** Key names made per API key and group are kept (a request names them three times): at most this many of each. */
 const KEPT_NAMES = 10_000;
 
-/** The last value's name, kept: most calls ask for the same minute (or account) as the call before. */
-function lastOf<T>(name: (value: T) => string): (value: T) => string {
-  let last: T | undefined;
-  let text = '';
-  return (value) => {
-    if (value !== last || text === '') {
-      last = value;
-      text = name(value);
-    }
-    return text;
-  };
-}
-
 /** `make(id)`, kept per id (all of them dropped when KEPT_NAMES are). */
 function kept<V>(make: (id: string) => V): (id: string) => V {
   const made = new Map<string, V>();
@@ -39,7 +26,7 @@ function keyNames(prefix: string, keyId: string) {
   return {
     lease: `${p}lease`, // zset request id -> lease expiry (ms)
     rpm: `${p}rpm`, // zset request id -> admitted at (ms), last 60 s
-    tpm: lastOf((minute: number) => `${p}tpm:${minute}`), // string: reserved + actual tokens of that minute
+    tpm: (minute: number) => `${p}tpm:${minute}`, // string: reserved + actual tokens of that minute
     acct: `${p}acct`, // hash spend, s5h/u5h, s1d/u1d, s7d/u7d (nano-dollars; window starts in ms)
     held: `${p}held`, // hash admission minute -> nano-dollars held by requests in flight (lua/held.lua)
     total: `${p}total`, // hash of counters (rollup.ts COUNTER_FIELDS), duration_ms and timed (requests with a duration)
@@ -50,7 +37,7 @@ function keyNames(prefix: string, keyId: string) {
     rate: (minute: number) => `${p}rate:${minute}`, // hash "<epoch second>:r" requests, ":t" tokens settled in that second
     // hash request id -> 'd' settled (the settlement's idempotency marker), 'r' released (release.lua), for the
     // requests admitted in that minute
-    markers: lastOf((minute: number) => `${p}mk:${minute}`),
+    markers: (minute: number) => `${p}mk:${minute}`,
     log: `${p}lg`, // hash chunk id -> chunk of records (batch.ts), '#' -> how many the chunks hold
     logIndex: `${p}lgi`, // zset "<chunk id> <oldest time> <records>" -> the chunk's newest record time
     conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)

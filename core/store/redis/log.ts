@@ -1,7 +1,5 @@
-// A record list in Redis as a chunked log (`log`: chunk id -> lines "<time>\t<json>\n"; `logIndex`: "<chunk id> <min>
-// <count>" scored by the chunk's max time; lua/log.lua writes them). Read newest first, loading only the chunks a page
-// needs. A chunk whose text holds more lines than its count lost its oldest ones to the cap; records older than the
-// retention before the list's newest are gone, though a chunk straddling that line still holds some.
+// A record list in Redis as a chunked log (lua/log.lua lays it out), read newest first, loading only the chunks a page
+// needs; a chunk's lines beyond its count, and records past the retention, are gone.
 import type { RedisClient } from '../lua/index.ts';
 import type { IndexEntry, RecordIndex } from '../paging.ts';
 import type { UsageRecord } from '../types.ts';
@@ -26,10 +24,7 @@ const newestFirst = (a: IndexEntry, b: IndexEntry): number => b.score - a.score 
 
 const ID_FIELD = '"request_id":"';
 
-/**
- * The record's id without parsing its JSON: a quote inside a JSON string is escaped, so `"request_id":"` only matches
- * the key itself. An id with escapes in it (or a line without the key where expected) takes the slow path.
- */
+/** The record's id without parsing its JSON (a quote in a string is escaped); an id with escapes is parsed. */
 function requestId(json: string): string {
   const at = json.indexOf(ID_FIELD);
   if (at >= 0) {

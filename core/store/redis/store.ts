@@ -1,6 +1,5 @@
-// RedisStore: the Store shared by every gateway process, on one Redis or a Redis Cluster (ioredis).
-// Per-key and per-group updates are single Lua scripts on one slot (layout in keys.ts, scripts in lua/); settled
-// records and rollups are written behind, in batches (batch.ts).
+// RedisStore: the Store shared by every gateway process, on one Redis or a Cluster: per-key and per-group updates are
+// Lua scripts on one slot (keys.ts, lua/); records and rollups are written behind (batch.ts).
 import { checkConversation, CONVERSATION_ID } from '../conversations.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
@@ -17,8 +16,11 @@ import { RedisIssuedKeys } from './issued.ts';
 import { KeyLayout } from './keys.ts';
 import { readKeyUsage, readRecords, readUsageBuckets } from './reads.ts';
 import { recordCounters, recordTokens } from '../rollup.ts';
+import { leaseLength } from '../rules/accounts.ts';
+import { admissionOf } from '../rules/ledger.ts';
+import { positive } from '../rules/limits.ts';
 import { checkSettleArgs } from '../settle-args.ts';
-import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, fromNano, holdNano, minuteOf, toNano } from '../units.ts';
+import { DAY_MS, MINUTE_MS, ROLLUP_DAYS, SETTLE_MARKER_MS, holdNano, minuteOf, toNano } from '../units.ts';
 
 export interface RedisStoreOptions extends StoreOptions {
   /** redis:// or rediss:// URL; ignored when `client` is given. */
@@ -40,13 +42,11 @@ export interface RedisStoreOptions extends StoreOptions {
 /** A released marker only matters while the admission minute's tpm bucket lives (3 minutes), with some margin. */
 const RELEASED_TTL_MS = 300_000;
 
-const nonNeg = (n: number | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
-
-/** A key's terms as admit-many.lua takes them: one argument, the same text for all of its requests (read once a turn). */
+/** A key's terms as admit.lua takes them: one argument, the same text for all of its requests (read once a turn). */
 const admitTerms = (l: KeyLimits, leaseMs: number): string =>
-  `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${Math.floor(nonNeg(l.concurrency))} ${Math.floor(nonNeg(l.rpm))} ${Math.floor(nonNeg(l.tpm))}`;
+  `${leaseMs} ${toNano(l.quota_usd)} ${toNano(l.usd_5h)} ${toNano(l.usd_1d)} ${toNano(l.usd_7d)} ${positive(l.concurrency)} ${positive(l.rpm)} ${positive(l.tpm)}`;
 
-/** The cost an admission holds, as settle-many.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
+/** The cost an admission holds, as settle.lua and release.lua take it: "<admission minute> <nano>", '' for none. */
 const heldArg = (a: Admission | undefined): string => {
   const nano = holdNano(a?.estimatedCost);
   return nano > 0 ? `${a!.minute} ${nano}` : '';
@@ -62,12 +62,9 @@ export class RedisStore implements Store {
   private readonly accounts: RedisAccounts;
   private readonly batch: SettleBatch;
   private readonly onBatchError: (err: Error, waiting: number) => void;
-  /**
-   * How long a minute's marker hash lives past its last write: a settlement's marker at most the retention, a released
-   * one at least while the tpm bucket it corrected lives (both are fields of one hash, so one time serves both).
-   */
+  /** A minute's marker hash lives this long: a settled marker at most the retention, a released one RELEASED_TTL_MS. */
   private readonly markerMs: number;
-  /** settle-many.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
+  /** settle.lua's "<marker ttl> <acct ttl>": one argument, the same text for every settlement. */
   private readonly settleTtls: string;
 
   constructor(options: RedisStoreOptions) {
@@ -100,18 +97,14 @@ export class RedisStore implements Store {
   async admit(req: AdmitRequest): Promise<AdmitResult> {
     const k = this.layout.key(req.keyId);
     const l = req.limits;
-    const minute = minuteOf(req.now);
-    const est = Math.max(0, Math.round(req.estimatedTokens) || 0);
-    const cost = holdNano(req.estimatedCost);
-    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(minute), k.acct, k.held], [
-      Math.floor(req.now), req.requestId, est, admitTerms(l, Math.max(1, Math.round(req.leaseMs) || 1)), cost,
+    const a = admissionOf(req, true);
+    const r = (await scripts.admit.run(this.client, [k.lease, k.rpm, k.tpm(a.minute), k.acct, k.held], [
+      Math.floor(req.now), req.requestId, a.estimatedTokens, admitTerms(l, leaseLength(req.leaseMs)), holdNano(req.estimatedCost),
     ])) as number | [0, AdmitRefusal, number, string, number?];
-    // admit-many.lua: 1 admitted with a lease, 2 without one, or a refusal.
+    // admit.lua: 1 admitted with a lease, 2 without one, or a refusal.
     if (typeof r === 'number') {
-      return {
-        ok: true,
-        admission: { keyId: req.keyId, requestId: req.requestId, minute, estimatedTokens: est, estimatedCost: fromNano(cost), lease: r === 1 },
-      };
+      a.lease = r === 1;
+      return { ok: true, admission: a };
     }
     const [, reason, retry, window, held] = r;
     return {
@@ -125,7 +118,7 @@ export class RedisStore implements Store {
   async heartbeat(admission: Admission, leaseMs: number, now: number): Promise<void> {
     if (!admission.lease) return;
     await scripts.heartbeat.run(this.client, [this.layout.key(admission.keyId).lease],
-      [Math.floor(now), admission.requestId, Math.max(1, Math.round(leaseMs) || 1)]);
+      [Math.floor(now), admission.requestId, leaseLength(leaseMs)]);
   }
 
   async release(admission: Admission): Promise<void> {
@@ -147,9 +140,8 @@ export class RedisStore implements Store {
     // A record older than a marker lives (a settlement held through an outage): a repeat is looked for in the log.
     if (Date.now() - time > this.markerMs - MINUTE_MS) args.push(JSON.stringify(record.request_id));
     const recorded = Number(await scripts.settle.run(this.client, [k.markers(minute), k.lease, k.tpm(minute), k.acct, k.log, k.logIndex, k.held], args));
-    // 2: settled before, but its record is not known to be kept: the first call's answer may have been lost after Redis
-    // ran it (a timeout, a dropped connection), so its record never reached the batch. The batch writes it unless its
-    // marker says kept when it is written (log-key.lua), so sending it again counts nothing twice.
+    // 2: settled before, record not known kept (the first answer may have been lost): the batch writes it unless
+    // log-key.lua finds it kept.
     if (recorded !== 0) this.batch.add(record, JSON.stringify(record), minute, recorded === 2);
     return { recorded: recorded === 1 };
   }

@@ -1,12 +1,8 @@
-// Upstream account scheduling rules both stores share: candidate clean-up and the choice of an account.
-// lua/account-acquire-many.lua applies the same rules inside Redis; a change here is a change there.
-import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, FoundBinding } from '../types.ts';
+// Upstream account rules as plain functions over plain data, no I/O: the choice of an account, cool-downs, what a
+// success ends. memory/accounts.ts applies them; lua/account-acquire.lua (pick.lua) and account-release.lua in Redis.
+import type { AccountCandidate, AcquireAccountRequest, AcquireAccountResult, CooldownReason, FoundBinding } from '../types.ts';
 
-/**
- * Per-account state (last use, probing) outlives its last use by this long, then is forgotten (Redis: the
- * key's TTL, refreshed on every acquisition and cool-down), so a group nobody uses leaves nothing behind.
- * A forgotten account counts as never used, which is what least-recently-used would pick anyway.
- */
+/** An account's state outlives its last use (or cool-down) by this long, then is forgotten: as if never used. */
 export const ACCOUNT_IDLE_MS = 86_400_000;
 
 const finite = (n: unknown, d: number): number => (typeof n === 'number' && Number.isFinite(n) ? n : d);
@@ -53,18 +49,13 @@ export type Pick =
   | { refuse: 'busy' | 'cooling' | 'none'; retryAfterMs?: number };
 
 /**
- * One acquisition moves an account's pass on by this ÷ its weight (rounded; weight 0 moves it like weight 1), so among
- * accounts of equal priority and load the lowest pass goes next and picks come in proportion to weight (stride
- * scheduling). Integers: a pass stays exact in a double (and in Lua) for billions of picks.
+ * Stride scheduling: a pick moves an account's pass on by this ÷ its weight (weight 0 as 1); the lowest pass goes next.
+ * Integers, exact in a double (and in Lua) for billions of picks.
  */
 export const PASS_STRIDE = 1_000_000;
 export const stride = (weight: number): number => (weight > 0 ? Math.floor(PASS_STRIDE / weight + 0.5) : PASS_STRIDE);
 
-/**
- * Passes to compare. An account never used (or forgotten) joins just before the lowest known pass, so it is picked next
- * without a run of picks to catch up; an account that sat out (a cool-down) counts as at most two strides behind the
- * furthest, for the same reason.
- */
+/** Passes to compare: a new account joins just before the lowest, one that sat out at most two strides behind the furthest. */
 function effectivePasses(views: CandidateView[]): number[] {
   let low = Infinity;
   let high = -Infinity;
@@ -81,10 +72,7 @@ function effectivePasses(views: CandidateView[]): number[] {
   return views.map((v) => (v.pass === undefined ? join : Math.max(v.pass, behind)));
 }
 
-/**
- * -1 when a should be chosen before b, 1 after, 0 on an exact tie: priority, then load, then a weight above 0, then
- * the lower pass, then the least recently used.
- */
+/** -1: a before b, 1 after, 0 a tie: priority, load, a weight above 0, the lower pass, the least recently used. */
 function order(a: CandidateView, pa: number, b: CandidateView, pb: number): number {
   if (a.priority !== b.priority) return a.priority < b.priority ? -1 : 1;
   // Load a.inUse / a.concurrency against b's, cross-multiplied to stay in exact integers.
@@ -117,10 +105,8 @@ export function weightedChoice(weights: number[], roll: number): number {
 }
 
 /**
- * The scheduling decision over `views` (parallel to the cleaned candidates); `prefer` is an index or -1.
- * A lease the request already holds is reused; prefer is taken when it can be; `only` refuses otherwise;
- * else the best free schedulable account. Refusals: busy (some account could serve but is full), cooling
- * (every candidate is cooling: retry after the soonest end), none (no candidates).
+ * The decision over `views` (`prefer`: an index or -1): a lease held is reused, prefer taken when free (else `only`
+ * refuses), else the best free account; or busy, cooling (until the soonest end) or none.
  */
 export function pickAccount(views: CandidateView[], prefer: number, only: boolean, now: number, roll: number): Pick {
   const pinned = only && prefer >= 0;
@@ -152,6 +138,80 @@ export function pickAccount(views: CandidateView[], prefer: number, only: boolea
   return { refuse: 'cooling', retryAfterMs: soonest };
 }
 
+/** A lease's length as both stores take it: whole milliseconds, at least 1. */
+export const leaseLength = (ms: number): number => Math.max(1, Math.round(ms) || 1);
+
+/** A heartbeat's new expiry for a lease (an API key's or an account's) that is still held; an expired one is not revived. */
+export const renewed = (exp: number | undefined, now: number, ms: number): number | undefined =>
+  (exp !== undefined && exp > now ? now + leaseLength(ms) : undefined);
+
+/** What a store knows of one account (undefined for one never used or forgotten), its expired leases dropped. */
+export interface AccountFacts {
+  inUse: number;
+  /** the asking request holds one of its leases */
+  holds: boolean;
+  coolUntil?: number;
+  reason?: CooldownReason;
+  probing: boolean;
+  lastUsed?: number;
+  pass?: number;
+}
+
+/** A candidate as the scheduler sees it at `now`: cooling only until its cool-down's end, one slot while probing. */
+function viewOf(c: AccountCandidate, f: AccountFacts | undefined, now: number): CandidateView {
+  const cooling = f?.coolUntil !== undefined && f.coolUntil > now;
+  return {
+    priority: c.priority, weight: c.weight, concurrency: f?.probing ? 1 : c.concurrency, inUse: f?.inUse ?? 0,
+    coolingUntil: cooling ? f!.coolUntil : undefined, lastUsed: f?.lastUsed, pass: f?.pass, holds: f?.holds ?? false,
+  };
+}
+
+/** What an acquisition answers, and the account it takes (its pass moved on unless the request's own lease is renewed). */
+export type Choice = { result: AcquireAccountResult; take?: { account: string; reuse: boolean; pass?: number } };
+
+/** The whole decision: a binding's preference (`found`), then pickAccount over the cleaned candidates' facts. */
+export function chooseAccount(
+  asked: AcquireAccountRequest, found: FoundBinding | undefined, factsOf: (id: string) => AccountFacts | undefined, roll: number,
+): Choice {
+  const req = withBinding(asked, found);
+  const cands = cleanCandidates(req.candidates);
+  const { prefer, absent } = preferIndex(req, cands);
+  if (absent) return { result: withFound({ ok: false, reason: 'none' }, found) };
+  const p = pickAccount(cands.map((c) => viewOf(c, factsOf(c.id), req.now)), prefer, !!req.only, req.now, roll);
+  if ('refuse' in p) {
+    return { result: withFound({ ok: false, reason: p.refuse, ...(p.retryAfterMs === undefined ? {} : { retryAfterMs: p.retryAfterMs }) }, found) };
+  }
+  const account = cands[p.take].id;
+  return {
+    result: withFound({ ok: true, lease: { group: req.group, account, requestId: req.requestId }, preferred: p.preferred }, found),
+    take: { account, reuse: p.reuse, pass: p.pass },
+  };
+}
+
+/** The first of `bound` that has a binding (`lookup` reads one), when the request names no account to prefer itself. */
+export function firstBinding(req: AcquireAccountRequest, lookup: (kind: 'sticky' | 'pin', name: string) => string | undefined): FoundBinding | undefined {
+  if (req.prefer !== undefined || !req.bound || !req.candidates.length) return undefined;
+  for (const { kind, name } of req.bound) {
+    const account = lookup(kind, name);
+    if (account !== undefined) return { kind, name, account };
+  }
+  return undefined;
+}
+
+/** A cool-down: a later end (with its reason) wins over an earlier one; the account is probed once it ends. */
+export function coolDown(f: { coolUntil?: number; reason?: CooldownReason; probing: boolean }, until: number, reason: CooldownReason): void {
+  if (f.coolUntil === undefined || until > f.coolUntil) {
+    f.coolUntil = until;
+    f.reason = reason;
+  }
+  f.probing = true;
+}
+
+/** A success at `at` ends probing, unless the account is still cooling down then (it began before the cool-down). */
+export function succeeded(f: { coolUntil?: number; probing: boolean }, at: number): void {
+  if (f.coolUntil === undefined || f.coolUntil <= at) f.probing = false;
+}
+
 /** The preferred candidate's index (-1: none or not a candidate) and whether `only` refuses at once (not a candidate). */
 export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[]): { prefer: number; absent: boolean } {
   if (req.prefer === undefined) return { prefer: -1, absent: false };
@@ -160,10 +220,10 @@ export function preferIndex(req: AcquireAccountRequest, cands: AccountCandidate[
 }
 
 /** The request with the binding its `bound` lookup found turned into prefer (and only, for a pin). */
-export function withBinding(req: AcquireAccountRequest, found: FoundBinding | undefined): AcquireAccountRequest {
+function withBinding(req: AcquireAccountRequest, found: FoundBinding | undefined): AcquireAccountRequest {
   return found ? { ...req, prefer: found.account, only: found.kind === 'pin' } : req;
 }
 
 /** The result with the binding found, when there was one. */
-export const withFound = (result: AcquireAccountResult, found: FoundBinding | undefined): AcquireAccountResult =>
+const withFound = (result: AcquireAccountResult, found: FoundBinding | undefined): AcquireAccountResult =>
   found ? { ...result, bound: found } : result;

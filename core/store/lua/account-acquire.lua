@@ -1,19 +1,13 @@
--- Picks an upstream account of one group and takes one of its slots (every key of a call shares the group's hash tag).
--- Which candidate: pick.lua (the same rules as rules/accounts.ts pickAccount).
--- acquire_many(n, K, A, NK) takes the acquisitions of one turn (a lone call is a turn of one: fuse.ts), with the
--- answers and the writes of running them one by one in order (test/store/redis-many.test.ts holds it to that). Each
--- account's leases (zset.lua) and state, and each binding, are read once; the slots taken and the accounts' new state
--- are written once. Call i's NK[i] keys from KEYS[K[i] + 1], its arguments from ARGV[A[i] + 1]:
+-- Picks an upstream account of one group (pick.lua: rules/accounts.ts's rules) and takes one of its slots.
+-- acquire_many(n, K, A, NK): the acquisitions of one turn (fuse.ts), answering as one by one in order would, each
+-- account's leases, state and binding read once and written once. Call i's keys from KEYS[K[i] + 1], its ARGV likewise:
 -- KEYS: per candidate c: 2c-1 lease zset (request id -> expiry ms), 2c state hash (cool, why, probe, used, pass);
 --       then the binding keys to look the preference up in, first found wins (AcquireAccountRequest.bound)
--- ARGV: 1 now, 2 request id, 3 roll in [0, 1) for the weighted choice, 4 the terms: numbers apart by spaces (mostly the
---       same for all of a group's requests, so read once a turn: redis/accounts.ts acquireArgs): preferred candidate
---       (1-based, 0 = none), only (1), binding keys, which are pins (bit j - 1 for binding key j), lease ms, state ttl
---       ms, then per candidate its priority, weight and concurrency; then per candidate c: 4 + c its id (cleaned by
---       rules/accounts.ts)
--- Answers per call 2 * candidate + preferred (1/0) when no binding was found (a number is the cheapest answer for the
--- fused script to pass on), {1, candidate, preferred (1/0), binding found (1-based), its account} when one was,
--- or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding found (0 = none), its account}.
+-- ARGV: 1 now, 2 request id, 3 roll in [0, 1), 4 the terms (redis/accounts.ts acquireArgs): preferred candidate
+--       (1-based, 0 = none), only (1), binding keys, pins (bit j - 1 for binding key j), lease ms, state ttl ms, then per
+--       candidate its priority, weight and concurrency; then per candidate c: 4 + c its id
+-- Answers per call 2 * candidate + preferred (1/0) when no binding was found, {1, candidate, preferred, binding found
+-- (1-based), its account} when one was, or {0, 'busy' | 'cooling' | 'none', retry-after ms (-1: none), binding, account}.
 local function acquire_many(count, K, A, NK)
   local function int(x) return string.format('%d', x) end
 
@@ -82,47 +76,30 @@ local function acquire_many(count, K, A, NK)
     local pinned = only and prefer > 0
 
     -- Expired leases go first, so a crashed process never holds a slot for long.
-    local i, second, wait, pass
-    if n == 1 then
-      -- One candidate (the usual group of one account): pick_account's answer without its tables. Its effective pass is
-      -- its own pass (-1 when it has none), its slot free unless cooling or at its concurrency (1 while probing).
-      local l = lease(KEYS[ko + 1])
+    local c = {}
+    for j = 1, n do
+      local l = lease(KEYS[ko + 2 * j - 1])
       l.expire(now)
-      local s = state(KEYS[ko + 2]).v
+      local s = state(KEYS[ko + 2 * j]).v
       local cool = s[1] and N[s[1]] or nil
-      local cooling = cool ~= nil and cool > now
-      if l.has[id] then i, second = 1, true
-      elseif not cooling and l.n < (s[2] == '1' and 1 or terms[9]) then i, second = 1, false
-      elseif cooling then return {0, 'cooling', cool - now, found, found_account}
-      else return {0, 'busy', -1, found, found_account} end
-      if not second then pass = (s[3] and N[s[3]] or -1) + stride(terms[8]) end
-    else
-      local c = {}
-      for j = 1, n do
-        local l = lease(KEYS[ko + 2 * j - 1])
-        l.expire(now)
-        local s = state(KEYS[ko + 2 * j]).v
-        local cool = s[1] and N[s[1]] or nil
-        local conc = terms[3 * j + 6]
+      c[j] = {
+        priority = terms[3 * j + 4],
+        weight = terms[3 * j + 5],
         -- Probing (cooled down, not yet proven healthy): one request at a time.
-        if s[2] == '1' then conc = 1 end
-        c[j] = {
-          priority = terms[3 * j + 4],
-          weight = terms[3 * j + 5],
-          conc = conc,
-          busy = l.n,
-          cooling = cool ~= nil and cool > now,
-          cool = cool,
-          pass = s[3] and N[s[3]] or nil,
-          used = s[4] and N[s[4]] or -math.huge,
-          holds = l.has[id],
-        }
-      end
-      -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
-      i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 3], now)
-      if not i then return {0, second, wait, found, found_account} end
-      if not second then pass = c[i].eff + stride(c[i].weight) end
+        conc = s[2] == '1' and 1 or terms[3 * j + 6],
+        busy = l.n,
+        cooling = cool ~= nil and cool > now,
+        cool = cool,
+        pass = s[3] and N[s[3]] or nil,
+        used = s[4] and N[s[4]] or -math.huge,
+        holds = l.has[id],
+      }
     end
+    -- The candidate and whether it is the request's own slot already, or nil, the refusal and its retry-after.
+    local i, second, wait = pick_account(c, n, prefer, pinned, ARGV[ao + 3], now)
+    if not i then return {0, second, wait, found, found_account} end
+    local pass
+    if not second then pass = c[i].eff + stride(c[i].weight) end
     local lease_ms = terms[5]
     local l = leases[KEYS[ko + 2 * i - 1]]
     l.add(now + lease_ms, id)

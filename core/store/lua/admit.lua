@@ -1,22 +1,43 @@
--- Atomic check-and-reserve for API keys (all keys of one call share the key's hash tag, so one slot).
--- admit_many(n, K, A) takes the admissions of one turn (a lone call is a turn of one: fuse.ts), with the answers and
--- the writes of running them one by one in order (test/store/redis-many.test.ts holds it to that). Each key's spend and
--- windows, held hash (held.lua), lease and rpm zsets (zset.lua) and tpm bucket are read once; what the admitted add is
--- written once. Call i's keys from KEYS[K[i] + 1], its arguments from ARGV[A[i] + 1]:
+-- Check-and-reserve for API keys (rules/limits.ts's checks, in their order; nothing reserved unless all pass).
+-- admit_many(n, K, A): the admissions of one turn (fuse.ts), answering as one by one in order would, each key's state
+-- read once and what the admitted add written once. Call i's keys from KEYS[K[i] + 1], its ARGV likewise:
 -- KEYS: 1 lease zset, 2 rpm zset, 3 tpm bucket of this minute, 4 acct hash (spend, window starts and used), 5 held hash
 --       (held.lua)
--- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms, one string of eight integers apart by spaces (the
---       same for all of a key's requests, so it is read once a turn): lease ms, quota nano, 5h/1d/7d limit nano,
---       concurrency, rpm, tpm   (0 = unlimited); 5 estimated cost nano (held until settled)
--- Answers per call 1 (admitted, a lease taken), 2 (admitted, no lease: the key has no concurrency limit) or {0, reason,
--- retry-after ms (-1: waiting cannot help), window, 1 when only what requests in flight hold reaches the limit}. (A
--- number is the cheapest answer for the fused script to pass on.)
--- Check order: quota, windows, concurrency, rpm, tpm (rules/limits.ts, the memory store's); nothing is reserved unless
--- every check passes.
-local function admit_many(n, K, A)
-  local names = {'5h', '1d', '7d'}
-  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
+-- ARGV: 1 now, 2 request id, 3 estimated tokens, 4 the key's terms (integers apart by spaces): lease ms, quota nano,
+--       5h/1d/7d limit nano, concurrency, rpm, tpm (0 = unlimited); 5 estimated cost nano
+-- Answers per call 1 (admitted, a lease taken), 2 (admitted, no lease) or {0, reason, retry-after ms (-1: waiting cannot
+-- help), window, 1 when only what requests in flight hold reaches the limit}.
+-- rules/limits.ts usdRefusal: the quota, then the windows (of several exhausted, the one resetting last), with what
+-- requests in flight hold (`inflight`) counted as spent. t: the acct hash's spend, s5h, u5h, s1d, u1d, s7d, u7d.
+local function usd_refusal(terms, t, inflight, now)
+  local quota = terms[2]
+  if quota > 0 then
+    local spent = N[t[1] or '0']
+    if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
+    if spent + inflight >= quota then return {0, 'quota_exhausted', HELD_RETRY_MS, '', 1} end
+  end
+  local wait, win, by_held = -1, '', 0
+  for i = 1, 3 do
+    local limit = terms[2 + i]
+    if limit > 0 then
+      local s, u = t[2 * i], t[2 * i + 1]
+      local used, ends = 0, 0
+      if s then
+        ends = N[s] + WINDOW_LENS[i]
+        if now < ends then used = N[u or '0'] end
+      end
+      local w = -1
+      if used >= limit then w = ends - now elseif used + inflight >= limit then w = HELD_RETRY_MS end
+      if w > wait then
+        wait, win = w, WINDOW_NAMES[i]
+        by_held = used < limit and 1 or 0
+      end
+    end
+  end
+  if win ~= '' then return {0, 'window_exhausted', wait, win, by_held} end
+end
 
+local function admit_many(n, K, A)
   -- The ids each zset may be asked about: one ZMSCORE per zset.
   local ids = {}
   for i = 1, n do
@@ -72,45 +93,13 @@ local function admit_many(n, K, A)
     local terms = T[ARGV[ao + 4]]
     local conc, rpm, tpm = terms[6], terms[7], terms[8]
 
-    local quota = terms[2]
     local cost = N[ARGV[ao + 5]]
     local minute = math.floor(now / MINUTE_MS)
-    -- What requests in flight hold counts as spent: concurrent requests cannot all pass a limit they reach together.
-    local windows = terms[3] > 0 or terms[4] > 0 or terms[5] > 0
     local h = held[KEYS[ko + 5]]
-    local inflight = 0
-    if quota > 0 or windows then
+    if terms[2] > 0 or terms[3] > 0 or terms[4] > 0 or terms[5] > 0 then
       h = h or hold(KEYS[ko + 5])
-      inflight = h.at(minute)
-    end
-    if quota > 0 then
-      local spent = N[acct(KEYS[ko + 4])[1] or '0']
-      if spent >= quota then return {0, 'quota_exhausted', -1, ''} end
-      if spent + inflight >= quota then return {0, 'quota_exhausted', HELD_RETRY_MS, '', 1} end
-    end
-
-    -- Fixed windows that start at the first spend; with several exhausted, report the one resetting last.
-    if windows then
-      local wait, win, by_held = -1, '', 0
-      for i = 1, 3 do
-        local limit = terms[2 + i]
-        if limit > 0 then
-          local t = acct(KEYS[ko + 4])
-          local s, u = t[2 * i], t[2 * i + 1]
-          local used, ends = 0, 0
-          if s then
-            ends = N[s] + lens[i]
-            if now < ends then used = N[u or '0'] end
-          end
-          local w = -1
-          if used >= limit then w = ends - now elseif used + inflight >= limit then w = HELD_RETRY_MS end
-          if w > wait then
-            wait, win = w, names[i]
-            by_held = used < limit and 1 or 0
-          end
-        end
-      end
-      if win ~= '' then return {0, 'window_exhausted', wait, win, by_held} end
+      local refusal = usd_refusal(terms, acct(KEYS[ko + 4]), h.at(minute), now)
+      if refusal then return refusal end
     end
 
     -- Leases: score = expiry. Expired ones go first, so a crashed process never holds a slot for long.

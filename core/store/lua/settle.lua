@@ -1,12 +1,7 @@
--- Settles requests for their API keys, once per request id: what limits read, at once. Releases the lease and the cost
--- held, reconciles tpm, adds spend to the lifetime total and the windows. The record and the rollups follow in a batch
--- (log-key.lua).
--- settle_many(n, K, A, NK, NA) takes the settlements of one turn (a lone call is a turn of one: fuse.ts), with the
--- answers and the writes of running them one by one in order (test/store/redis-many.test.ts holds it to that). What
--- they share (a key's markers, tpm bucket, lease zset, held hash, spend) is read once and written once, as sums: money
--- from integers summed exactly (nano-dollars, far below 2^53 in one turn) and written with '%d' (a Lua number written
--- by tostring would have 14 significant digits and lose exactness). Call i's keys from KEYS[K[i] + 1], NA[i] arguments
--- from ARGV[A[i] + 1]:
+-- Settles requests once per request id, for what limits read (rules/ledger.ts): the lease and hold go, tpm takes the
+-- actual tokens, spend and windows grow; the record and rollups follow in a batch (log-key.lua).
+-- settle_many(n, K, A, NK, NA): the settlements of one turn (fuse.ts), answering as one by one in order would, what they
+-- share read once and written once as sums ('%d': exact). Call i's keys from KEYS[K[i] + 1], NA[i] ARGV likewise:
 -- KEYS: 1 marker hash of the admission minute (request id -> 'd' settled, 'k' settled and its record kept: log-key.lua,
 --       'r' released: release.lua), 2 lease zset, 3 tpm bucket of the admission minute, 4 acct hash, 5 log hash,
 --       6 log index, 7 held hash (held.lua)
@@ -15,11 +10,27 @@
 --       7 "<marker ttl ms> <acct ttl ms>" (the same for every call: parsed once a turn), 8 the cost the admission holds,
 --       "<admission minute> <nano>" ('' = none), 9 (only for a record older than its marker's life) the request id as
 --       JSON text
--- The markers of a key's requests of one minute are fields of one hash (a key each cost Redis an entry in its key space
--- and its expiry table, and an expiry of its own). Answers per call 1 when recorded; for a repeat, 0 when its record is
--- kept, 2 when only the marker says it was settled (the record may never have reached a batch: a settlement whose
--- answer was lost is sent again). A record older than a marker's life is looked for in the log, by its minute
--- (log.lua logged).
+-- Answers per call 1 when recorded; for a repeat, 0 when its record is kept, 2 when only the marker says it was settled
+-- (its record may never have reached a batch). A record older than a marker's life is looked for in the log.
+-- rules/ledger.ts spendInWindows over a key's settlements of the turn (`calls`), in order: one past a window's end (or of
+-- a key with none) starts it again. starts: the windows' stored starts. Per window {start, reset, add}.
+local function spend_in_windows(starts, calls, A)
+  local win = {}
+  for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
+  for _, i in ipairs(calls) do
+    local cost, clock = N[ARGV[A[i] + 6]], N[ARGV[A[i] + 4]]
+    for w = 1, 3 do
+      local x = win[w]
+      if not x.start or clock >= x.start + WINDOW_LENS[w] then
+        x.start, x.reset, x.add = clock, true, cost
+      else
+        x.add = x.add + cost
+      end
+    end
+  end
+  return win
+end
+
 local function settle_many(n, K, A, NK, NA)
   local function int(x) return string.format('%d', x) end
   local out = presized(n)
@@ -101,16 +112,14 @@ local function settle_many(n, K, A, NK, NA)
         local key = KEYS[k + 4]
         local t = accts[key]
         if not t then
-          -- calls: for a window that restarts within the turn (call by call, below); spend and latest: the turn's sums.
-          t = {calls = {}, spend = 0, latest = -math.huge}
+          -- calls: for the windows (call by call, below); spend: the turn's sum.
+          t = {calls = {}, spend = 0}
           accts[key] = t
           acctOrder[#acctOrder + 1] = key
         end
         t.ttl = T[ARGV[a + 7]][2]
         t.calls[#t.calls + 1] = i
         t.spend = t.spend + N[ARGV[a + 6]]
-        local clock = N[ARGV[a + 4]]
-        if clock > t.latest then t.latest = clock end
       end
     end
   end
@@ -118,15 +127,12 @@ local function settle_many(n, K, A, NK, NA)
   for _, key in ipairs(markerOrder) do
     local m = byMarkers[key]
     if #m.set > 0 then
-      for j = 1, #m.set, 1000 do redis.call('HSET', key, unpack(m.set, j, math.min(j + 999, #m.set))) end
+      batched('HSET', key, m.set)
       redis.call('PEXPIRE', key, m.ttl)
     end
   end
 
-  for _, key in ipairs(leaseOrder) do
-    local l = leases[key]
-    for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
-  end
+  for _, key in ipairs(leaseOrder) do batched('ZREM', key, leases[key]) end
 
   for _, key in ipairs(bucketOrder) do
     local delta = buckets[key].delta
@@ -136,44 +142,18 @@ local function settle_many(n, K, A, NK, NA)
   -- Holds only shrink here: a field that one of the calls would have emptied is emptied by their sum too.
   for _, key in ipairs(heldOrder) do
     local hd = helds[key]
-    for _, field in ipairs(hd.order) do
-      if redis.call('HEXISTS', key, field) == 1 and redis.call('HINCRBY', key, field, int(-hd.fields[field])) <= 0 then
-        redis.call('HDEL', key, field)
-      end
-    end
+    for _, field in ipairs(hd.order) do unhold(key, field, hd.fields[field]) end
   end
 
-  -- Spend: the lifetime total, and fixed windows that start at the first spend after the last one ended.
-  local names = {'5h', '1d', '7d'}
-  local lens = {WINDOW_5H_MS, WINDOW_1D_MS, WINDOW_7D_MS}
+  -- Spend: the lifetime total, and the windows.
   for _, key in ipairs(acctOrder) do
     local t = accts[key]
-    local starts = redis.call('HMGET', key, 's5h', 's1d', 's7d')
-    local spend, latest = t.spend, t.latest
-    local win = {}
-    for w = 1, 3 do win[w] = {start = starts[w] and N[starts[w]] or nil, reset = false, add = 0} end
+    local win = spend_in_windows(redis.call('HMGET', key, 's5h', 's1d', 's7d'), t.calls, A)
+    redis.call('HINCRBY', key, 'spend', int(t.spend))
     for w = 1, 3 do
-      local x = win[w]
-      -- A window that no settlement of the turn outlives takes their sum; else call by call, in order.
-      if x.start and latest < x.start + lens[w] then
-        x.add = spend
-      else
-        for _, i in ipairs(t.calls) do
-          local a = A[i]
-          local cost, clock = N[ARGV[a + 6]], N[ARGV[a + 4]]
-          if not x.start or clock >= x.start + lens[w] then
-            x.start, x.reset, x.add = clock, true, cost
-          else
-            x.add = x.add + cost
-          end
-        end
-      end
-    end
-    redis.call('HINCRBY', key, 'spend', int(spend))
-    for w = 1, 3 do
-      local x = win[w]
-      if x.reset then redis.call('HSET', key, 's' .. names[w], int(x.start), 'u' .. names[w], int(x.add))
-      elseif x.add ~= 0 then redis.call('HINCRBY', key, 'u' .. names[w], int(x.add)) end
+      local x, name = win[w], WINDOW_NAMES[w]
+      if x.reset then redis.call('HSET', key, 's' .. name, int(x.start), 'u' .. name, int(x.add))
+      elseif x.add ~= 0 then redis.call('HINCRBY', key, 'u' .. name, int(x.add)) end
     end
     redis.call('PEXPIRE', key, t.ttl)
   end

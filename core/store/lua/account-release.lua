@@ -1,10 +1,5 @@
--- Gives account slots back with what each attempt's ending tells (LeaseEnding): a success ends probing (unless the
--- account is cooling down at that time: a request that began before the cool-down proves nothing), and names are
--- bound to the account (sessions, pins).
--- release_many(n, K, A, NK) takes the releases of one turn (a lone call is a turn of one: fuse.ts), with the writes of
--- running them one by one in order (test/store/redis-many.test.ts holds it to that): one ZREM per account for all its
--- slots, its state read and its probing ended once. Call i's NK[i] keys from KEYS[K[i] + 1], its arguments from
--- ARGV[A[i] + 1]:
+-- Gives account slots back with what each ending tells (LeaseEnding): a success ends probing unless cooling then, names
+-- are bound. release_many(n, K, A, NK): the releases of one turn (fuse.ts), one ZREM and state write per account.
 -- KEYS: 1 lease zset, 2 state hash, 3.. binding keys   ARGV: 1 request id, 2 succeeded at ('' = no), 3 account,
 --       then per binding key j: 3 + j ttl ms
 local function release_many(n, K, A, NK)
@@ -33,10 +28,7 @@ local function release_many(n, K, A, NK)
     end
     for j = 3, nk do redis.call('SET', KEYS[ko + j], ARGV[ao + 3], 'PX', ARGV[ao + j + 1]) end
   end
-  for _, key in ipairs(sorder) do
-    local l = slots[key]
-    for j = 1, #l, 1000 do redis.call('ZREM', key, unpack(l, j, math.min(j + 999, #l))) end
-  end
+  for _, key in ipairs(sorder) do batched('ZREM', key, slots[key]) end
   for _, key in ipairs(torder) do
     if states[key].ended then redis.call('HDEL', key, 'probe') end
   end
