@@ -1,5 +1,6 @@
 // JSON Schema of gateway.yaml; every property carries a description (the README's config reference is built from them)
 // and every default: the loader's ajv fills them in (a section left out is filled as empty), nothing else defaults.
+import { EVENT_NAMES } from './notify/events.ts';
 import type { JSONSchema } from './types.ts';
 
 const str = (description: string, extra: JSONSchema = {}): JSONSchema => ({ type: 'string', description, ...extra });
@@ -19,6 +20,19 @@ const stageList: JSONSchema = {
     ],
   },
 };
+
+/** One kind of credential's throttle (auth_throttle.keys, auth_throttle.admin). */
+const throttleRule = (description: string, d: { slow_after: number; block_after: number }): JSONSchema => ({
+  type: 'object', additionalProperties: false, default: {}, description,
+  properties: {
+    slow_after: int('Invalid attempts within window_ms before answers are slowed (0 = never).', { minimum: 0, default: d.slow_after }),
+    delay_ms: int('Delay added to the answer per invalid attempt past slow_after, up to max_delay_ms.', { minimum: 0, default: 250 }),
+    max_delay_ms: int('Longest delay of one answer.', { minimum: 0, maximum: 60_000, default: 2000 }),
+    block_after: int('Invalid attempts within window_ms after which the address\'s invalid attempts are refused with 429 (0 = never).', { minimum: 0, default: d.block_after }),
+    window_ms: int('Attempts are counted over this long from the first.', { minimum: 1000, default: 600_000 }),
+    block_ms: int('How long an address stays refused.', { minimum: 1000, default: 900_000 }),
+  },
+});
 
 const account: JSONSchema = {
   type: 'object', additionalProperties: false, required: ['id'],
@@ -50,6 +64,10 @@ export const rootSchema: JSONSchema = {
         headers_timeout_ms: int('Longest wait for a request\'s headers, from the connection\'s first byte (or its opening); past it the connection closes (slow or idle clients).', { minimum: 1000, default: 20_000 }),
         request_timeout_ms: int('Longest wait for a whole request, headers and body; past it 408 and the connection closes (streamed answers are not bounded by it).', { minimum: 1000, default: 300_000 }),
         keepalive_timeout_ms: int('How long an idle keep-alive connection is held for its next request.', { minimum: 1000, default: 65_000 }),
+        trusted_proxies: {
+          type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+          description: 'Proxies in front of the gateway (addresses or CIDR ranges: 10.0.0.0/8, fd00::/8): a request from one of them comes from the address its X-Forwarded-For names last that is not itself a trusted proxy. Empty: the peer\'s own address, and X-Forwarded-For is never believed. Read by the logs\' client and auth_throttle.',
+        },
         cors: {
           type: 'object', additionalProperties: false, default: {},
           description: 'Browser apps on other origins that call the model routes directly (never /admin/*): preflights answered, CORS headers set.',
@@ -77,6 +95,45 @@ export const rootSchema: JSONSchema = {
     admin: {
       type: 'object', additionalProperties: false, description: 'Operator access.', default: {},
       properties: { token: str('Bearer token guarding /admin/*; refused on model routes. At least 32 characters, no spaces, no key\'s secret (`openssl rand -hex 32`); empty disables the admin API.', { default: '' }) },
+    },
+    auth_throttle: {
+      type: 'object', additionalProperties: false, default: {},
+      description: 'Invalid credentials from one client address (see server.trusted_proxies), per process: past slow_after within window_ms each answer is delayed, past block_after the address\'s invalid attempts get 429 for block_ms (logged once, counted in gateway_auth_throttle_total). A valid key or token is never slowed or refused.',
+      properties: {
+        keys: throttleRule('Invalid model API keys (stage auth); refused in the client\'s own error format.', { slow_after: 10, block_after: 30 }),
+        admin: throttleRule('Invalid admin tokens (stage admin-auth); refused in the admin API\'s format.', { slow_after: 3, block_after: 10 }),
+        max_addresses: int('Client addresses tracked at once (IPv6 by /64); past it the least recently seen is forgotten.', { minimum: 100, default: 10_000 }),
+      },
+    },
+    notifications: {
+      type: 'object', additionalProperties: false, default: {},
+      description: 'Webhooks called when something needs an operator (docs/alerts.md): signed JSON POSTs, queued and retried, never in a request\'s way.',
+      properties: {
+        webhooks: {
+          type: 'array', default: [], description: 'Receivers, each with the events it takes.',
+          items: {
+            type: 'object', additionalProperties: false, required: ['url', 'secret'],
+            properties: {
+              name: str('Its name in logs, metrics and the console. Default: the URL\'s host.', { pattern: '^[A-Za-z0-9._:-]{1,64}$' }),
+              url: str('Where events are POSTed (http or https). It may hold the receiver\'s own token: only its host is ever shown.', { minLength: 1 }),
+              secret: str('Key of the HMAC-SHA256 signature of each body (header `x-gateway-signature: sha256=<hex>`); 16 characters or more, e.g. ${WEBHOOK_SECRET}. Never sent, logged or shown.', { minLength: 1 }),
+              events: {
+                type: 'array', uniqueItems: true, minItems: 1, items: { type: 'string', enum: EVENT_NAMES }, default: EVENT_NAMES,
+                description: `Events sent to it: ${EVENT_NAMES.join(', ')}. Default: all.`,
+              },
+            },
+          },
+        },
+        timeout_ms: int('Longest wait for a receiver\'s answer to one attempt.', { minimum: 100, default: 5000 }),
+        retries: int('Attempts after a first that failed (no answer, a timeout, 408, 425, 429 or 5xx), each after twice the wait before it; any other status ends the delivery.', { minimum: 0, maximum: 20, default: 5 }),
+        retry_ms: int('Wait before the first retry.', { minimum: 10, default: 1000 }),
+        queue_limit: int('Deliveries waiting, being sent or retried at once (per process); past it a new one is dropped and counted.', { minimum: 1, default: 1000 }),
+        quota_percents: {
+          type: 'array', uniqueItems: true, minItems: 1, items: { type: 'number', exclusiveMinimum: 0, maximum: 100 }, default: [80, 100],
+          description: 'key.quota: the shares (in %) of quota_usd and of each USD window at which a key is reported.',
+        },
+        history: int('Deliveries kept for the console (GET /admin/notifications), newest first.', { minimum: 1, maximum: 10_000, default: 200 }),
+      },
     },
     platforms: {
       type: 'object', description: 'Upstream kinds, by name.', default: {},

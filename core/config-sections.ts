@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { validateStage, type Path, type Problem } from './config-validate.ts';
 import { compilePattern } from './router.ts';
+import { parseRange } from './client-address.ts';
 import type { AccountConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle } from './types.ts';
 
 export interface ConfigDeps {
@@ -30,10 +31,14 @@ export function normalise(raw: Record<string, any>, file: string, deps: ConfigDe
   checkAdminToken(String(raw.admin.token ?? ''), keys, problem);
   const routes = routeSection(raw.routes, raw.pipelines, groups, deps, report);
   const store = storeSection(raw.store, file);
+  const notifications = notificationSection(raw.notifications, report);
   if (store.path !== ':memory:' && !store.redis && server.workers !== 1) {
     problem(['server', 'workers'], 'several workers cannot share the embedded store (store.path belongs to one process): set store.redis to share keys, limits and usage between processes, or use workers: 1');
   }
-  return { file, server, store, admin: { token: raw.admin.token }, platforms, groups, keys, pricing: raw.pricing, routes };
+  return {
+    file, server, store, admin: { token: raw.admin.token }, auth_throttle: raw.auth_throttle, notifications, platforms, groups, keys,
+    pricing: raw.pricing, routes,
+  };
 }
 
 function serverSection(s: Record<string, any>, { problem }: Report): GatewayConfig['server'] {
@@ -43,10 +48,14 @@ function serverSection(s: Record<string, any>, { problem }: Report): GatewayConf
   origins.forEach((o, i) => {
     if (o !== '*' && !isOrigin(o)) problem(['server', 'cors', 'origins', i], `"${o}" is not an origin: scheme://host[:port] as browsers send it (lower case, no path or trailing slash), or "*"`);
   });
+  const trusted: string[] = s.trusted_proxies;
+  trusted.forEach((p, i) => {
+    if (!parseRange(p)) problem(['server', 'trusted_proxies', i], `"${p}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, 192.168.1.10, fd00::/8)`);
+  });
   return {
     host: s.host, port: s.port, workers: s.workers, body_limit: bodyLimit ?? 0, max_connections: s.max_connections,
     headers_timeout_ms: s.headers_timeout_ms, request_timeout_ms: s.request_timeout_ms, keepalive_timeout_ms: s.keepalive_timeout_ms,
-    cors: { origins },
+    cors: { origins }, trusted_proxies: trusted,
   };
 }
 
@@ -170,6 +179,30 @@ function storeSection(s: Record<string, any>, file: string): GatewayConfig['stor
     records_per_key: s.records_per_key, records_total: s.records_total, timeout_ms: s.timeout_ms,
   };
 }
+
+/** The shortest webhook secret accepted: an HMAC key a receiver's attacker must not guess. */
+const WEBHOOK_SECRET_MIN = 16;
+
+/** Webhooks: http(s) URLs, secrets long enough to sign with, names unique (the URL's host unless given). */
+function notificationSection(n: Record<string, any>, { problem, warnings }: Report): GatewayConfig['notifications'] {
+  const names = new Set<string>();
+  const webhooks = (n.webhooks as any[]).map((h, i) => {
+    const path = ['notifications', 'webhooks', i];
+    let url: URL | undefined;
+    try { url = new URL(String(h.url)); } catch { /* reported below */ }
+    if (!url || !/^https?:$/.test(url.protocol)) problem([...path, 'url'], 'is not an http(s) URL');
+    else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) warnings.push(`webhook "${h.name ?? url.host}" is sent over plain http: its bodies can be read on the way (use https)`);
+    const secret = String(h.secret);
+    if (secret.length < WEBHOOK_SECRET_MIN) problem([...path, 'secret'], `must be at least ${WEBHOOK_SECRET_MIN} characters (it has ${secret.length}): generate one with \`openssl rand -hex 32\` and give the receiver the same`);
+    const name = String(h.name ?? url?.host ?? i);
+    if (names.has(name)) problem(path, `a second webhook named "${name}": give each its own name`);
+    names.add(name);
+    return { name, url: String(h.url), secret, events: h.events };
+  });
+  return { webhooks, timeout_ms: n.timeout_ms, retries: n.retries, retry_ms: n.retry_ms, queue_limit: n.queue_limit, quota_percents: n.quota_percents, history: n.history };
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 /** The shortest admin.token accepted (`openssl rand -hex 32` makes 64 characters). */
 const ADMIN_TOKEN_MIN = 32;

@@ -29,7 +29,7 @@ export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destinatio
     timestamp: isoTime,
     // Levels by name ("info", not 30): what a person and a log search read; pino makes each level's text once.
     formatters: { level: (label: string) => ({ level: label }) },
-    redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'credential', 'key'], censor: '[redacted]' },
+    redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'credential', 'key', 'secret'], censor: '[redacted]' },
   };
   // process.stdout's fd: reading it opens stdout as node does (a pipe then non-blocking: a full one refuses a write).
   return pino(options, destination ?? (stdout ??= new TurnWriter(process.stdout.fd ?? 1)));

@@ -11,9 +11,10 @@ const AGENT_CHARS = 256;
 /** Who made the request; read when it arrives (a socket that has closed no longer knows its peer). */
 export interface Caller { client: string | undefined; user_agent: string | undefined }
 
-export function callerOf(req: IncomingMessage): Caller {
+/** `address`: the client's address by server.trusted_proxies (client-address.ts). */
+export function callerOf(req: IncomingMessage, address: (req: IncomingMessage) => string): Caller {
   const agent = req.headers['user-agent'];
-  return { client: req.socket.remoteAddress, user_agent: agent === undefined ? undefined : agent.slice(0, AGENT_CHARS) };
+  return { client: address(req) || undefined, user_agent: agent === undefined ? undefined : agent.slice(0, AGENT_CHARS) };
 }
 
 interface Ending { ended_by: EndedBy; error: string; upstream_status?: number }

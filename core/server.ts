@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
+import { AuthThrottle } from './auth-throttle.ts';
+import { clientAddresses } from './client-address.ts';
 import { ConfigError, loadConfig, type ConfigDeps } from './config.ts';
 import { answerRaw, clientErrorHandler } from './client-errors.ts';
 import { httpRefusal, targetPath } from './http-rules.ts';
@@ -17,6 +19,7 @@ import { lingerOnClose } from './lingering-close.ts';
 import { createLogger, infoLine } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { ModelNames } from './model-names.ts';
+import { Notifier } from './notify/notifier.ts';
 import { compose } from './pipeline.ts';
 import { callerOf, requestRecord } from './request-log.ts';
 import { RouteMiss, Router } from './router.ts';
@@ -68,7 +71,8 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   const simulators: Record<string, S> = {};
   const running = new Running();
   const closing = new AbortController();
-  let opened: { store: Store; keyChanges: KeyChanges } | undefined;
+  /** What lives as long as the process, across reloads: the store, and what counts and sends through it. */
+  let opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...parts, env: opts.env ?? process.env });
     if (opts.configWarnings !== false) for (const w of warnings) log.warn(w);
@@ -84,12 +88,24 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
         redis: s.redis, path: s.path, prefix: s.prefix, retentionDays: s.retention_days, recordsPerKey: s.records_per_key,
         recordsTotal: s.records_total, timeoutMs: s.timeout_ms,
       }, log);
-      opened = { store, keyChanges: new KeyChanges(store, log) };
+      const t = config.auth_throttle;
+      opened = {
+        store, keyChanges: new KeyChanges(store, log), notifier: new Notifier(config.notifications, store, log, metrics.registry),
+        throttles: {
+          keys: new AuthThrottle('key', t.keys, t.max_addresses, log, metrics.registry),
+          admin: new AuthThrottle('admin', t.admin, t.max_addresses, log, metrics.registry),
+        },
+      };
       metrics.watchStore(store);
     }
     else if (storeMoved(config, runtimeConfig)) log.warn('store settings changed: restart to apply');
     await refuseIssuedAdminToken(config, opened.store);
-    return buildRuntime(config, parts, log, metrics, opened.store, opened.keyChanges, closing.signal);
+    // What outlives a runtime takes a reload's settings once that config is the one to run.
+    opened.notifier.configure(config.notifications);
+    const t = config.auth_throttle;
+    opened.throttles.keys.configure(t.keys, t.max_addresses);
+    opened.throttles.admin.configure(t.admin, t.max_addresses);
+    return buildRuntime(config, parts, log, metrics, opened, closing.signal);
   };
   let runtimeConfig: GatewayConfig | undefined;
   /** Serve with this runtime from now on; only its stages hear issued-key changes (the old ones go with the old runtime). */
@@ -102,6 +118,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   try {
     runtime = live(await load());
   } catch (err) {
+    opened?.notifier.close();
     await Promise.all([opened?.store.close(), ...Object.values(simulators).map((s) => s.close())]);
     throw err;
   }
@@ -164,6 +181,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
         await running.idle(CUT_SETTLE_MS);
       }
       await Promise.all(Object.values(simulators).map((s) => s.close()));
+      opened?.notifier.close();
       await opened?.store.close();
     },
   };
@@ -183,11 +201,15 @@ async function refuseIssuedAdminToken(config: GatewayConfig, store: Store): Prom
 const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): boolean =>
   !!running && (next.store.redis !== running.store.redis || next.store.path !== running.store.path);
 
-function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics: Metrics, store: Store, keyChanges: KeyChanges, closing: AbortSignal): Runtime {
+interface Throttles { keys: AuthThrottle; admin: AuthThrottle }
+
+function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics: Metrics, opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles }, closing: AbortSignal): Runtime {
   const { plugins, formats, upstreamAuth } = parts;
-  const keys = keyChanges.listeners();
+  const { store, notifier, throttles } = opened;
+  const keys = opened.keyChanges.listeners();
   const env: Env = {
     config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing, models: new ModelNames(config),
+    notify: notifier, throttles, clientAddress: clientAddresses(config.server.trusted_proxies),
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,
   };
@@ -293,7 +315,7 @@ async function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse, me
     return sendError(res, asGatewayError(err), id, format);
   }
   if (compiled.format.idHeader) res.setHeader(compiled.format.idHeader, id);
-  const caller = callerOf(req);
+  const caller = callerOf(req, rt.env.clientAddress);
   const ctx = createCtx({
     id, clientRequestId: clientId, req, res, path, search, params, route: compiled.route, format: compiled.format,
     log: rt.env.log, bodyLimit: rt.config.server.body_limit, start,

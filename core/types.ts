@@ -8,6 +8,7 @@ import type { JsonPick } from './json-pick.ts';
 import type { JSONSchema, Outcome, SseFrame } from './shapes.ts';
 import type { Usage } from './usage.ts';
 import type { IssuedKey, Store } from './store/types.ts';
+import type { EventName, Notify } from './notify/events.ts';
 
 export type { JSONSchema, Outcome, SseFrame };
 
@@ -18,6 +19,24 @@ export interface ServerConfig {
   max_connections: number; headers_timeout_ms: number; request_timeout_ms: number; keepalive_timeout_ms: number;
   /** Origins whose browser apps may call the model routes (exact, or "*"). */
   cors: { origins: string[] };
+  /** Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges, as given). */
+  trusted_proxies: string[];
+}
+
+/** One kind of credential's throttle (auth_throttle.keys / .admin); 0 turns slowing or blocking off. */
+export interface ThrottleRule { slow_after: number; delay_ms: number; max_delay_ms: number; block_after: number; window_ms: number; block_ms: number }
+
+export interface WebhookConfig {
+  /** The URL's host unless named: what logs, metrics and the console show (never the URL, which may hold a token). */
+  name: string;
+  url: string;
+  secret: string;
+  events: EventName[];
+}
+
+export interface NotificationsConfig {
+  webhooks: WebhookConfig[];
+  timeout_ms: number; retries: number; retry_ms: number; queue_limit: number; quota_percents: number[]; history: number;
 }
 
 export interface PlatformConfig {
@@ -87,6 +106,8 @@ export interface GatewayConfig {
   /** path: absolute (resolved against the config file's folder), or ":memory:". */
   store: { redis: string; path: string; prefix: string; retention_days: number; records_per_key: number; records_total: number; timeout_ms: number };
   admin: { token: string };
+  auth_throttle: { keys: ThrottleRule; admin: ThrottleRule; max_addresses: number };
+  notifications: NotificationsConfig;
   platforms: Record<string, PlatformConfig>;
   groups: Record<string, GroupConfig>;
   keys: KeyConfig[];
@@ -195,6 +216,20 @@ export interface Env {
   onKeysChanged(listener: () => void): void;
   /** Aborted when the gateway shuts down and its requests' time is up: stages cut what they still do in the background. */
   closing?: AbortSignal;
+  /** The operator's webhooks (core/notify): events go here, queued; absent where a test builds a partial Env. */
+  notify?: Notify;
+  /** The address a request comes from, by server.trusted_proxies (IPv6 as given; the throttles group it by /64). */
+  clientAddress(req: IncomingMessage): string;
+  /** Per process, across reloads: invalid credentials counted per client address (auth_throttle). */
+  throttles: { keys: CredentialThrottle; admin: CredentialThrottle };
+}
+
+/**
+ * What an auth stage asks of its throttle when a credential was invalid: how long to wait before answering, or that the
+ * address is refused (ms left). A valid credential never asks.
+ */
+export interface CredentialThrottle {
+  failed(address: string): { blockedMs: number } | { delayMs: number };
 }
 
 /** The model names a configuration knows (core/model-names.ts): only these label a metric series, others are `other`. */

@@ -1,5 +1,6 @@
 // Stage `auth`: finds the caller's key (Bearer, x-api-key, x-goog-api-key, ?key= where allowed) by SHA-256 and checks its state.
 import { hash } from 'node:crypto';
+import { throttled } from '../core/auth-throttle.ts';
 import { defineErrors } from '../core/errors.ts';
 import type { Ctx, Env, KeyConfig, Plugin } from '../core/types.ts';
 
@@ -9,6 +10,10 @@ const errors = defineErrors('auth', {
   api_key_in_query_deprecated: { status: 400, doc: 'A key in `?key=` on a route whose `query_key_paths` do not allow it.', message: 'API key in query parameter is deprecated. Please use Authorization header instead.' },
   api_key_required: { wire: 'API_KEY_REQUIRED', status: 401, doc: 'No key in `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`.', message: 'API key is required in Authorization header (Bearer scheme), x-api-key header, or x-goog-api-key header' },
   invalid_api_key: { wire: 'INVALID_API_KEY', status: 401, doc: 'An unknown key, or the admin token on a model route.', message: (admin: boolean) => (admin ? 'The admin token cannot be used on model routes; use an API key' : 'Invalid API key') },
+  too_many_invalid_keys: {
+    status: 429, doc: 'Too many invalid keys from the client\'s address (`auth_throttle.keys`): its invalid keys are refused for a while (`retry-after`); a valid key is not.',
+    message: (seconds: number) => `Too many invalid API keys from this address: invalid keys are refused for ${seconds} s`, headers: (seconds: number) => ({ 'retry-after': String(seconds) }),
+  },
   api_key_disabled: { wire: 'API_KEY_DISABLED', status: 401, doc: 'The key is disabled.', message: 'API key is disabled' },
   api_key_expired: { wire: 'API_KEY_EXPIRED', status: 403, doc: 'The key is past its `expires_at`.', message: 'API key has expired', headers: { 'x-should-retry': 'false' } },
 });
@@ -94,7 +99,7 @@ export const auth: Plugin<Options> = {
       // Compared and looked up by digest, so their timing says nothing about how close a guess was.
       if (hex === adminSha) throw errors.invalid_api_key(true);
       const found = env.keysBySha.get(hex) ?? await issued(hex);
-      if (!found) throw errors.invalid_api_key(false);
+      if (!found) throw await throttled(env.throttles.keys, env.clientAddress(ctx.req), () => errors.invalid_api_key(false), errors.too_many_invalid_keys);
       if (remembered === undefined) digests.remember(key, hex);
       if (found.disabled) throw errors.api_key_disabled();
       if (!options.allow_expired && found.expires_at !== undefined && found.expires_at <= Date.now()) {

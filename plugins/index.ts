@@ -15,6 +15,7 @@ import { adminUsage } from './admin/records.ts';
 import { adminSummary } from './admin/summary.ts';
 import { adminGroups } from './admin/groups.ts';
 import { adminAccounts } from './admin/accounts.ts';
+import { adminNotifications } from './admin/notifications.ts';
 import { page } from './page.ts';
 
-export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, adminSummary, adminGroups, adminAccounts, page];
+export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, adminSummary, adminGroups, adminAccounts, adminNotifications, page];

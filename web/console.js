@@ -1,14 +1,15 @@
-// The console: the admin token form, the tabs (overview, keys, usage records, accounts) and loading what a tab shows.
+// The console: the admin token form, the tabs (overview, keys, usage records, accounts, alerts) and loading what a tab shows.
 import { time } from './dom.js';
 import { onActionStart, run, setToken, showError } from './console-api.js';
 import { loadAccounts } from './console-accounts.js';
 import { loadGroups, loadKeys } from './console-keys.js';
 import { loadOverview } from './console-overview.js';
 import { loadRecords } from './console-records.js';
+import { loadNotifications } from './console-notifications.js';
 
 const $ = (id) => document.getElementById(id);
 const app = $('app');
-const LOAD = { overview: loadOverview, keys: loadKeys, records: () => loadRecords(), accounts: loadAccounts };
+const LOAD = { overview: loadOverview, keys: loadKeys, records: () => loadRecords(), accounts: loadAccounts, alerts: loadNotifications };
 let tab = 'overview';
 
 async function show(name) {
@@ -47,6 +48,7 @@ submit('filters', () => loadRecords());
 $('more').addEventListener('click', () => run(() => loadRecords(true)));
 submit('accounts-form', loadAccounts);
 $('accounts-window').addEventListener('change', () => run(loadAccounts));
+$('alerts-refresh').addEventListener('click', () => run(loadNotifications));
 
 // Leaving the page forgets the token and anything shown with it, the issued plaintext included.
 onActionStart(() => showError(''));

@@ -277,5 +277,16 @@ export interface Store {
   /** What is kept under (key id, answer id); undefined when unknown, expired or malformed. A key reads only its own. */
   getConversation(keyId: string, responseId: string): Promise<string | undefined>;
 
+  // the notifier's (core/notify): an event sent once across processes, and the latest deliveries for the console
+  /**
+   * True for the first claim of `name` while it lasts (ttlMs, on the real clock), false while another holds it: one
+   * process of those sharing the store wins (Redis SET NX PX). The embedded store has one process.
+   */
+  claim(name: string, ttlMs: number): Promise<boolean>;
+  /** Keeps an opaque JSON text at the head of the delivery list (once: noted again, it moves), the newest `keep` only. */
+  noteDelivery(text: string, keep: number): Promise<void>;
+  /** The newest `limit` texts noted, newest first. */
+  recentDeliveries(limit: number): Promise<string[]>;
+
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 // Stage `admin-auth`: lets a request into /admin/* only with the admin token (Bearer), compared as SHA-256 digests in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { throttled } from '../../core/auth-throttle.ts';
 import { adminErrors } from './errors.ts';
 import type { Plugin } from '../../core/types.ts';
 
@@ -25,7 +26,7 @@ export const adminAuth: Plugin<Record<string, never>> = {
       if (env.keysBySha.has(hex) || await env.store.getKey(hex)) {
         throw adminErrors.model_key_refused();
       }
-      throw adminErrors.invalid_admin_token();
+      throw await throttled(env.throttles.admin, env.clientAddress(ctx.req), () => adminErrors.invalid_admin_token(), adminErrors.too_many_invalid_tokens);
     };
   },
 };

@@ -6,6 +6,10 @@ export const adminErrors = defineErrors('admin', {
   admin_token_required: { wire: 'ADMIN_TOKEN_REQUIRED', status: 401, doc: 'No `Authorization: Bearer <admin token>`.', message: 'The admin API needs the admin token in Authorization: Bearer <token>' },
   model_key_refused: { wire: 'MODEL_KEY_REFUSED', status: 401, doc: 'A model API key was sent to the admin API.', message: 'Model API keys are refused by the admin API; use the admin token' },
   invalid_admin_token: { wire: 'INVALID_ADMIN_TOKEN', status: 401, doc: 'The admin token does not match.', message: 'Invalid admin token' },
+  too_many_invalid_tokens: {
+    status: 429, doc: 'Too many invalid admin tokens from the client\'s address (`auth_throttle.admin`): they are refused for a while (`retry-after`); the valid token is not.',
+    message: (seconds: number) => `Too many invalid admin tokens from this address: invalid tokens are refused for ${seconds} s`, headers: (seconds: number) => ({ 'retry-after': String(seconds) }),
+  },
   key_not_found: { status: 404, doc: 'No key with that id.', message: (id: string) => `No key with id "${id}"` },
   config_key_immutable: { status: 409, doc: 'The key is declared in gateway.yaml: change it there.', message: (id: string) => `Key "${id}" is declared in gateway.yaml and cannot be changed through the API; edit gateway.yaml and reload` },
   unknown_group: { status: 400, doc: 'A key names a group the gateway does not have.', message: (p: { group: string; known: string }) => `Unknown group "${p.group}" (known: ${p.known})` },

@@ -10,17 +10,18 @@ import { ADMISSION } from '../vars.ts';
 import { billable, cost, findPrice, type Price } from '../pricing.ts';
 import { promptEstimate } from './prompt.ts';
 import { ModelRows, NameWarnings } from './names.ts';
+import { QuotaWatch } from './quota-watch.ts';
 
 interface Options { price_by: 'upstream' | 'requested'; on_disconnect: 'observed' | 'none'; chars_per_token: number }
 
 const ZERO: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
 
-// One per store, which is opened once per process: a reload keeps the day's rows.
-const rowsByStore = new WeakMap<Store, ModelRows>();
-function modelRows(store: Store): ModelRows {
-  let rows = rowsByStore.get(store);
-  if (!rows) rowsByStore.set(store, (rows = new ModelRows()));
-  return rows;
+// One per store, which is opened once per process: a reload keeps the day's rows and the keys being watched.
+const byStore = new WeakMap<Store, { rows: ModelRows; quota: QuotaWatch }>();
+function perStore(store: Store): { rows: ModelRows; quota: QuotaWatch } {
+  let kept = byStore.get(store);
+  if (!kept) byStore.set(store, (kept = { rows: new ModelRows(), quota: new QuotaWatch() }));
+  return kept;
 }
 
 function metrics(env: Env) {
@@ -70,7 +71,7 @@ export const metering: Plugin<Options> = {
     const m = metrics(env);
     const unreportedWarnings = new NameWarnings(env.log, 'the upstream reported no usage: recorded with 0 tokens (nothing is estimated)');
     const unpricedWarnings = new NameWarnings(env.log, 'model has no price: billed 0 (add it to pricing)');
-    const rows = modelRows(env.store);
+    const { rows, quota } = perStore(env.store);
     /** Some answers carry no usage (e.g. older Gemini embedding models): counted and said, never guessed. */
     const unreported = (route: string, model: string, label: string): void => {
       m.unreported.inc({ route, model: label });
@@ -162,6 +163,7 @@ export const metering: Plugin<Options> = {
       // With what rate-limit reserved for it, which goes back with it.
       const admission = ctx.get(ADMISSION);
       await (admission ? admission.settle(record, key.limits) : env.store.settle(record, undefined, key.limits));
+      if (usd > 0) quota.settled(key, env);
       const tokens = (direction: string, n: number) => { if (n > 0) m.tokens.inc({ direction, model: shown, group: group.name }, n); };
       tokens('input', b.input);
       tokens('output', b.output);

@@ -9,6 +9,7 @@ import type { Verdict } from './classify.ts';
 import type { CredentialVerdict } from './credential-check.ts';
 import { conversationUnavailable, exhausted } from './pool-errors.ts';
 import type { PoolMetrics } from './pool-metrics.ts';
+import type { PoolNotices } from './pool-notices.ts';
 
 /** An account failed before the first byte: how (classified), its status (0: no answer), the socket error code. */
 export interface Failed { done: false; verdict: Verdict; status: number; code?: string }
@@ -24,12 +25,14 @@ export class Failures {
   readonly #metrics: Pick<PoolMetrics, 'attempts' | 'attention'>;
   readonly #log: Logger;
   readonly #credentials: CredentialJudge;
+  readonly #notices: PoolNotices | undefined;
 
-  constructor(store: Pick<Store, 'cooldown' | 'accountStates'>, metrics: Pick<PoolMetrics, 'attempts' | 'attention'>, log: Logger, credentials: CredentialJudge) {
+  constructor(store: Pick<Store, 'cooldown' | 'accountStates'>, metrics: Pick<PoolMetrics, 'attempts' | 'attention'>, log: Logger, credentials: CredentialJudge, notices?: PoolNotices) {
     this.#store = store;
     this.#metrics = metrics;
     this.#log = log;
     this.#credentials = credentials;
+    this.#notices = notices;
   }
 
   /** Every attempt goes into metrics; the list reaches ctx.attempts (and the usage record) once there is more than a clean one. */
@@ -61,11 +64,14 @@ export class Failures {
     if (verdict.cooldownMs > 0) {
       await this.#store.cooldown(group.name, account.id, Date.now() + verdict.cooldownMs, verdict.cooldownReason)
         .catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'account cool-down failed'));
+      // Not awaited: whether the whole group is now cooling is the operator's news, not this request's business.
+      void this.#notices?.cooled(group);
     }
     if (verdict.reason === 'auth' && verdict.cooldownMs > 0) {
       this.#metrics.attention.inc({ group: group.name, account: account.id });
       this.#log.warn({ req_id: ctx.id, group: group.name, account: account.id, pause_ms: verdict.cooldownMs },
         `upstream account "${account.id}" of group "${group.name}" was refused (401/403): its credential needs attention`);
+      this.#notices?.attention(group, account, status, verdict.cooldownMs);
     }
   }
 

@@ -15,6 +15,7 @@ import { Failures } from './failures.ts';
 import { ADMISSION } from '../vars.ts';
 import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
+import { PoolNotices } from './pool-notices.ts';
 import { queueKeepalive } from './relay.ts';
 import { accountModel, candidatesFor, Scheduler, type Acquired, type ScheduleOptions } from './schedule.ts';
 import { Conversations } from './translate/conversations.ts';
@@ -55,7 +56,7 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const metrics = poolMetrics(env.metrics, env.config, store);
   const upstreams = new Upstreams(o);
   const affinity = new Affinity(store, o, metrics.sticky);
-  const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams));
+  const failures = new Failures(store, metrics, log, new CredentialChecks(env, upstreams), new PoolNotices(env.notify, store));
   // The session headers the pool reads also reach the upstream (they name the client's own conversation).
   const headers = new HeaderAllowList(o.session_headers);
   const media = {

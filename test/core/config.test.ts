@@ -64,7 +64,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.equal(config.file, FILE);
   t.strictSame(config.server, {
     host: '0.0.0.0', port: 8080, workers: 1, body_limit: 33554432,
-    max_connections: 10000, headers_timeout_ms: 20000, request_timeout_ms: 300000, keepalive_timeout_ms: 65000, cors: { origins: [] },
+    max_connections: 10000, headers_timeout_ms: 20000, request_timeout_ms: 300000, keepalive_timeout_ms: 65000, cors: { origins: [] }, trusted_proxies: [],
   });
   t.strictSame(config.store, {
     redis: '', path: '/etc/gw/data/gateway.db', prefix: 'gw:', retention_days: 30, records_per_key: 10000, records_total: 100000, timeout_ms: 2000,

@@ -11,6 +11,8 @@ import { parse, stringify } from 'yaml';
 import { withGateway } from '../helpers/gateway.ts';
 import { bearer, chatBody, metricsText, post } from '../helpers/http.ts';
 import { havePromtool, promtool } from '../helpers/promtool.ts';
+import { receiver } from '../helpers/receiver.ts';
+import { eventually } from '../admin/helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/gateway.json'), 'utf8'));
@@ -76,8 +78,10 @@ t.test('the dashboard: Grafana panels on the chosen data source, laid out withou
 });
 
 t.test('every metric and label the dashboard and the alerts read is in the gateway\'s /metrics', async (t) => {
+  const hooks = await receiver(t);
   const gw = await withGateway(t, `
 server: { host: 127.0.0.1, port: 0 }
+notifications: { webhooks: [{ name: ops, url: "${hooks.url}", secret: monitoring-secret-0123456789 }] }
 platforms:
   sim: { simulator: true }
 groups:
@@ -119,7 +123,8 @@ routes:
   t.same(await Promise.all([chat('sk-mon-narrow', true, slow), chat('sk-mon-narrow', true, slow)]), [200, 200], 'one waited for the single slot');
   t.equal(await chat('sk-nobody'), 401, 'a refusal');
 
-  const scrape = await metricsText(gw.url);
+  // The refused credential's account.attention reaches the webhook: its delivery is counted.
+  const scrape = await eventually(() => metricsText(gw.url), (text) => text.includes('gateway_webhook_deliveries_total{'));
   const series = new Map<string, Set<string>>();
   for (const line of scrape.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? /.exec(line);
@@ -186,6 +191,9 @@ t.test('promtool test rules: each alert fires on its situation and stays quiet o
       state('b', 'available', healthyThen(1, 0)), state('b', 'cooling', healthyThen(0, 1)), state('b', 'needs_attention', '0x30'),
       { series: `gateway_settlements_pending{${g}}`, values: healthyThen(0, 42) },
       { series: `gateway_store_available{${g}}`, values: healthyThen(1, 0) },
+      // A webhook delivers, then fails once a minute from minute 10.
+      { series: `gateway_webhook_deliveries_total{${g},hook="ops",event="key.quota",result="sent"}`, values: '0+1x10 10x20' },
+      { series: `gateway_webhook_deliveries_total{${g},hook="ops",event="key.quota",result="failed"}`, values: '0x10 0+1x20' },
     ],
     alert_rule_test: [
       ...rules.map((r) => ({ eval_time: '9m', alertname: r.alert, exp_alerts: [] })),
@@ -207,6 +215,7 @@ const raised: Record<string, [Record<string, string>, string]> = {
   GatewayGroupUnavailable: [{ severity: 'critical', group: 'main' }, 'No account of group main is available'],
   GatewaySettlementsPending: [{ severity: 'warning', ...target }, 'gw-1:8080 holds 42 settlements the store has not taken'],
   GatewayStoreUnavailable: [{ severity: 'critical', ...target }, 'gw-1:8080 cannot reach its store'],
+  GatewayWebhookFailing: [{ severity: 'warning', hook: 'ops' }, 'Webhook ops is not delivering'],
 };
 const expected = Object.fromEntries(rules.map((r) => {
   const [labels, summary] = raised[r.alert];

@@ -5,6 +5,7 @@ import { keysContract } from './contract-keys.ts';
 import { ledgerContract } from './contract-ledger.ts';
 import { overviewContract } from './contract-overview.ts';
 import { limitsContract } from './contract-limits.ts';
+import { noticesContract } from './contract-notices.ts';
 import { spendContract } from './contract-spend.ts';
 import { usageDaysContract } from './contract-usage-days.ts';
 import type { MakeStore, Tap } from './fixtures.ts';
@@ -21,4 +22,5 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   accountsContract(t, makeStore);
   overviewContract(t, makeStore);
   conversationsContract(t, makeStore);
+  noticesContract(t, makeStore);
 }

@@ -6,6 +6,7 @@ import type {
 } from '../types.ts';
 import { AccountBook } from './accounts.ts';
 import { ConversationBook } from './conversations.ts';
+import { NoticeBook } from './notices.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from '../issued-keys.ts';
 import { KeyLedger } from './ledger.ts';
 import { MemoryRecordIndex, recordEntry, type RecordEntry, type RecordText } from './record-index.ts';
@@ -31,6 +32,7 @@ export class MemoryStore implements Store {
   protected readonly summary = new MemorySummary();
   protected readonly accounts = new AccountBook();
   protected readonly conversations = new ConversationBook();
+  private readonly notices = new NoticeBook();
 
   constructor(options: StoreOptions = {}) {
     this.opts = resolveOptions(options);
@@ -189,6 +191,18 @@ export class MemoryStore implements Store {
 
   async getConversation(keyId: string, responseId: string): Promise<string | undefined> {
     return this.conversations.get(keyId, responseId);
+  }
+
+  async claim(name: string, ttlMs: number): Promise<boolean> {
+    return this.notices.claim(name, ttlMs);
+  }
+
+  async noteDelivery(text: string, keep: number): Promise<void> {
+    this.notices.note(text, keep);
+  }
+
+  async recentDeliveries(limit: number): Promise<string[]> {
+    return this.notices.recent(limit);
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,7 @@ export class KeyLayout {
   readonly prefix: string;
   readonly global: {
     keys: string; keyIds: string; log: string; logIndex: string; summary: (unit: string, start: number) => string;
+    claim: (name: string) => string; deliveries: string;
   };
   /** Pub/sub channel announcing issued-key changes to every process. */
   readonly channel: string;
@@ -71,6 +72,8 @@ export class KeyLayout {
       log: `${g}lg`, // the records of every key, as a key's log
       logIndex: `${g}lgi`,
       summary: (unit: string, start: number) => `${g}sum:${unit}:${start}`, // hash of one bucket's rollup fields (summary.ts)
+      claim: (name: string) => `${g}once:${name}`, // string: the notifier's claim of an event (expires: PX)
+      deliveries: `${g}deliveries`, // list of the latest webhook deliveries (JSON), newest first
     };
     this.channel = `${prefix}keys`;
   }

@@ -193,6 +193,21 @@ export class RedisStore implements Store {
     return (await this.client.get(this.layout.key(keyId).conversation(responseId))) ?? undefined;
   }
 
+  async claim(name: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(this.layout.global.claim(name), '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK';
+  }
+
+  async noteDelivery(text: string, keep: number): Promise<void> {
+    const key = this.layout.global.deliveries;
+    // A text noted again (its first call may have landed after it timed out) replaces itself. Kept as long as usage
+    // records are, from the latest delivery: like every key but issued keys, it expires.
+    await this.client.multi().lrem(key, 0, text).lpush(key, text).ltrim(key, 0, Math.max(1, keep) - 1).pexpire(key, this.opts.retentionMs).exec();
+  }
+
+  async recentDeliveries(limit: number): Promise<string[]> {
+    return limit > 0 ? this.client.lrange(this.layout.global.deliveries, 0, limit - 1) : [];
+  }
+
   async close(): Promise<void> {
     await this.batch.close().catch((err: Error) => this.onBatchError(err, this.batch.size));
     await this.issued.close();
