@@ -51,6 +51,8 @@ export function mergeDefaults(operator: Read, defaults: Read | undefined, proble
     layout.raw.routes = def.routes;
     layout.routes = def.routes.map((_, j) => there(['routes', j]));
     layout.sections.set('routes', 'defaults');
+  } else if (!Object.hasOwn(op, 'routes')) {
+    problem(here([]), 'missing required field "routes"');
   } else if (Array.isArray(op.routes)) {
     layout.routes = op.routes.map((_, k) => here(['routes', k]));
   } else if (isMapping(op.routes) && extend('routes', validateRoutesExtend)) {

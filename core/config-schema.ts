@@ -38,7 +38,7 @@ const account: JSONSchema = {
 };
 
 export const rootSchema: JSONSchema = {
-  type: 'object', additionalProperties: false, required: ['routes'],
+  type: 'object', additionalProperties: false,
   properties: {
     server: {
       type: 'object', additionalProperties: false, description: 'Listener settings.', default: {},

@@ -157,3 +157,19 @@ t.test('the extend form: extends names the defaults, only add and remove beside 
   t.strictSame(problemsOf(noDefaults, null), [`gateway.yaml:${pos(noDefaults, 'default }')} routes.extends: there is no defaults file to extend`]);
   t.strictSame(problemsOf(OPERATOR, null), ['gateway.yaml:1:1 (root): missing required field "routes"'], 'without a defaults file, routes are required');
 });
+
+t.test('the README\'s example of extends: default loads as it says', async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Adding a route'));
+  const example = /```yaml\n([\s\S]*?)```/.exec(section)![1];
+  const vip = '  vip-pool: { platform: sim, dedicated: true, models: ["*"], accounts: [{ id: v, credential: c }] }\n';
+  const { config, layout } = load(`${OPERATOR.replace('keys:\n', `${vip}keys:\n`)}${example}`, defaults);
+  const all = config.routes.map((r) => `${r.method} ${r.path}`);
+  t.notOk(all.includes('GET /docs'), '/docs removed');
+  t.notOk(all.includes('POST /admin/keys'), 'POST /admin/keys removed');
+  t.ok(all.includes('GET /admin/keys'), 'GET /admin/keys kept');
+  t.strictSame(all.slice(-3), ['POST /openai/v1/chat/completions', 'POST /vip/v1/chat/completions', 'POST /v1/files/*rest'], 'added after the defaults');
+  t.equal(all.indexOf('POST /v1/chat/completions'), 0, 'the chat route replaced in its place');
+  t.strictSame(layout.routes[0].path, ['routes', 'add', 2]);
+  t.equal((config.routes[0].stages.at(-1)?.options as { header_timeout_ms?: number }).header_timeout_ms, 60000, 'with its own proxy options');
+});
