@@ -56,13 +56,13 @@ export function mergeDefaults(operator: Read, defaults: Read | undefined, proble
   } else if (Array.isArray(op.routes)) {
     layout.routes = op.routes.map((_, k) => here(['routes', k]));
   } else if (isMapping(op.routes) && extend('routes', validateRoutesExtend)) {
-    const kept = def!.routes.map((route, j) => ({ route, placed: there(['routes', j]) as Placed }));
+    let kept = def!.routes.map((route, j) => ({ route, placed: there(['routes', j]) as Placed }));
     const { add = [], remove = [] } = op.routes as { add?: unknown[]; remove?: string[] };
     for (const [k, entry] of remove.entries()) {
       const [method, path] = entry.includes(' ') ? entry.split(/\s+/, 2) : [undefined, entry];
       const gone = (r: any) => r?.path === path && (method === undefined || r?.method === method);
       if (!kept.some(({ route }) => gone(route))) problem(here(['routes', 'remove', k]), `"${entry}" is not a default route: name the path of one (every method) or "METHOD /path"`);
-      kept.splice(0, kept.length, ...kept.filter(({ route }) => !gone(route)));
+      kept = kept.filter(({ route }) => !gone(route));
     }
     for (const [k, route] of add.entries()) {
       const placed: Placed = here(['routes', 'add', k]);

@@ -1,7 +1,8 @@
 // The defaults file under an operator's gateway.yaml (core/config-merge.ts): routes and pipelines left out come whole
 // from the defaults, a plain list or map replaces them, { extends: default, add, remove } changes them; every problem
 // points at the file and line it is in, the defaults file's own included.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { defaults, formats, plugins, upstreamAuth } from '../../app/registry.ts';
@@ -172,4 +173,18 @@ t.test('the README\'s example of extends: default loads as it says', async (t) =
   t.equal(all.indexOf('POST /v1/chat/completions'), 0, 'the chat route replaced in its place');
   t.strictSame(layout.routes[0].path, ['routes', 'add', 2]);
   t.equal((config.routes[0].stages.at(-1)?.options as { header_timeout_ms?: number }).header_timeout_ms, 60000, 'with its own proxy options');
+});
+
+t.test('the README\'s production gateway.yaml: only its own sections, every default route, credentials from files', async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const example = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Configuration reference')))![1];
+  const dir = dirname(writeConfig('', 'secret-holder'));
+  for (const name of ['openai_api_key_2', 'anthropic_api_key']) writeFileSync(join(dir, name), `sk-${name}\n`);
+  const env = { GATEWAY_ADMIN_TOKEN: 'a'.repeat(40), REDIS_URL: 'redis://127.0.0.1:1', OPENAI_API_KEY: 'sk-env', CI_GATEWAY_KEY: 'sk-ci' };
+  const { config, layout } = parseConfig(example.replaceAll('/run/secrets/', `${dir}/`), FILE, { plugins, formats, upstreamAuth, env, defaults });
+  t.strictSame(Object.keys(parseYaml(example)).sort(), ['admin', 'groups', 'keys', 'platforms', 'pricing', 'store']);
+  t.equal(layout.sections.get('routes'), 'defaults');
+  t.equal(config.routes.length, (parseYaml(readFileSync(defaults, 'utf8')) as { routes: unknown[] }).routes.length, 'every default route');
+  t.strictSame(config.groups.team.accounts.map((a) => a.credential), ['sk-env', 'sk-openai_api_key_2']);
+  t.equal(config.groups.claude.accounts[0].credential, 'sk-anthropic_api_key');
 });

@@ -12,11 +12,7 @@ const gw = await withGateway(t, `
 platforms:
   sim: { simulator: true }
 groups:
-  main:
-    platform: sim
-    models: ["*"]
-    accounts:
-      - { id: sim-1, credential: upstream-credential-1 }
+  main: { platform: sim, models: ["*"], accounts: [{ id: operator-1, credential: operator-credential-1 }] }
 keys:
   - { id: operator, key: ${KEY}, group: main }
 pricing:
