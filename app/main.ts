@@ -3,11 +3,12 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { serveClusterMetrics } from '../core/cluster-metrics.ts';
-import { loadConfig, ConfigError } from '../core/config.ts';
+import { loadConfig, ConfigError, type Loaded } from '../core/config.ts';
+import { printConfig } from '../core/config-print.ts';
 import { createLogger } from '../core/log.ts';
 import { version } from '../core/version.ts';
 import { startGateway } from './gateway.ts';
-import { formats, plugins, simulator, upstreamAuth } from './registry.ts';
+import { defaults, formats, plugins, simulator, upstreamAuth } from './registry.ts';
 
 const USAGE = `Usage: npm start -- [options]   (or: node app/start.js [options])
 
@@ -16,6 +17,8 @@ Serves the LLM model gateway on a config file.
 Options:
   -c, --config FILE  the config file (default: ./gateway.yaml)
       --check        validate the config and exit: quiet when it is good, its problems and exit 1 when not
+      --print-config print the effective config (the file over the shipped defaults, as YAML, each section, route and
+                     pipeline with where it came from, secrets masked) and exit; its problems and exit 1 when not good
       --port N       listen on port N (default: the config's server.port; the shipped file reads PORT, else 8080)
       --host ADDR    listen on ADDR (default: the config's server.host)
   -h, --help         print this help and exit
@@ -27,6 +30,7 @@ Environment: LOG_LEVEL (trace, debug, info, warn, error; default info), and the 
 const OPTIONS = {
   config: { type: 'string', short: 'c', default: './gateway.yaml' },
   check: { type: 'boolean', default: false },
+  'print-config': { type: 'boolean', default: false },
   port: { type: 'string' },
   host: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -47,24 +51,32 @@ const values = readArgs();
 if (values.help) { process.stdout.write(USAGE); process.exit(0); }
 if (values.version) { process.stdout.write(`${version}\n`); process.exit(0); }
 const configFile = values.config!;
+const deps = { plugins, formats, upstreamAuth, defaults };
 const log = createLogger();
 
-/** Validate the config: its warnings and the number of workers to run, or undefined once its problems are printed. */
-function check(): { warnings: string[]; workers: number; simulator: boolean } | undefined {
+/** The config loaded, or undefined once its problems are printed. */
+function load(): Loaded | undefined {
   try {
-    const { config, warnings } = loadConfig(configFile, { plugins, formats, upstreamAuth });
-    const w = config.server.workers;
-    return { warnings, workers: w === 'auto' ? availableParallelism() : w, simulator: Object.values(config.platforms).some((p) => p.simulator) };
+    return loadConfig(configFile, deps);
   } catch (err) {
     console.error(err instanceof ConfigError ? err.problems.join('\n') : String(err));
     return undefined;
   }
 }
 
+/** Validate the config: its warnings and the number of workers to run, or undefined once its problems are printed. */
+function check(): { warnings: string[]; workers: number; simulator: boolean } | undefined {
+  const loaded = load();
+  if (!loaded) return undefined;
+  const { config, warnings } = loaded;
+  const w = config.server.workers;
+  return { warnings, workers: w === 'auto' ? availableParallelism() : w, simulator: Object.values(config.platforms).some((p) => p.simulator) };
+}
+
 /** A cluster's workers do not log the config's warnings: the primary does, once per start or reload. */
 function warnOnce(): void {
   try {
-    for (const w of loadConfig(configFile, { plugins, formats, upstreamAuth }).warnings) log.warn(w);
+    for (const w of loadConfig(configFile, deps).warnings) log.warn(w);
   } catch { /* a file that does not load: every worker logs its problems as it keeps its running config */ }
 }
 
@@ -91,7 +103,13 @@ async function serve(configWarnings: boolean): Promise<void> {
   }
 }
 
-if (values.check) {
+if (values['print-config']) {
+  // The YAML alone on stdout (it can be saved or diffed); warnings and problems on stderr.
+  const loaded = load();
+  for (const w of loaded?.warnings ?? []) console.error(`warning: ${w}`);
+  if (loaded) process.stdout.write(printConfig(loaded.layout));
+  process.exit(loaded ? 0 : 1);
+} else if (values.check) {
   // Quiet when the file is good: only warnings and problems are printed.
   const checked = check();
   for (const w of checked?.warnings ?? []) console.error(`warning: ${w}`);

@@ -39,7 +39,8 @@ const account: JSONSchema = {
   description: 'One upstream account (credential) of the group.',
   properties: {
     id: str('Stable account id, used in logs, metrics and usage records.', { minLength: 1 }),
-    credential: str('Upstream API key or token. Empty disables the account (with one warning).', { default: '' }),
+    credential: str('Upstream API key or token (prefer ${VAR}, read once at start). Empty disables the account (with one warning).'),
+    credential_file: str('File holding the credential instead (a Kubernetes or Docker secret), relative to this file\'s folder: read at start and again at every reload (SIGHUP), surrounding whitespace trimmed. Empty or unreadable refuses the config.', { minLength: 1 }),
     priority: int('Lower is tried first.', { default: 1 }),
     weight: int('Share among accounts of equal priority.', { minimum: 1, default: 1 }),
     concurrency: int('Requests in flight at once on this account; none declared: no cap (the upstream\'s own 429s cool the account down).', { minimum: 1 }),
@@ -51,7 +52,7 @@ const account: JSONSchema = {
 };
 
 export const rootSchema: JSONSchema = {
-  type: 'object', additionalProperties: false, required: ['routes'],
+  type: 'object', additionalProperties: false,
   properties: {
     server: {
       type: 'object', additionalProperties: false, description: 'Listener settings.', default: {},
@@ -213,9 +214,13 @@ export const rootSchema: JSONSchema = {
         },
       },
     },
-    pipelines: { type: 'object', description: 'Named stage chains that routes refer to.', additionalProperties: stageList, default: {} },
+    pipelines: {
+      type: 'object', additionalProperties: stageList, default: {},
+      description: 'Named stage chains that routes refer to. Absent: the defaults file\'s; a map replaces them; { extends: default, add, remove } changes them (pipelines.extends below).',
+    },
     routes: {
-      type: 'array', minItems: 1, description: 'Every entry point: method + path → format → stages.',
+      type: 'array', minItems: 1,
+      description: 'Every entry point: method + path → format → stages. Absent: the defaults file\'s; a list replaces them; { extends: default, add, remove } changes them (routes.extends below).',
       items: {
         type: 'object', additionalProperties: false, required: ['method', 'path', 'format', 'pipeline'],
         properties: {
@@ -233,5 +238,33 @@ export const rootSchema: JSONSchema = {
         },
       },
     },
+  },
+};
+
+const extendsDefault: JSONSchema = { const: 'default', description: 'The defaults file shipped with the gateway (app/defaults.yaml), the only one.' };
+
+/** routes: { extends: default, add, remove }: the default routes changed; `add`'s routes are checked as routes once merged. */
+export const routesExtend: JSONSchema = {
+  type: 'object', additionalProperties: false, required: ['extends'],
+  properties: {
+    extends: extendsDefault,
+    add: {
+      type: 'array', items: { type: 'object' }, default: [],
+      description: 'Routes added after the default ones (patterns are tried in order); one with the method and path of a default route takes its place.',
+    },
+    remove: {
+      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      description: 'Default routes left out: "/path" (every method of that path) or "METHOD /path". One that names no default route is an error.',
+    },
+  },
+};
+
+/** pipelines: { extends: default, add, remove }: the default pipelines changed. A pipeline cannot be named `extends`. */
+export const pipelinesExtend: JSONSchema = {
+  type: 'object', additionalProperties: false, required: ['extends'],
+  properties: {
+    extends: extendsDefault,
+    add: { type: 'object', additionalProperties: stageList, default: {}, description: 'Pipelines added; one named as a default pipeline takes its place.' },
+    remove: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'Default pipelines left out, by name. One that names no default pipeline is an error.' },
   },
 };

@@ -1,6 +1,7 @@
 // gateway.yaml's sections made into the running config, one function a section: each cross-checks what the schema
 // cannot (names that refer to other sections, URLs, origins, stage chains). The schema filled in every default.
 import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { validateStage, type Path, type Problem } from './config-validate.ts';
 import { compilePattern } from './router.ts';
@@ -11,6 +12,8 @@ export interface ConfigDeps {
   plugins: Record<string, Plugin>;
   formats: Record<string, FormatAdapter>;
   upstreamAuth: Record<string, UpstreamAuthStyle>;
+  /** The defaults file (routes and pipelines) an operator's file gets or extends; without one, routes are required. */
+  defaults?: string;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -26,7 +29,7 @@ export function normalise(raw: Record<string, any>, file: string, deps: ConfigDe
   const report = { problem, warnings, blankVars };
   const server = serverSection(raw.server, report);
   const platforms = platformSection(raw.platforms, deps, report);
-  const groups = groupSection(raw.groups, platforms, deps, report);
+  const groups = groupSection(raw.groups, file, platforms, deps, report);
   const keys = keySection(raw.keys, groups, report);
   checkAdminToken(String(raw.admin.token ?? ''), keys, problem);
   const routes = routeSection(raw.routes, raw.pipelines, groups, deps, report);
@@ -82,13 +85,13 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
  */
 export const UNCAPPED = 2 ** 30;
 
-function groupSection(raw: Record<string, any>, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings, blankVars }: Report): Record<string, GroupConfig> {
+function groupSection(raw: Record<string, any>, file: string, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings, blankVars }: Report): Record<string, GroupConfig> {
   const groups: Record<string, GroupConfig> = {};
   for (const [name, g] of Object.entries<any>(raw)) {
     if (!platforms[g.platform]) problem(['groups', name, 'platform'], `unknown platform "${g.platform}"`);
     const accounts = g.accounts.map((a: any, i: number) => {
-      const credential = String(a.credential);
-      if (!credential && !a.disabled) warnings.push(`account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
+      const credential = a.credential_file === undefined ? String(a.credential ?? '') : fileCredential(a, ['groups', name, 'accounts', i], name, file, problem);
+      if (!credential && a.credential_file === undefined && !a.disabled) warnings.push(`account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
       if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
       const off: AccountConfig['off'] = a.disabled ? { reason: 'disabled', variables: [] }
         : credential ? undefined : { reason: 'no_credential', variables: blankVars(['groups', name, 'accounts', i, 'credential']) };
@@ -111,6 +114,28 @@ function groupSection(raw: Record<string, any>, platforms: Record<string, Platfo
     }
   }
   return groups;
+}
+
+/** A credential file past this size is not a credential (a wrong path); it is not read. */
+const CREDENTIAL_FILE_MAX = 64 * 1024;
+
+/**
+ * An account's credential read from its credential_file, at every load (a reload takes a renewed secret), trimmed.
+ * Unreadable or empty refuses the config; the problem names the account and the path, never what the file holds.
+ */
+function fileCredential(a: any, path: Path, group: string, file: string, problem: Problem): string {
+  const who = `account "${a.id}" of group "${group}"`;
+  if (a.credential !== undefined) { problem(path, `${who}: give credential or credential_file, not both`); return ''; }
+  const at = resolve(dirname(file), String(a.credential_file));
+  const refuse = (why: string) => { problem([...path, 'credential_file'], `${who}: ${at} ${why}`); return ''; };
+  let text: string;
+  try {
+    if (statSync(at).size > CREDENTIAL_FILE_MAX) return refuse(`is larger than ${CREDENTIAL_FILE_MAX / 1024} KB: not a credential file`);
+    text = readFileSync(at, 'utf8').trim();
+  } catch (err) {
+    return refuse(`cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return text || refuse('is empty');
 }
 
 function keySection(raw: any[], groups: Record<string, GroupConfig>, { problem, warnings }: Report): KeyConfig[] {

@@ -1,7 +1,7 @@
 // The config's validators: one ajv (interpolated strings coerced, the schemas' defaults filled in), the root schema's
 // and each stage's own, and how an ajv error reads as a problem of the file.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { rootSchema } from './config-schema.ts';
+import { pipelinesExtend, rootSchema, routesExtend } from './config-schema.ts';
 import type { Plugin } from './types.ts';
 
 export type Path = (string | number)[];
@@ -10,6 +10,8 @@ export type Problem = (path: Path, message: string, onKey?: boolean) => void;
 // coerceTypes: interpolated values are strings ("${PORT:-8080}"); the schema decides what they become.
 const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, verbose: true, strict: false });
 export const validateRoot = ajv.compile(rootSchema);
+export const validateRoutesExtend = ajv.compile(routesExtend);
+export const validatePipelinesExtend = ajv.compile(pipelinesExtend);
 const stageValidators = new WeakMap<Plugin, ValidateFunction>();
 
 /** A stage's options checked (and given their defaults) by its plugin's schema; each problem reported at `path`. */
@@ -27,6 +29,7 @@ export function reportAjv(e: ErrorObject, base: Path, problem: Problem): void {
     case 'additionalProperties': return problem([...path, p.additionalProperty], `unknown field "${p.additionalProperty}"`, true);
     case 'required': return problem(path, `missing required field "${p.missingProperty}"`);
     case 'enum': return problem(path, `must be one of ${(p.allowedValues as unknown[]).join(', ')}`);
+    case 'const': return problem(path, `must be ${JSON.stringify(p.allowedValue)}`);
     case 'anyOf': return problem(path, `must be ${String((e.parentSchema as any)?.description ?? 'a valid value').replace(/\.$/, '').toLowerCase()}`);
     default: return problem(path, e.message ?? 'is invalid');
   }

@@ -1,6 +1,6 @@
 // Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes README.md between its markers.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { rootSchema } from '../core/config-schema.ts';
+import { pipelinesExtend, rootSchema, routesExtend } from '../core/config-schema.ts';
 import { plugins } from '../app/registry.ts';
 import type { JSONSchema } from '../core/types.ts';
 
@@ -8,12 +8,16 @@ const BEGIN = '<!-- config-reference:begin -->';
 const END = '<!-- config-reference:end -->';
 
 function typeOf(s: JSONSchema): string {
+  if ('const' in s) return JSON.stringify(s.const);
   if (s.enum) return (s.enum as unknown[]).join(' \\| ');
   if (s.anyOf) return (s.anyOf as JSONSchema[]).map((x) => ('const' in x ? JSON.stringify(x.const) : typeOf(x))).join(' \\| ');
   if (s.type === 'array') return `list of ${typeOf((s.items ?? {}) as JSONSchema)}`;
   if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object' && !s.properties) return 'map';
   return [s.type].flat().filter(Boolean).join(' \\| ') || 'any';
 }
+
+/** The other form a section may take in gateway.yaml (the defaults changed), listed under it. */
+const EXTEND_FORMS: Record<string, JSONSchema> = { routes: routesExtend, pipelines: pipelinesExtend };
 
 function rows(schema: JSONSchema, prefix: string, out: string[]): void {
   const props = (schema.properties ?? {}) as Record<string, JSONSchema>;
@@ -22,6 +26,7 @@ function rows(schema: JSONSchema, prefix: string, out: string[]): void {
     const path = `${prefix}${name}`;
     const dflt = s.default === undefined ? '' : `\`${JSON.stringify(s.default)}\``;
     out.push(`| \`${path}\` | ${typeOf(s)} | ${required.has(name) ? 'yes' : ''} | ${dflt} | ${s.description ?? ''} |`);
+    if (schema === rootSchema && EXTEND_FORMS[name]) rows(EXTEND_FORMS[name], `${path}.`, out);
     const items = s.type === 'array' ? (s.items as JSONSchema | undefined) : undefined;
     if (items?.properties) rows(items, `${path}[].`, out);
     const values = s.additionalProperties;

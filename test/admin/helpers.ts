@@ -1,22 +1,14 @@
 // Shared by the admin, CLI and browser tests: a metered config with the admin API and pages, and small admin-API calls.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Gateway } from '../../app/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
 
 export const ADMIN = 'admin-secret-token-0123456789abcdef';
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** The admin and page routes exactly as the shipped gateway.yaml declares them (pages resolve from the gateway's directory). */
-export const adminRoutes = () => readFileSync(join(root, 'gateway.yaml'), 'utf8').split('\n')
-  .filter((line) => /^\s*- \{ method: \w+,\s+path: "?\/(admin\/|key-usage|console|assets\/)/.test(line))
-  .join('\n');
 
 /**
- * One simulator platform, metered relay routes, /v1/usage, the admin API and the pages (the store in memory unless
- * `store` says otherwise). Prices are high so every request costs a visible amount at six decimals.
+ * One simulator platform and the default routes (metered relay, /v1/usage, the admin API and the pages), the store in
+ * memory unless `store` says otherwise. Prices are high so every request costs a visible amount at six decimals.
  */
 export const adminConfig = (opts: { token?: string; store?: string; authCacheMs?: number } = {}) => `
 server: { host: 127.0.0.1, port: 0, body_limit: 64kb }
@@ -50,18 +42,10 @@ pricing:
   gpt-4o-mini: { input: 1000, output: 2000 }
   "gpt-5*": { input: 3000, output: 4000 }
 pipelines:
-  relay:
-    - { auth: { issued_cache_ms: ${opts.authCacheMs ?? 10_000} } }
-    - group-check
-    - model-allowlist
-    - rate-limit
-    - metering
-    - proxy
-  usage: [{ auth: { allow_expired: true } }, usage]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: GET,  path: /v1/usage, format: openai-chat, pipeline: usage }
-${adminRoutes()}`;
+  extends: default
+  add:
+    relay: [{ auth: { issued_cache_ms: ${opts.authCacheMs ?? 10_000} } }, group-check, model-allowlist, rate-limit, metering, proxy]
+`;
 
 export interface AdminCall { status: number; body: any; headers: Headers }
 

@@ -2,20 +2,21 @@
 // dependencies only) from a clean checkout, started as the image starts it; every page of the shipped gateway.yaml loads,
 // the console's tabs and the key-usage page draw their charts, with no failed request and no console error.
 // Screenshots: .tap/screenshots/image-*.png.
-import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
-import { parse } from 'yaml';
+import { parts } from '../../app/registry.ts';
+import { loadConfig } from '../../core/config.ts';
 import { ADMIN, chat, eventually } from '../admin/helpers.ts';
 import { bearer } from '../helpers/http.ts';
 import { buildImage, cleanCheckout, runImage } from '../helpers/image.ts';
 import { connect, tab } from './console-suite.ts';
 import { launch, openPage, screenshot, WIDTHS } from './chromium.ts';
 
-type Route = { method: string; path: string; format: string; pipeline: unknown };
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const routes = (parse(readFileSync(new URL('../../gateway.yaml', import.meta.url), 'utf8')) as { routes: Route[] }).routes;
+// The routes the shipped gateway.yaml runs: the defaults' and its own.
+const { routes } = loadConfig(join(ROOT, 'gateway.yaml'), { ...parts, env: {} }).config;
 // The gateway's own GET routes outside the admin API, without parameters: pages a person opens, files the browser fetches.
 const own = routes.filter((r) => r.method === 'GET' && r.format === 'gateway' && !r.path.startsWith('/admin/') && !r.path.includes('{')).map((r) => r.path);
 const isFile = (path: string) => path.startsWith('/assets/') || /\.\w+$/.test(path);

@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, parseBytes, parseConfig, type ConfigDeps } fro
 import { UNCAPPED } from '../../core/config-sections.ts';
 import { formats, plugins, upstreamAuth } from '../../app/registry.ts';
 import type { FormatAdapter } from '../../core/types.ts';
+import { pos, refused } from '../helpers/config-text.ts';
 import { demoConfig, writeConfig } from '../helpers/gateway.ts';
 
 const FILE = '/etc/gw/gateway.yaml';
@@ -15,27 +16,7 @@ const deps = (env: NodeJS.ProcessEnv = {}, extra: Partial<ConfigDeps> = {}): Con
 
 const parse = (yaml: string, env: NodeJS.ProcessEnv = {}, extra: Partial<ConfigDeps> = {}) => parseConfig(yaml, FILE, deps(env, extra));
 
-/** The problems of a config that must be refused (throws when it is accepted or fails otherwise). */
-function problemsOf(yaml: string, env: NodeJS.ProcessEnv = {}, extra: Partial<ConfigDeps> = {}): string[] {
-  try {
-    parse(yaml, env, extra);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError, the config was accepted');
-}
-
-/** "LINE:COL" (1-based) of the nth occurrence of needle in text: where a problem about that text must point. */
-function pos(text: string, needle: string, nth = 1): string {
-  let at = -1;
-  for (let i = 0; i < nth; i++) {
-    at = text.indexOf(needle, at + 1);
-    if (at === -1) throw new Error(`"${needle}" occurs fewer than ${nth} times`);
-  }
-  const before = text.slice(0, at).split('\n');
-  return `${before.length}:${before[before.length - 1].length + 1}`;
-}
+const problemsOf = (yaml: string, env: NodeJS.ProcessEnv = {}, extra: Partial<ConfigDeps> = {}): string[] => refused(() => parse(yaml, env, extra));
 
 const ROUTE = '  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: [auth, group-check, proxy] }\n';
 const SIM = 'platforms:\n  sim: { simulator: true }\n';

@@ -1,6 +1,6 @@
 // deploy/kubernetes without a cluster: kustomize builds it (when kubectl is installed) with the Secret generated from the
 // operator's secret.env, the objects refer to each other rightly (labels, ports, probes, config mount, Secret, HPA and
-// PodDisruptionBudget targets, drain timing), and the ConfigMap's gateway.yaml is valid, keeps the shipped entry points,
+// PodDisruptionBudget targets, drain timing), and the ConfigMap's gateway.yaml is valid, serves the default entry points,
 // names only variables the pod has, and serves on a Redis run as redis.yaml runs it, at the URL the Deployment makes.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,8 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { createLogger } from '../../core/log.ts';
 import { startGateway } from '../../app/gateway.ts';
+import { parts } from '../../app/registry.ts';
+import { loadConfig } from '../../core/config.ts';
 import { ADMIN, admin } from '../admin/helpers.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
@@ -81,6 +83,10 @@ t.test('the Deployment: probes, preStop and drain timing, resources, non-root, i
   t.ok(container.volumeMounts.some((m: { mountPath: string }) => m.mountPath === '/app/data'), 'the data folder is writable');
   t.equal(container.envFrom[0].secretRef.name, SECRET, 'credentials from the generated Secret');
   t.match(envValue('REDIS_URL'), /\$\(REDIS_PASSWORD\)/, 'REDIS_URL made with the Secret\'s REDIS_PASSWORD (envFrom, expanded by the kubelet)');
+  const secretMount = container.volumeMounts.find((m: { name: string }) => pod.volumes.find((v: { name: string; secret?: { secretName: string } }) => v.name === m.name)?.secret?.secretName === SECRET);
+  t.equal(secretMount?.readOnly, true, 'and as files, read-only, for credential_file');
+  const example = /credential_file: (\S+)\/OPENAI_API_KEY_2/.exec(GATEWAY_YAML)?.[1];
+  t.equal(example, secretMount?.mountPath, 'the ConfigMap\'s credential_file example names the mounted folder');
 });
 
 t.test('the Service, the HPA and the PodDisruptionBudget point at the Deployment', async (t) => {
@@ -105,12 +111,13 @@ t.test('the ConfigMap\'s gateway.yaml: every variable without a default is given
   t.notMatch(GATEWAY_YAML, /simulator|sk-demo/, 'no demo platform or key');
 });
 
-t.test('the ConfigMap\'s routes are the shipped ones, less the demo pool', async (t) => {
-  type Route = { method: string; path: string; format: string; upstream_path?: string; pool?: string };
-  const key = (r: Route) => `${r.method} ${r.path} ${r.format} ${r.upstream_path ?? ''}`;
-  const mine = (parse(GATEWAY_YAML) as { routes: Route[] }).routes.map(key);
-  const shipped = (parse(readFileSync(join(ROOT, 'gateway.yaml'), 'utf8')) as { routes: Route[] }).routes;
-  t.strictSame(mine, shipped.filter((r) => !r.pool && !r.path.startsWith('/antigravity/')).map(key));
+t.test('the ConfigMap\'s gateway.yaml holds no routes or pipelines: it serves the defaults the image ships', async (t) => {
+  const mine = parse(GATEWAY_YAML) as Record<string, unknown>;
+  t.strictSame(Object.keys(mine).filter((k) => k === 'routes' || k === 'pipelines'), [], 'none declared');
+  const { config } = loadConfig(writeConfig(GATEWAY_YAML), { ...parts, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+  const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+  const defaults = (parse(readFileSync(parts.defaults!, 'utf8')) as { routes: { method: string; path: string }[] }).routes;
+  t.strictSame(config.routes.map(key), defaults.map(key));
 });
 
 t.test('the ConfigMap\'s gateway.yaml serves on a Redis run as redis.yaml runs it: probes, pages, the admin API, an issued key, the relay chain', async (t) => {
@@ -134,11 +141,11 @@ t.test('the ConfigMap\'s gateway.yaml serves on a Redis run as redis.yaml runs i
   for (const path of ['/', '/console', '/key-usage', '/docs', '/assets/uplot.js']) t.equal((await fetch(gw.url + path)).status, 200, path);
   const made = await admin(gw, 'POST', '/admin/keys', { group: 'openai' });
   t.equal(made.status, 201);
-  // No vendor credential here: the account is disabled. The model list says the group serves nothing now, and the
-  // chain ends in the pool without calling out.
-  const listed = await fetch(gw.url + '/v1/models', { headers: bearer(made.body.key) });
-  t.equal(listed.headers.get('x-gateway-warning'), 'no_enabled_account');
-  t.strictSame(((await listed.json()) as { data: unknown[] }).data, []);
+  // No vendor credential here: the group has no enabled account, so its list is empty and says why.
+  const list = await fetch(gw.url + '/v1/models', { headers: bearer(made.body.key) });
+  t.equal(list.headers.get('x-gateway-warning'), 'no_enabled_account');
+  t.strictSame((await list.json() as { data: unknown[] }).data, []);
+  // The account is disabled, so the chain ends in the pool without calling out.
   const chat = await post(gw.url + '/v1/chat/completions', chatBody(), bearer(made.body.key));
   t.equal(chat.status, 503);
   t.equal((await chat.json() as { error: { code: string } }).error.code, 'NO_ACCOUNT_AVAILABLE');

@@ -108,10 +108,6 @@ keys:
   - { id: narrow, key: sk-mon-narrow, group: narrow }
 pricing:
   gpt-4o-mini: { input: 0.15, output: 0.60 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
 `);
   const chat = (key: string, stream = false, headers: Record<string, string> = {}) =>
     post(gw.url + '/v1/chat/completions', chatBody('gpt-4o-mini', 'Hello there, world!', stream ? { stream: true } : {}), { ...bearer(key), ...headers })

@@ -5,7 +5,7 @@ import type { Test } from 'tap';
 import { MODEL_ROWS, OTHER_MODEL } from '../../core/store/rollup.ts';
 import { withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
 import { bearer, chatBody, metricsText, metricValue, post } from '../helpers/http.ts';
-import { ADMIN, adminRoutes, eventually } from '../admin/helpers.ts';
+import { ADMIN, eventually } from '../admin/helpers.ts';
 
 const KEY = 'sk-inventor-0001';
 export const INVENTED = 2000;
@@ -28,13 +28,6 @@ keys:
   - { id: inventor, key: ${KEY}, group: main }
 pricing:
   ${KNOWN}: { input: 0.15, output: 0.60 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-  usage: [auth, usage]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: GET, path: /v1/usage, format: openai-chat, pipeline: usage }
-${adminRoutes()}
 `;
 
 /** Sends one request per model, `width` at a time; returns how many got each status. */

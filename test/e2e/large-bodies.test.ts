@@ -45,10 +45,6 @@ groups:
 keys:
   - { id: translated, key: sk-translated-0001, group: translated }
   - { id: native, key: sk-native-0001, group: native }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
 `;
 
 /** A conversation of about `bytes` of JSON in turns of about 1 KB (code, text in several scripts): a long agent transcript. */

@@ -82,7 +82,7 @@ export function importGraph(root: string, entries: string[]): { files: Set<strin
   return { files, packages };
 }
 
-/** Files the `page` stages of a gateway.yaml serve (relative to the gateway's directory). */
+/** Files the `page` stages of a config file's routes serve (relative to the gateway's directory). */
 export function pageFiles(configText: string): string[] {
   const config = parse(configText) as { routes: { pipeline: unknown }[] };
   const files: string[] = [];

@@ -9,7 +9,7 @@ import { withGateway } from '../helpers/gateway.ts';
 import { bearer, post } from '../helpers/http.ts';
 import { slowChatStream, startUpstream } from '../helpers/upstream.ts';
 import { startSimulator } from '../../simulator/server.ts';
-import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
+import { admin, eventually } from '../admin/helpers.ts';
 
 export const ALICE = 'sk-alice-0001';
 const SOLO = 'sk-solo-0002';
@@ -58,15 +58,15 @@ pricing:
   gpt-4o-mini: { input: ${PRICE.input}, output: ${PRICE.output} }
   "gpt-5*": { input: ${PRICE.input}, output: ${PRICE.output} }
 pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-  # An upstream that never reports usage, read on for at most 300 ms.
-  silent: [auth, group-check, model-allowlist, rate-limit, metering, { proxy: { usage_drain_ms: 300 } }]
+  extends: default
+  add:
+    # An upstream that never reports usage, read on for at most 300 ms.
+    silent: [auth, group-check, model-allowlist, rate-limit, metering, { proxy: { usage_drain_ms: 300 } }]
 routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: POST, path: /v1/responses, format: openai-responses, pipeline: relay }
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
-  - { method: POST, path: /silent/v1/chat/completions, format: openai-chat, pipeline: silent, upstream_path: /v1/chat/completions }
-${adminRoutes()}`;
+  extends: default
+  add:
+    - { method: POST, path: /silent/v1/chat/completions, format: openai-chat, pipeline: silent, upstream_path: /v1/chat/completions }
+`;
 
 export const chat = (content: string) => ({ path: '/v1/chat/completions', body: { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content }] } });
 const responses = (input: string) => ({ path: '/v1/responses', body: { model: 'gpt-5', stream: true, input } });

@@ -8,7 +8,7 @@ import { startSimulator } from '../../simulator/server.ts';
 import { writeConfig } from '../helpers/gateway.ts';
 import { gatewayProcess } from '../helpers/process.ts';
 import { frontProxy } from '../helpers/upstream.ts';
-import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
+import { admin, eventually } from '../admin/helpers.ts';
 import { redisForTest } from '../store/redis-server.ts';
 import { clusterForTest } from '../store/redis-cluster-server.ts';
 
@@ -61,14 +61,7 @@ keys:
 pricing:
   gpt-4o-mini: { input: 0.15, output: 0.60 }
   claude-haiku-4-5: { input: 1.0, output: 5.0 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-  usage: [auth, usage]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
-  - { method: GET, path: /v1/usage, format: openai-chat, pipeline: usage }
-${adminRoutes()}`);
+`);
 
   const [a, b] = await Promise.all([gatewayProcess(t, config), gatewayProcess(t, config)]);
   t.not(a.child.pid, b.child.pid, 'two processes');

@@ -23,14 +23,6 @@ keys:
 pricing:
   claude-haiku-4-5: { input: 1000, output: 5000 }
   gemini-2.5-flash: { input: 1000, output: 2000 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-  gemini-relay: [{ auth: { query_key_paths: [/v1beta/] } }, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
-  - { method: POST, path: /v1/messages/count_tokens, format: anthropic-messages, pipeline: relay, billed: false }
-  - { method: POST, path: "/v1beta/models/{model}:countTokens", format: gemini, pipeline: gemini-relay, billed: false }
-  - { method: GET, path: /v1/usage, format: openai-chat, pipeline: [auth, usage] }
 `);
 const anthropic = new Anthropic({ apiKey: KEY, baseURL: gw.url, maxRetries: 0 });
 const genai = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gw.url, apiVersion: 'v1beta' } });

@@ -36,13 +36,6 @@ ${[['quota', `quota_usd: ${LIMIT}`], ['w5h', `usd_5h: ${LIMIT}`], ['w1d', `usd_1
     .map(([id, limits]) => `  - { id: ${id}, key: ${keyOf(id)}, group: main, limits: { ${limits} } }`).join('\n')}
 pricing:
   gpt-4o-mini: { input: ${PRICE.input}, output: ${PRICE.output} }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-  usage: [auth, usage]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
-  - { method: GET, path: /v1/usage, format: openai-chat, pipeline: usage }
 `;
 
 const chat = { model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'Hello there' }] };

@@ -1,8 +1,9 @@
 // Shared by the webhook tests: a config whose key `q` pays 0.14 USD a request (the simulator's 7 output tokens at 20 000
-// USD per 1M; input free), a pool group whose accounts fail as asked, the admin API, and one webhook to a receiver.
+// USD per 1M; input free), a pool group whose accounts fail as asked, the admin API (the default routes), and one
+// webhook to a receiver.
 import { BAD_CREDENTIAL } from '../../simulator/server.ts';
 import { bearer, chatBody, post } from '../helpers/http.ts';
-import { ADMIN, adminRoutes } from '../admin/helpers.ts';
+import { ADMIN } from '../admin/helpers.ts';
 
 export const SECRET = 'whsec-0123456789abcdef-test';
 export const KEY = 'sk-quota-0001';
@@ -45,11 +46,7 @@ keys:
   - { id: p, key: sk-pool-0001, group: pool }
 pricing:
   gpt-4o-mini: { input: 0, output: 20000 }
-pipelines:
-  relay: [auth, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-${adminRoutes()}`;
+`;
 
 /** One chat (max_tokens 8: what it holds against the quota is near what it costs); its status. */
 export async function chat(url: string, key = KEY, headers: Record<string, string> = {}): Promise<number> {

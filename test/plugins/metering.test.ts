@@ -13,7 +13,7 @@ import type { Usage } from '../../core/usage.ts';
 import { withLoggedGateway, writeConfig } from '../helpers/gateway.ts';
 import { endingCtx, runStage } from '../helpers/stage-ctx.ts';
 import { logLine } from '../helpers/e2e.ts';
-import { admin, adminRoutes, eventually } from '../admin/helpers.ts';
+import { admin, eventually } from '../admin/helpers.ts';
 
 const silent = pino({ level: 'silent' });
 const PRICE = { input: 1, output: 2 }; // USD per 1M tokens
@@ -120,14 +120,7 @@ keys:
   - { id: alice, key: sk-alice-0001, group: main }
 pricing:
   "*": { input: 1, output: 2 }
-pipelines:
-  relay: [{ auth: { query_key_paths: [/v1beta/] } }, group-check, model-allowlist, rate-limit, metering, proxy]
-routes:
-  - { method: POST, path: /v1/chat/completions, format: openai-chat, pipeline: relay }
-  - { method: POST, path: /v1/responses, format: openai-responses, pipeline: relay }
-  - { method: POST, path: /v1/messages, format: anthropic-messages, pipeline: relay }
-  - { method: POST, path: "/v1beta/models/{model}:streamGenerateContent", format: gemini, pipeline: relay }
-${adminRoutes()}`);
+`);
 const { gateway, requests } = await withLoggedGateway(t, config);
 
 // "Hello there, wonderful world" is 5 tokens; the reply "Echo: Hello there, wonderful world" streams a token a frame:
