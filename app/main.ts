@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { serveClusterMetrics } from '../core/cluster-metrics.ts';
-import { loadConfig, ConfigError, type Loaded } from '../core/config.ts';
+import { loadConfig, logConfigNotes, ConfigError, type Loaded } from '../core/config.ts';
 import { printConfig } from '../core/config-print.ts';
 import { createLogger } from '../core/log.ts';
 import { version } from '../core/version.ts';
@@ -52,7 +52,8 @@ if (values.help) { process.stdout.write(USAGE); process.exit(0); }
 if (values.version) { process.stdout.write(`${version}\n`); process.exit(0); }
 const configFile = values.config!;
 const deps = { plugins, formats, upstreamAuth, defaults };
-const log = createLogger();
+// Under `workers: N` every line of a worker names it: the cluster's lines share one output.
+const log = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
 
 /** The config loaded, or undefined once its problems are printed. */
 function load(): Loaded | undefined {
@@ -65,18 +66,18 @@ function load(): Loaded | undefined {
 }
 
 /** Validate the config: its warnings and the number of workers to run, or undefined once its problems are printed. */
-function check(): { warnings: string[]; workers: number; simulator: boolean } | undefined {
+function check(): { loaded: Loaded; warnings: string[]; workers: number; simulator: boolean } | undefined {
   const loaded = load();
   if (!loaded) return undefined;
   const { config, warnings } = loaded;
   const w = config.server.workers;
-  return { warnings, workers: w === 'auto' ? availableParallelism() : w, simulator: Object.values(config.platforms).some((p) => p.simulator) };
+  return { loaded, warnings, workers: w === 'auto' ? availableParallelism() : w, simulator: Object.values(config.platforms).some((p) => p.simulator) };
 }
 
 /** A cluster's workers do not log the config's warnings: the primary does, once per start or reload. */
 function warnOnce(): void {
   try {
-    for (const w of loadConfig(configFile, deps).warnings) log.warn(w);
+    logConfigNotes(log, loadConfig(configFile, deps));
   } catch { /* a file that does not load: every worker logs its problems as it keeps its running config */ }
 }
 
@@ -124,7 +125,7 @@ if (values['print-config']) {
   else {
     // Workers share the listening socket; the primary only forwards signals and replaces crashed workers.
     log.info({ workers: checked.workers }, 'starting workers');
-    for (const w of checked.warnings) log.warn(w);
+    logConfigNotes(log, checked.loaded);
     serveClusterMetrics();
     let stopping = false;
     for (let i = 0; i < checked.workers; i++) cluster.fork();

@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { validateStage, type Path, type Problem } from './config-validate.ts';
 import { compilePattern } from './router.ts';
 import { parseRange } from './client-address.ts';
-import type { AccountConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle } from './types.ts';
+import type { AccountConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle, Waiting } from './types.ts';
 
 export interface ConfigDeps {
   plugins: Record<string, Plugin>;
@@ -21,12 +21,12 @@ export interface ConfigDeps {
  * What a section's function reports to: problems (the file is refused) and warnings (it runs); and which ${VAR}s left
  * the value at a path empty.
  */
-interface Report { problem: Problem; warnings: string[]; blankVars: (path: Path) => string[] }
+interface Report { problem: Problem; warnings: string[]; blankVars: (path: Path) => string[]; waiting: Waiting[] }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export function normalise(raw: Record<string, any>, file: string, deps: ConfigDeps, problem: Problem, warnings: string[], blankVars: (path: Path) => string[] = () => []): GatewayConfig {
-  const report = { problem, warnings, blankVars };
+  const report = { problem, warnings, blankVars, waiting: [] as Waiting[] };
   const server = serverSection(raw.server, report);
   const platforms = platformSection(raw.platforms, deps, report);
   const groups = groupSection(raw.groups, file, platforms, deps, report);
@@ -40,7 +40,7 @@ export function normalise(raw: Record<string, any>, file: string, deps: ConfigDe
   }
   return {
     file, server, store, admin: { token: raw.admin.token }, auth_throttle: raw.auth_throttle, notifications, platforms, groups, keys,
-    pricing: raw.pricing, routes,
+    pricing: raw.pricing, routes, waiting: report.waiting,
   };
 }
 
@@ -85,16 +85,35 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
  */
 export const UNCAPPED = 2 ** 30;
 
-function groupSection(raw: Record<string, any>, file: string, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, { problem, warnings, blankVars }: Report): Record<string, GroupConfig> {
+/** The one start-up line of what waits for its variables (GatewayConfig.waiting), or undefined when nothing does. */
+export function waitingLine(waiting: readonly Waiting[]): string | undefined {
+  if (!waiting.length) return undefined;
+  const one = (w: Waiting) => `${w.kind} ${w.id}${w.group ? ` of group ${w.group}` : ''} (${w.variables.join(' or ')})`;
+  return `disabled until their variables are set: ${waiting.map(one).join('; ')}`;
+}
+
+/**
+ * A credential left empty: waiting for its variables when the file takes it from some (an operator sets them when the
+ * account is wanted), else a warning (nothing but an edit of the file brings it in).
+ */
+function unset(report: Report, variables: string[], waiting: Omit<Waiting, 'variables'>, warning: string): void {
+  if (variables.length) report.waiting.push({ ...waiting, variables });
+  else report.warnings.push(warning);
+}
+
+function groupSection(raw: Record<string, any>, file: string, platforms: Record<string, PlatformConfig>, deps: ConfigDeps, report: Report): Record<string, GroupConfig> {
+  const { problem, blankVars } = report;
   const groups: Record<string, GroupConfig> = {};
   for (const [name, g] of Object.entries<any>(raw)) {
     if (!platforms[g.platform]) problem(['groups', name, 'platform'], `unknown platform "${g.platform}"`);
     const accounts = g.accounts.map((a: any, i: number) => {
       const credential = a.credential_file === undefined ? String(a.credential ?? '') : fileCredential(a, ['groups', name, 'accounts', i], name, file, problem);
-      if (!credential && a.credential_file === undefined && !a.disabled) warnings.push(`account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
       if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
       const off: AccountConfig['off'] = a.disabled ? { reason: 'disabled', variables: [] }
         : credential ? undefined : { reason: 'no_credential', variables: blankVars(['groups', name, 'accounts', i, 'credential']) };
+      if (off?.reason === 'no_credential' && a.credential_file === undefined) {
+        unset(report, off.variables, { kind: 'account', id: a.id, group: name }, `account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
+      }
       return {
         id: a.id, credential, enabled: !off, ...(off ? { off } : {}), priority: a.priority, weight: a.weight,
         concurrency: a.concurrency ?? UNCAPPED, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
@@ -138,7 +157,8 @@ function fileCredential(a: any, path: Path, group: string, file: string, problem
   return text || refuse('is empty');
 }
 
-function keySection(raw: any[], groups: Record<string, GroupConfig>, { problem, warnings }: Report): KeyConfig[] {
+function keySection(raw: any[], groups: Record<string, GroupConfig>, report: Report): KeyConfig[] {
+  const { problem } = report;
   const keys: KeyConfig[] = [];
   const seenIds = new Set<string>();
   const seenSha = new Set<string>();
@@ -148,7 +168,7 @@ function keySection(raw: any[], groups: Record<string, GroupConfig>, { problem, 
     seenIds.add(k.id);
     if (k.key !== undefined && k.key_sha256 !== undefined) problem(path, 'give key or key_sha256, not both');
     if (k.key === undefined && k.key_sha256 === undefined) problem(path, 'missing key (or key_sha256)');
-    if (k.key === '') { warnings.push(`key "${k.id}" is empty; it is disabled`); return; }
+    if (k.key === '') { unset(report, report.blankVars([...path, 'key']), { kind: 'key', id: k.id }, `key "${k.id}" is empty; it is disabled`); return; }
     const hash = k.key !== undefined ? sha256(String(k.key)) : String(k.key_sha256 ?? '').toLowerCase();
     if (seenSha.has(hash)) problem(path, `key "${k.id}" has the same secret as another key`);
     seenSha.add(hash);

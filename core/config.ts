@@ -1,10 +1,11 @@
 // Loads gateway.yaml: parse with positions, interpolate ${VAR}, merge over the defaults file, validate (root + each
 // stage's schema), normalise.
 import { readFileSync } from 'node:fs';
-import { normalise, type ConfigDeps } from './config-sections.ts';
+import { normalise, waitingLine, type ConfigDeps } from './config-sections.ts';
 import { mergeDefaults, type Layout } from './config-merge.ts';
 import { at, readSource, type Origin } from './config-source.ts';
 import { reportAjv, validateRoot, type Path } from './config-validate.ts';
+import type { Logger } from 'pino';
 import type { GatewayConfig } from './types.ts';
 
 export type { ConfigDeps, Layout };
@@ -66,4 +67,11 @@ function placeOf(layout: Layout, path: Path): Origin {
     : section === 'routes' ? layout.routes[Number(name)]
     : section === 'pipelines' ? layout.pipelines.get(String(name)) : undefined;
   return placed ? { source: placed.source, path: [...placed.path, ...rest] } : { source: layout.operator, path };
+}
+
+/** What a loaded file says to its operator at each start or reload: its warnings, and what waits for its variables. */
+export function logConfigNotes(log: Pick<Logger, 'warn'>, loaded: { config: GatewayConfig; warnings: string[] }): void {
+  for (const w of loaded.warnings) log.warn(w);
+  const waiting = waitingLine(loaded.config.waiting);
+  if (waiting) log.warn({ disabled: loaded.config.waiting }, waiting);
 }

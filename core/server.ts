@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import { AuthThrottle } from './auth-throttle.ts';
 import { clientAddresses } from './client-address.ts';
-import { ConfigError, loadConfig, type ConfigDeps } from './config.ts';
+import { ConfigError, loadConfig, logConfigNotes, type ConfigDeps } from './config.ts';
 import { answerRaw, clientErrorHandler } from './client-errors.ts';
 import { httpRefusal, targetPath } from './http-rules.ts';
 import { clientRequestId, createCtx, newRequestId } from './context.ts';
@@ -75,7 +75,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   let opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...parts, env: opts.env ?? process.env });
-    if (opts.configWarnings !== false) for (const w of warnings) log.warn(w);
+    if (opts.configWarnings !== false) logConfigNotes(log, { config, warnings });
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
       simulators[platform.name] ??= await parts.startSimulator();
@@ -159,7 +159,8 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   // The address actually bound (a wildcard stays a wildcard, a port 0 becomes the one given), not a URL to call it on.
   const address = bound.family === 'IPv6' ? `[${bound.address}]:${port}` : `${bound.address}:${port}`;
-  log.info({ address, version, routes: runtime.config.routes.length }, `gateway listening on ${address}`);
+  const admin = runtime.config.admin.token ? 'on' : 'off';
+  log.info({ address, version, routes: runtime.config.routes.length, admin }, `gateway listening on ${address}, admin API ${admin}`);
 
   return {
     url, port, simulators,

@@ -113,7 +113,12 @@ export interface GatewayConfig {
   keys: KeyConfig[];
   pricing: Record<string, Record<string, number>>;
   routes: RouteConfig[];
+  /** Accounts and keys left out until their optional variables are set (said once at start: startupLines). */
+  waiting: Waiting[];
 }
+
+/** An account or key whose credential its file takes from variables none of which is set yet. */
+export interface Waiting { kind: 'account' | 'key'; id: string; group?: string; variables: string[] }
 
 // ---- request context ----
 

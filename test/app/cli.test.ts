@@ -29,10 +29,11 @@ t.test('--help and -h print the usage on stdout, exit 0', async (t) => {
 
 t.test('--version and -v print package.json\'s version, exit 0; /healthz and the startup line say it too', async (t) => {
   for (const flag of ['--version', '-v']) t.strictSame(run([flag]), { code: 0, stdout: `${VERSION}\n`, stderr: '' }, flag);
-  const gw = await gatewayProcess(t, writeConfig(demoConfig()), { env: { LOG_LEVEL: 'info' } });
+  const gw = await gatewayProcess(t, writeConfig(demoConfig().replace(/^admin: .*$/m, '')), { env: { LOG_LEVEL: 'info' } });
   t.strictSame(await (await fetch(gw.url + '/healthz')).json(), { status: 'ok', version: VERSION });
   const line = gw.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.msg.startsWith('gateway listening'));
   t.equal(line?.version, VERSION, 'the listening line');
+  t.match(line, { admin: 'off', msg: /, admin API off$/ }, 'and that a config with no admin token has no admin API');
 });
 
 t.test('an unknown flag or a stray argument: the usage on stderr, exit 2, no stack trace', async (t) => {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseBytes, parseConfig, type ConfigDeps } from '../../core/config.ts';
-import { UNCAPPED } from '../../core/config-sections.ts';
+import { UNCAPPED, waitingLine } from '../../core/config-sections.ts';
 import { formats, plugins, upstreamAuth } from '../../app/registry.ts';
 import type { FormatAdapter } from '../../core/types.ts';
 import { pos, refused } from '../helpers/config-text.ts';
@@ -369,11 +369,13 @@ routes:
 ${ROUTE}`;
   const { config, warnings } = parse(yaml);
   t.strictSame(config.groups.g.accounts.map((a) => [a.id, a.credential, a.enabled]), [['a', '', false], ['b', '', false], ['c', '', false], ['d', 'live', true]]);
-  t.strictSame(warnings, [
-    'account "a" of group "g" has an empty credential; it is disabled',
-    'account "b" of group "g" has an empty credential; it is disabled',
-  ], 'an account disabled on purpose is not warned about');
-  t.strictSame(parse(yaml, { OPENAI_API_KEY: 'sk-real' }).warnings, ['account "b" of group "g" has an empty credential; it is disabled']);
+  t.strictSame(warnings, ['account "b" of group "g" has an empty credential; it is disabled'],
+    'an account disabled on purpose is not warned about, nor one waiting for its variable');
+  t.strictSame(config.waiting, [{ kind: 'account', id: 'a', group: 'g', variables: ['OPENAI_API_KEY'] }], 'that one waits for it');
+  t.equal(waitingLine(config.waiting), 'disabled until their variables are set: account a of group g (OPENAI_API_KEY)');
+  const set = parse(yaml, { OPENAI_API_KEY: 'sk-real' });
+  t.strictSame([set.warnings, set.config.waiting], [['account "b" of group "g" has an empty credential; it is disabled'], []]);
+  t.equal(waitingLine([]), undefined);
 });
 
 t.test('a disabled account keeps why: disabled on purpose, or no credential and the variables that left it empty', async (t) => {
@@ -405,7 +407,9 @@ ${ROUTE}`;
 t.test('keys: empty key skipped with a warning; duplicates, both forms, missing form, pools, expiry', async (t) => {
   const empty = parse(`${SIM}groups:\n  g: { platform: sim }\nkeys:\n  - { id: blank, key: "\${ALICE_KEY:-}", group: g }\n  - { id: ok, key: s, group: g }\nroutes:\n${ROUTE}`);
   t.strictSame(empty.config.keys.map((k) => k.id), ['ok']);
-  t.strictSame(empty.warnings, ['key "blank" is empty; it is disabled']);
+  t.strictSame([empty.warnings, empty.config.waiting], [[], [{ kind: 'key', id: 'blank', variables: ['ALICE_KEY'] }]], 'a key left out until its variable is set');
+  const literal = parse(`${SIM}groups:\n  g: { platform: sim }\nkeys:\n  - { id: blank, key: "", group: g }\nroutes:\n${ROUTE}`);
+  t.strictSame(literal.warnings, ['key "blank" is empty; it is disabled'], 'an empty key the file itself gives is warned about');
 
   const hex = sha256('a');
   const yaml = `${SIM}groups:
@@ -562,10 +566,14 @@ t.test('CLI: node app/main.ts --check', async (t) => {
   t.equal(ok.stderr, '');
 
   const warn = writeConfig(demoConfig().replace('credential: upstream-credential-1', 'credential: "${UPSTREAM_CRED:-}"'));
-  const warned = check(warn);
+  t.equal(check(warn).stderr, '', 'an account waiting for its variable is no warning');
+  const literal = writeConfig(demoConfig().replace('credential: upstream-credential-1', 'credential: ""'));
+  const warned = check(literal);
   t.equal(warned.status, 0, 'warnings do not fail the check');
   t.equal(warned.stderr, 'warning: account "sim-1" of group "main" has an empty credential; it is disabled\n');
-  t.equal(check(warn, { UPSTREAM_CRED: 'x' }).stderr, '', 'the check reads the process environment');
+  const required = writeConfig(demoConfig().replace('credential: upstream-credential-1', 'credential: "${UPSTREAM_CRED}"'));
+  t.not(check(required).status, 0, 'a required variable unset fails the check');
+  t.strictSame([check(required, { UPSTREAM_CRED: 'x' }).status, check(required, { UPSTREAM_CRED: 'x' }).stderr], [0, ''], 'the check reads the process environment');
 
   const badYaml = demoConfig()
     .replace('{ id: sim-1, credential: upstream-credential-1 }', '{ id: sim-1, credntial: upstream-credential-1 }')
