@@ -20,9 +20,7 @@ const config = adminConfig()
 keys:
 `)
   // Prices with decimals, as real ones have: what a key spent runs to six decimals.
-  .replace('gpt-4o-mini: { input: 1000, output: 2000 }', 'gpt-4o-mini: { input: 1000.3, output: 2000.7 }')
-  .replace('  usage: [', '  models: [auth, group-check, list-models]\n  usage: [')
-  .replace('routes:\n', 'routes:\n  - { method: GET, path: /v1/models, format: openai-chat, pipeline: models }\n');
+  .replace('gpt-4o-mini: { input: 1000, output: 2000 }', 'gpt-4o-mini: { input: 1000.3, output: 2000.7 }');
 
 const browser = await launch(t);
 if (browser) {
@@ -36,7 +34,7 @@ if (browser) {
   const spent = await eventually(() => admin(gw, 'GET', `/admin/keys/${long.record.id}`), (r) => r.body.quota.used > 0);
 
   t.test('the setup', async (t) => {
-    t.ok(config.includes('dark-env') && config.includes('1000.3') && config.includes('pipeline: models'), 'the test config has its parts');
+    t.ok(config.includes('dark-env') && config.includes('1000.3'), 'the test config has its parts');
     t.same(statuses, [200, 200, 200]);
     t.match(String(spent.body.quota.used), /\.\d{5,}$/, 'what the long key spent has more than four decimals');
   });
