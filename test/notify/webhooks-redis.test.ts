@@ -9,7 +9,7 @@ import { redisProcess } from '../helpers/redis-process.ts';
 import { receiver, verifySignature } from '../helpers/receiver.ts';
 import { admin, eventually } from '../admin/helpers.ts';
 import { redisForTest } from '../store/redis-server.ts';
-import { chat, hookConfig, SECRET, sleep } from './helpers.ts';
+import { chat, COST, hookConfig, SECRET, sleep } from './helpers.ts';
 
 t.test('two gateway processes on one Redis: one delivery per event', async (t) => {
   const { url: redisUrl, prefix } = await redisForTest(t, 'hooks');
@@ -21,7 +21,11 @@ t.test('two gateway processes on one Redis: one delivery per event', async (t) =
   t.same(await Promise.all([chat(a.url, 'sk-pool-0001'), chat(b.url, 'sk-pool-0001')]), [429, 429]);
   // The key's spend crosses 80 % and then 100 % with requests on both: each process looks at it after its own.
   const statuses: number[] = [];
-  for (let i = 0; i < 8; i++) statuses.push(await chat(i % 2 ? b.url : a.url));
+  for (let i = 0; i < 8; i++) {
+    statuses.push(await chat(i % 2 ? b.url : a.url));
+    // The next request goes to the other process: it must see this one settled, not still holding its estimate.
+    await eventually(() => admin(a.url, 'GET', '/admin/keys/q'), (x) => x.body.spent >= COST * (i + 1) - 1e-9);
+  }
   t.same(statuses, [200, 200, 200, 200, 200, 200, 200, 200], '8 × 0.14 = 1.12 of 1.00');
   await sleep(1200);
   // Looked at again by both, now past both shares: nothing new may go out.

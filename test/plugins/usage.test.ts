@@ -8,7 +8,11 @@ import { MemoryStore } from '../../core/store/memory/store.ts';
 import { usageView } from '../../plugins/usage.ts';
 import { record } from '../store/fixtures.ts';
 
-const gw = await withGateway(t, adminConfig() + '\n  - { method: GET, path: /antigravity/v1/usage, format: anthropic-messages, pipeline: usage }\n');
+const gw = await withGateway(t, `${adminConfig()}routes:
+  extends: default
+  add:
+    - { method: GET, path: /antigravity/v1/usage, format: anthropic-messages, pipeline: key-usage }
+`);
 const usageOf = async (key: string, query = '', path = '/v1/usage') => {
   const res = await fetch(gw.url + path + query, { headers: bearer(key) });
   return { status: res.status, headers: res.headers, body: await res.json() as any };
