@@ -1,5 +1,6 @@
 // Child server processes for the benchmark: start them, wait until they serve, never leave one behind.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -21,9 +22,14 @@ for (const signal of Object.keys(signalExit) as (keyof typeof signalExit)[]) {
   process.on(signal, () => { process.stderr.write(`\nbench: ${signal}, stopping servers\n`); process.exit(signalExit[signal]); });
 }
 
-/** `quiet`: stdout goes to /dev/null (a gateway logging as shipped, without the bench reading its log lines). */
-export function startNode(name: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean } = {}): Child {
-  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', options.quiet ? 'ignore' : 'pipe', 'pipe'] });
+/**
+ * `quiet`: stdout goes to /dev/null (a gateway logging as shipped, without the bench reading its log lines);
+ * `stdoutFile`: it goes to that file, as an operator's service manager writes it.
+ */
+export function startNode(name: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean; stdoutFile?: string } = {}): Child {
+  const out = options.stdoutFile !== undefined ? openSync(options.stdoutFile, 'a') : options.quiet ? 'ignore' : 'pipe';
+  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', out, 'pipe'] });
+  if (typeof out === 'number') closeSync(out); // the child holds its own copy
   live.add(proc);
   let tail = '';
   const keep = (chunk: Buffer) => { tail = (tail + chunk.toString()).slice(-OUTPUT_TAIL); };

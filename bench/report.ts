@@ -114,12 +114,40 @@ const ttfbColumns: Column[] = [
   ['ttfb p99', 9, (f) => fixed(f.ttfb?.p99Ms, 2)],
 ];
 
+/** Issue 39's targets for a gateway target against the bare proxy (b): CPU, req/s and, on Redis, its CPU and script calls. */
+export const TARGETS = { cpuOfBare: 2.0, rpsOfBare: 0.45, redisCpuUs: 50, scriptCalls: 0.2 } as const;
+
+/** Script calls a request: EVALSHA, EVAL and FCALL (INFO commandstats names them in lower case). */
+export const scriptCalls = (byCommand: Record<string, number>): number =>
+  Object.entries(byCommand).filter(([cmd]) => /^(evalsha|eval|fcall)(_ro)?$/.test(cmd)).reduce((sum, [, n]) => sum + n, 0);
+
+/** One line: each of TARGETS for f, its figure and whether it is met; null without b's figures. */
+export function targetsMet(f: TargetFigures, b: TargetFigures | undefined): string | null {
+  const r = ratio(f, b);
+  if (!r || r.cpu === null || r.rps === null) return null;
+  const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const parts = [
+    `CPU ${r.cpu.toFixed(3)}× b (≤ ${TARGETS.cpuOfBare}: ${mark(r.cpu <= TARGETS.cpuOfBare)})`,
+    `req/s ${r.rps.toFixed(3)}× b (≥ ${TARGETS.rpsOfBare}: ${mark(r.rps >= TARGETS.rpsOfBare)})`,
+  ];
+  if (f.redis) {
+    const calls = scriptCalls(f.redis.byCommand);
+    parts.push(`Redis ${f.redis.cpuUs} µs (≤ ${TARGETS.redisCpuUs}: ${mark(f.redis.cpuUs <= TARGETS.redisCpuUs)})`);
+    parts.push(`script calls ${calls.toFixed(3)} (≤ ${TARGETS.scriptCalls}: ${mark(calls <= TARGETS.scriptCalls)})`);
+  }
+  return `targets, ${f.id}: ${parts.join(', ')}`;
+}
+
 export function report(figures: TargetFigures[], opts: LoadOptions, gateway: GatewayRun): void {
   const by = new Map(figures.map((f) => [f.id, f]));
   const c = by.get('c');
   const d = by.get('d');
-  const ratios = { 'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, by.get('b')) : null, 'd/c': d ? ratio(d, c) : null };
+  const e = by.get('e');
   const b = by.get('b');
+  const ratios = {
+    'c/a': c ? ratio(c, by.get('a')) : null, 'c/b': c ? ratio(c, b) : null, 'd/c': d ? ratio(d, c) : null,
+    'e/b': e ? ratio(e, b) : null,
+  };
   const minus = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null ? round(x - y, 2) : null);
   const ttfbOverhead = minus(c?.ttfb?.p99Ms, b?.ttfb?.p99Ms);
   const contentOverhead = minus(c?.ttfb?.contentP99Ms, b?.ttfb?.contentP99Ms);
@@ -149,10 +177,13 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     out.push(row([name, fixed(r?.rps, 3), fixed(r?.p50, 3), fixed(r?.p99, 3), fixed(r?.cpu, 3)], [...widths.slice(0, 4), 11]));
   }
   const perRound = roundRatios(c, b);
-  if (perRound) {
-    const list = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(' ');
-    out.push(`c/b round by round: req/s ${list(perRound.rps)} (median ${perRound.medianRps.toFixed(3)})${perRound.cpu ? `; CPU µs/req ${list(perRound.cpu)} (median ${perRound.medianCpu!.toFixed(3)})` : ''}`);
+  const ePerRound = roundRatios(e, b);
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(' ');
+  for (const [name, r] of [['c/b', perRound], ['e/b', ePerRound]] as const) {
+    if (r) out.push(`${name} round by round: req/s ${list(r.rps)} (median ${r.medianRps.toFixed(3)})${r.cpu ? `; CPU µs/req ${list(r.cpu)} (median ${r.medianCpu!.toFixed(3)})` : ''}`);
   }
+  const goals = [c, e].filter((f) => f !== undefined).map((f) => targetsMet(f, b)).filter((line) => line !== null);
+  if (goals.length) out.push('', ...goals);
   if (opts.stream) {
     const against = (ms: number | null) => (ms === null ? '- (needs targets b and c, each with timed probes)'
       : `${ms.toFixed(2)} ms (target ≤ ${TTFB_OVERHEAD_P99_MS} ms: ${ms <= TTFB_OVERHEAD_P99_MS ? 'met' : 'not met'})`);
@@ -200,6 +231,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     }])),
     ratios,
     ...(perRound ? { c_b_per_round: perRound } : {}),
+    ...(ePerRound ? { e_b_per_round: ePerRound } : {}),
     ...(opts.stream ? { ttfb_p99_c_minus_b_ms: ttfbOverhead, first_content_p99_c_minus_b_ms: contentOverhead } : {}),
   };
   process.stdout.write(JSON.stringify(json) + '\n');

@@ -10,9 +10,13 @@ import { setUpGateways, startUpstream, storeKind, storeLabel, targets, type Gate
 import { cpuDelta, threadDelta, treeCpu, treeThreadCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
-const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c] [--stream] [--store file|redis] [--workers N] [--wrk]
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c,e] [--stream] [--store file|redis] [--workers N] [--wrk]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
-  d = the gateway translating (chat client, Anthropic-format group; whole answers only)
+  d = the gateway translating (chat client, Anthropic-format group; whole answers only),
+  e = the gateway as an operator configures it (bench/gateway.operator.yaml: platforms, groups and keys only, so the
+    shipped routes and pipelines; accounts without a concurrency cap; log lines to a file). c is the tuned config
+    (bench/gateway.bench.yaml: its own route list, capped accounts, logs to /dev/null). The report checks c and e
+    against issue 39's targets: CPU ≤ 2.0× b, req/s ≥ 0.45× b, on Redis ≤ 50 µs and ≤ 0.2 script calls a request
   --store redis: the gateway targets keep their state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the
     embedded store (a SQLite file in a fresh temp folder); the report adds Redis's own calls and CPU per request
   --workers N (1 to 16): the gateway targets run as a cluster of N worker processes; CPU and peak RSS are summed over
@@ -34,11 +38,11 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
     All complete: errors, non-2xx, short and dropped all 0
   --rounds N (1 to 20): every target runs from the start and each is measured in N slices of duration / N seconds
     (whole seconds, at least 1: autocannon ends a run on a whole second),
-    the targets taking turns (a, b, c, d, a, b, ...), only one loaded at a time: a change of the machine's speed during
+    the targets taking turns (a, b, c, d, e, a, b, ...), only one loaded at a time: a change of the machine's speed during
     the run (seen on shared VMs: the bare proxy's CPU per request drifting from 176 to 240 µs within two minutes) then
     falls on every target alike. The first slice follows the warm-up; each later one follows 1 s of its own, not
     counted (new connections). p50 and p99 are over all slices. --stream takes --rounds 1
-  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d --store file --workers 1
+  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d,e --store file --workers 1
     --rounds 5 (1 with --stream)`;
 
 interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup; rounds: number; wrk: boolean }
@@ -59,7 +63,7 @@ function parse(): Parsed {
       connections: { type: 'string', default: '50' },
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
-      only: { type: 'string', default: 'a,b,c,d' },
+      only: { type: 'string', default: 'a,b,c,d,e' },
       stream: { type: 'boolean', default: false },
       store: { type: 'string', default: 'file' },
       workers: { type: 'string', default: '1' },
@@ -70,7 +74,7 @@ function parse(): Parsed {
   });
   if (values.help) helpAndExit(usage);
   const only = new Set(values.only.split(',').map((s) => s.trim()).filter(Boolean));
-  for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c, d)`);
+  for (const id of only) if (!targets.some((t) => t.id === id)) throw new Error(`--only: unknown target "${id}" (use a, b, c, d, e)`);
   if (only.size === 0) throw new Error('--only: name at least one target');
   return {
     opts: {
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
         let cpu1: Map<number, number> | null = null;
         let threads0: ReturnType<typeof treeThreadCpu> = null;
         let threads1: ReturnType<typeof treeThreadCpu> = null;
-        const onRedis = redisInfo && (target.id === 'c' || target.id === 'd');
+        const onRedis = redisInfo && target.id !== 'a' && target.id !== 'b';
         let before: Promise<RedisSample> | undefined;
         const load = await drive(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, check: answers[i] }, {
           start: () => { cpu0 = treeCpu(r.pid); threads0 = treeThreadCpu(r.pid); if (onRedis) before = redisInfo.sample(); },

@@ -7,7 +7,7 @@ import { firstLine, freePort, startNode, stop, waitReady, type Child } from './c
 import { treeMemory, treePids } from './proc.ts';
 import { deletePrefix } from '../test/store/redis-server.ts';
 
-export type TargetId = 'a' | 'b' | 'c' | 'd';
+export type TargetId = 'a' | 'b' | 'c' | 'd' | 'e';
 
 export interface Running {
   /** Base URL the load goes to. */
@@ -119,8 +119,11 @@ async function waitWorkers(child: Child, workers: number, timeoutMs: number): Pr
   }
 }
 
-/** The gateway on bench/gateway.bench.yaml; `key` picks the group the load reaches. */
-const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
+/**
+ * A gateway target: the tuned bench/gateway.bench.yaml (`key` picks the group the load reaches), or an operator's
+ * config (`operator`: bench/gateway.operator.yaml, its log lines to a file in the run's temp folder).
+ */
+const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?: boolean } = {}): Target => ({
   id,
   label,
   async start(_upstream, upstreamUrl) {
@@ -131,8 +134,9 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     // With the V8 flags and the entry `npm start` and the Dockerfile give it (GATEWAY_START, package.json).
-    const child = startNode('gateway', [...GATEWAY_START.slice(0, -1), ...(setup.nodeFlags ?? []), ...GATEWAY_START.slice(-1), '--config', 'bench/gateway.bench.yaml', '--port', String(port)], {
-      cwd: root, quiet: true,
+    const config = o.operator ? 'bench/gateway.operator.yaml' : 'bench/gateway.bench.yaml';
+    const child = startNode('gateway', [...GATEWAY_START.slice(0, -1), ...(setup.nodeFlags ?? []), ...GATEWAY_START.slice(-1), '--config', config, '--port', String(port)], {
+      cwd: root, quiet: true, stdoutFile: o.operator ? join(store, 'gateway.log') : undefined,
       env: {
         ...process.env, BENCH_UPSTREAM_URL: upstreamUrl, BENCH_STORE_PATH: inMemory(setup) ? ':memory:' : join(store, 'gateway.db'), LOG_LEVEL: 'info',
         BENCH_REDIS_URL: setup.redis ?? '', BENCH_PREFIX: prefix, BENCH_WORKERS: String(setup.workers),
@@ -153,7 +157,7 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
     }
     return {
       url,
-      key,
+      key: o.key,
       pid: child.proc.pid,
       async rss() {
         const peak = treeMemory(child.proc.pid, 'VmHWM');
@@ -168,5 +172,6 @@ const gatewayTarget = (id: TargetId, label: string, key?: string): Target => ({
 
 export const targets: readonly Target[] = [
   direct, bareProxy, gatewayTarget('c', 'gateway (full chain)'),
-  gatewayTarget('d', 'gateway, translating', 'sk-bench-translated'),
+  gatewayTarget('d', 'gateway, translating', { key: 'sk-bench-translated' }),
+  gatewayTarget('e', 'gateway, operator config', { operator: true }),
 ];

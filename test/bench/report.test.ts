@@ -1,7 +1,7 @@
 // The bench's round-by-round figures (report.ts roundRatios, redisRounds, redisShare): c against b slice by slice,
 // Redis's CPU slice by slice and as a share of b's, and their medians.
 import t from 'tap';
-import { redisRounds, redisShare, roundRatios, type TargetFigures } from '../../bench/report.ts';
+import { redisRounds, redisShare, roundRatios, scriptCalls, targetsMet, type TargetFigures } from '../../bench/report.ts';
 
 const target = (perRound: TargetFigures['perRound']): TargetFigures => ({
   id: 'c', label: 'x', rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0,
@@ -48,4 +48,15 @@ t.test('Redis CPU as a share of the bare proxy\'s CPU, over the run and round by
   t.equal(redisShare(c, { ...b, cpuUsPerRequest: null }), null, 'no CPU figure for b');
   t.equal(redisShare(c, undefined), null, 'no b');
   t.equal(redisShare({ ...c, redis: undefined }, b), null, 'not on Redis');
+});
+
+t.test('issue 39\'s targets, met and not, with the script calls a request counted from Redis\'s commands', async (t) => {
+  t.equal(scriptCalls({ evalsha: 0.12, eval: 0.01, fcall_ro: 0.02, hset: 0.7, get: 1 }), 0.15);
+  const b = { ...target(undefined), id: 'b' as const, rps: 8000, cpuUsPerRequest: 120 };
+  const fine = { ...target(undefined), rps: 4000, cpuUsPerRequest: 230, redis: { calls: 1, byCommand: { evalsha: 0.1, hincrby: 0.5 }, cpuUs: 40 } };
+  t.equal(targetsMet(fine, b), 'targets, c: CPU 1.917× b (≤ 2: met), req/s 0.500× b (≥ 0.45: met), Redis 40 µs (≤ 50: met), script calls 0.100 (≤ 0.2: met)');
+  const slow = { ...target(undefined), id: 'e' as const, rps: 2280, cpuUsPerRequest: 380, redis: { calls: 3, byCommand: { evalsha: 0.42 }, cpuUs: 97 } };
+  t.equal(targetsMet(slow, b), 'targets, e: CPU 3.167× b (≤ 2: NOT met), req/s 0.285× b (≥ 0.45: NOT met), Redis 97 µs (≤ 50: NOT met), script calls 0.420 (≤ 0.2: NOT met)');
+  t.match(targetsMet({ ...fine, redis: undefined }, b), /^targets, c: CPU 1\.917× b \(≤ 2: met\), req\/s 0\.500× b \(≥ 0\.45: met\)$/, 'no Redis figures on the embedded store');
+  t.equal(targetsMet(fine, undefined), null, 'no base');
 });
