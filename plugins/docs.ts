@@ -1,5 +1,5 @@
 // Stage `docs`: the README and docs/*.md rendered as HTML pages (marked) once per config load, served by name from that fixed list.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Marked, Renderer, type Tokens } from 'marked';
@@ -94,9 +94,20 @@ ${body}</main>
 `;
 }
 
-/** Each page's HTML by name ('' is the index: the README and the list of pages), made once. */
+// The routes of one load (/docs and /docs/{page}) share one rendering while no file changed.
+let last: { key: string; pages: Map<string, Buffer> } | undefined;
+
+/** Each page's HTML by name ('' is the index: the README and the list of pages), made once per load. */
 export function renderDocs(options: { readme: string; dir: string; stylesheet: string }): Map<string, Buffer> {
   const dir = resolve(HOME, options.dir);
+  const files = [resolve(HOME, options.readme), ...readdirSync(dir).filter((f) => f.endsWith('.md')).sort().map((f) => resolve(dir, f))];
+  const key = JSON.stringify([options, files.map((f) => { const st = statSync(f); return [f, st.mtimeMs, st.size]; })]);
+  if (last?.key === key) return last.pages;
+  last = { key, pages: renderAll(options, dir) };
+  return last.pages;
+}
+
+function renderAll(options: { readme: string; dir: string; stylesheet: string }, dir: string): Map<string, Buffer> {
   const docsDir = posix.basename(dir);
   const read = (name: string, file: string, path: string): Source => {
     const text = readFileSync(path, 'utf8');
