@@ -170,6 +170,10 @@ export const rootSchema: JSONSchema = {
           default_max_tokens: int('max_tokens of a translated request that names none, where the upstream format requires one.', { minimum: 1, default: 8192 }),
           conversation_ttl_ms: int('How long the gateway keeps a translated Responses conversation (previous_response_id, GET /v1/responses/{id}) when the upstream cannot keep it.', { minimum: 1000, default: 604_800_000 }),
           accounts: { type: 'array', description: 'Upstream accounts, tried in priority order.', items: account, default: [] },
+          fallback: {
+            type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+            description: 'Groups that serve a request, in this order, when no account of this one can (none enabled for the model, all cooling down, or all failed with 429/5xx before the first byte); a dedicated group only for keys that list it in pools; only groups whose models include the request\'s, translating where their platform speaks another format. The serving group\'s model_map and rate_multiplier apply; the record names the groups it fell back from.',
+          },
         },
       },
     },

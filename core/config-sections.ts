@@ -122,7 +122,12 @@ function groupSection(raw: Record<string, any>, file: string, platforms: Record<
     groups[name] = {
       name, platform: g.platform, models: g.models, model_map: g.model_map, rate_multiplier: g.rate_multiplier, dedicated: g.dedicated, accounts,
       client_formats: g.client_formats, upstream_format: g.upstream_format, default_max_tokens: g.default_max_tokens, conversation_ttl_ms: g.conversation_ttl_ms,
+      fallback: g.fallback,
     };
+    (g.fallback as string[]).forEach((f, i) => {
+      if (f === name) problem(['groups', name, 'fallback', i], 'a group cannot fall back to itself');
+      else if (!(f in raw)) problem(['groups', name, 'fallback', i], `unknown group "${f}"`);
+    });
     (g.client_formats ?? []).forEach((f: string, i: number) => {
       if (!deps.formats[f]) problem(['groups', name, 'client_formats', i], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
     });

@@ -80,6 +80,8 @@ export interface GroupConfig {
   default_max_tokens: number;
   /** Translated conversations the upstream cannot keep (a client continuing a response) are kept this long. */
   conversation_ttl_ms: number;
+  /** Groups that serve a request, in order, when no account of this one can (plugins/proxy/fallback.ts). */
+  fallback: string[];
 }
 
 /** A client key as auth sees it: from gateway.yaml, or issued at runtime (an IssuedKey, which adds its own bookkeeping). */
@@ -185,7 +187,8 @@ export interface Ctx {
   bodyChanged(): boolean;
 }
 
-export interface Attempt { account: string; status: number; reason: string }
+/** One upstream attempt; `group` names the group it was made in when that is not the one that served (a fallback). */
+export interface Attempt { account: string; status: number; reason: string; group?: string }
 
 /**
  * A variable one stage sets on the context for later ones, the way Hono middleware declares its variables: a typed

@@ -12,6 +12,7 @@ import { CredentialChecks } from './credential-check.ts';
 import { NativeCrossing, type Crossing } from './crossing.ts';
 import { Exchange, type Tried } from './exchange.ts';
 import { Failures } from './failures.ts';
+import { exhaustedGroup, fallBack } from './fallback.ts';
 import { ADMISSION } from '../vars.ts';
 import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
@@ -44,7 +45,7 @@ export interface PoolParts {
   affinity: Affinity;
   failures: Failures;
   exchange: Pick<Exchange, 'run'>;
-  metrics: Pick<PoolMetrics, 'failovers'>;
+  metrics: Pick<PoolMetrics, 'failovers' | 'fallbacks'>;
   /** How the request crosses: natively, or translated when the group's platform speaks another format. */
   cross(ctx: Ctx): Promise<Crossing>;
   env: Env;
@@ -80,8 +81,24 @@ export class Pool {
     this.#p = parts;
   }
 
+  /** Serves from the request's group, and when none of its accounts could, from its fallback groups in turn. */
   async serve(ctx: Ctx): Promise<void> {
-    const { scheduler, affinity, failures, exchange, metrics, env, log } = this.#p;
+    const trail: Attempt[] = [];
+    for (;;) {
+      const from = ctx.group!.name;
+      try {
+        return await this.#serveGroup(ctx, trail);
+      } catch (err) {
+        if (!exhaustedGroup(err) || !(await fallBack(ctx, this.#p.env, trail))) throw err;
+        this.#p.metrics.fallbacks.inc({ from, to: ctx.group!.name });
+        this.#p.log.info({ req_id: ctx.id, from, to: ctx.group!.name, code: err.code }, 'request moved to a fallback group');
+      }
+    }
+  }
+
+  /** One group's accounts: `trail` holds every attempt of the request (those of earlier groups name their group). */
+  async #serveGroup(ctx: Ctx, trail: Attempt[]): Promise<void> {
+    const { scheduler, affinity, failures, exchange, metrics, log } = this.#p;
     const group = ctx.group!;
     const baseModel = ctx.upstreamModel;
     const candidates = candidatesFor(group, baseModel);
@@ -93,7 +110,8 @@ export class Pool {
     const p = await affinity.preference(ctx, group, candidates, crossing.pins);
     /** Accounts that failed this request (none until a failover: most requests never make this set). */
     let tried: Set<string> | undefined;
-    const trail: Attempt[] = [];
+    /** This group's attempts, for its refusal's message. */
+    const mine = (): Attempt[] => (trail.length && trail[0].group !== undefined ? trail.filter((a) => a.group === undefined) : trail);
     const waiting = queueKeepalive(ctx, this.#o.keepalive_ms);
     /** The pin the first decision found: the conversation lives on that account only. */
     let pin: FoundBinding | undefined;
@@ -105,7 +123,7 @@ export class Pool {
         n, first ? admission(ctx) : undefined);
       if (!acquired) { ctx.end('disconnected'); return; }
       if (first) pin = await this.#pinned(p, acquired);
-      if (!acquired.ok) throw await failures.refusal(group, candidates, trail, pin, acquired.reason === 'none' ? 'none' : undefined);
+      if (!acquired.ok) throw await failures.refusal(group, candidates, mine(), pin, acquired.reason === 'none' ? 'none' : undefined);
       const lease = acquired.lease;
       const account = candidates.find((a) => a.id === lease.account)!;
       let result: Tried | undefined;
@@ -129,8 +147,8 @@ export class Pool {
       }
       await failures.failed(ctx, trail, group, account, failure);
       (tried ??= new Set()).add(account.id);
-      if (pin) throw await failures.refusal(group, candidates, trail, pin, failure);
-      if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, trail, pin);
+      if (pin) throw await failures.refusal(group, candidates, mine(), pin, failure);
+      if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, mine(), pin);
       metrics.failovers.inc({ group: group.name, reason: failure.verdict.reason });
     }
   }

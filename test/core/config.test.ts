@@ -56,7 +56,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.strictSame(config.groups, {
     g: {
       name: 'g', platform: 'sim', models: ['gpt-4o-mini'], model_map: {}, rate_multiplier: 1, dedicated: false,
-      client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000,
+      client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000, fallback: [],
       accounts: [
         { id: 'a1', credential: 'cred-1', enabled: true, priority: 1, weight: 1, concurrency: UNCAPPED, base_url: undefined, models: undefined, model_map: undefined },
         { id: 'a2', credential: 'cred-2', enabled: true, priority: 2, weight: 3, concurrency: 16, base_url: 'http://10.0.0.1:9000', models: undefined, model_map: undefined },
