@@ -85,7 +85,7 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
     const forward = [...p.forward_headers, ...(p.simulator ? ['x-simulator-*'] : [])].map((h: string) => h.toLowerCase());
     platforms[name] = {
       name, base_url: p.base_url?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator, forward_headers: forward,
-      ...(kind ? { kind: kind.name } : {}), kind_options: options,
+      ...(kind ? { kind: kind.name, kind_options: options } : {}),
       ...(p.simulator_token_ttl_ms === undefined ? {} : { simulator_token_ttl_ms: p.simulator_token_ttl_ms }),
     };
   }

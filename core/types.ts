@@ -50,7 +50,7 @@ export interface PlatformConfig {
   /** The upstream kind (a key of Env.kinds): where requests go and how they are signed; none for the first-party APIs. */
   kind?: string;
   /** The kind's own fields of this platform, checked and defaulted by the kind's schema. */
-  kind_options: Record<string, unknown>;
+  kind_options?: Record<string, unknown>;
   /** A simulator platform: lifetime of the tokens its token endpoint issues. */
   simulator_token_ttl_ms?: number;
 }

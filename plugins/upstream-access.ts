@@ -18,7 +18,7 @@ export const kindOf = (env: Pick<Env, 'kinds'>, platform: PlatformConfig | undef
 /** The path a format's request takes on this platform (the kind's mapping, or the format's own path). */
 export function kindPath(env: Pick<Env, 'kinds'>, a: Pick<AccessFor, 'platform' | 'format' | 'model'>, path: string): string {
   const kind = kindOf(env, a.platform);
-  return kind?.path ? kind.path({ format: a.format.name, path, model: a.model, options: a.platform.kind_options }) : path;
+  return kind?.path ? kind.path({ format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {} }) : path;
 }
 
 /** The account's credential now: its static secret, or a provider's token (cached; throws CredentialFailure). */
@@ -40,7 +40,7 @@ export function authHeader(env: Pick<Env, 'upstreamAuth' | 'kinds'>, a: Pick<Acc
  */
 export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'credentials'>, a: AccessFor, req: LeavingRequest): Promise<LeavingRequest> {
   const kind = kindOf(env, a.platform);
-  const target = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options };
+  const target = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
   const path = kind?.path ? kind.path(target) : req.path;
   const credential = await credentialOf(env, a);
   const out: LeavingRequest = { ...req, path };
