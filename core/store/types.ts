@@ -195,7 +195,7 @@ export interface LeaseEnding {
   bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
 }
 
-export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable';
+export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable' | 'credential';
 
 export interface AccountState {
   id: string;

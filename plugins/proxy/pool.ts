@@ -3,13 +3,15 @@
 // back with what the exchange taught the store.
 import type { Logger } from 'pino';
 import { GatewayError } from '../../core/errors.ts';
-import type { Attempt, Ctx, Env } from '../../core/types.ts';
+import { CredentialFailure } from '../../core/credentials.ts';
+import type { AccountConfig, Attempt, Ctx, Env, FormatAdapter } from '../../core/types.ts';
+import { finishRequest } from '../upstream-access.ts';
 import type { FoundBinding } from '../../core/store/types.ts';
 import { Affinity, type AffinityOptions, type Preference } from './affinity.ts';
 import { Upstreams, type AttemptOptions } from './attempt.ts';
 import type { CooldownOptions } from './classify.ts';
 import { CredentialChecks } from './credential-check.ts';
-import { NativeCrossing, type Crossing } from './crossing.ts';
+import { NativeCrossing, type Crossing, type Outbound } from './crossing.ts';
 import { Exchange, type Tried } from './exchange.ts';
 import { Failures } from './failures.ts';
 import { exhaustedGroup, fallBack } from './fallback.ts';
@@ -48,6 +50,8 @@ export interface PoolParts {
   metrics: Pick<PoolMetrics, 'failovers' | 'fallbacks'>;
   /** How the request crosses: natively, or translated when the group's platform speaks another format. */
   cross(ctx: Ctx): Promise<Crossing>;
+  /** The account's request finished for the upstream (the kind's path, the credential, a signature), or why it cannot be. */
+  finish(ctx: Ctx, account: AccountConfig, out: Outbound, format: FormatAdapter): Promise<Outbound | CredentialFailure>;
   env: Env;
   log: Logger;
 }
@@ -67,9 +71,27 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   const translate = { env, headers, conversations: new Conversations(store), media };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
-    exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing),
+    exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing, env.kinds),
     cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage)),
+    finish: (ctx, account, out, format) => finishOutbound(env, ctx, account, out, format),
   };
+}
+
+/** The kind's path, the account's credential and signature on an outbound request; a credential that cannot be had is returned. */
+async function finishOutbound(env: Env, ctx: Ctx, account: AccountConfig, out: Outbound, format: FormatAdapter): Promise<Outbound | CredentialFailure> {
+  try {
+    const done = await finishRequest(env, { platform: ctx.platform!, group: ctx.group!.name, account, format, model: ctx.upstreamModel },
+      { method: ctx.req.method ?? 'GET', path: out.path, headers: out.headers, body: out.body.bytes });
+    return { ...out, path: done.path, headers: done.headers };
+  } catch (err) {
+    if (err instanceof CredentialFailure) return err;
+    throw err;
+  }
+}
+
+/** No credential to send: the account fails over and cools down with reason `credential` for the refresh's backoff. */
+function credentialFailed(f: CredentialFailure): Tried {
+  return { done: false, status: 0, verdict: { failover: true, reason: 'credential', cooldownMs: f.retryInMs, cooldownReason: 'credential' } };
 }
 
 export class Pool {
@@ -130,8 +152,8 @@ export class Pool {
       try {
         ctx.account = account;
         ctx.upstreamModel = accountModel(account, baseModel);
-        const out = await crossing.outbound(account);
-        result = await exchange.run(ctx, trail, group, account, out, crossing);
+        const out = await this.#p.finish(ctx, account, await crossing.outbound(account), crossing.upstreamFormat);
+        result = out instanceof CredentialFailure ? credentialFailed(out) : await exchange.run(ctx, trail, group, account, out, crossing);
       } finally {
         // Not awaited: after an answer, the slot, the success and the bindings reach the store in the same round trip
         // as the settlement that follows.

@@ -483,7 +483,7 @@ ${ROUTE}`;
   t.strictSame(problemsOf(yaml), [
     `gateway.yaml:${pos(yaml, '{ base_url: "https')} platforms.acme-ai: no format is native to this platform; declare format`,
     `gateway.yaml:${pos(yaml, '[nope]')} platforms.x.format: unknown format "nope" (known: ${Object.keys(formats).join(', ')})`,
-    `gateway.yaml:${pos(yaml, 'basic')} platforms.x.auth: unknown auth style "basic" (known: bearer, x-api-key, x-goog-api-key)`,
+    `gateway.yaml:${pos(yaml, 'basic')} platforms.x.auth: unknown auth style "basic" (known: bearer, x-api-key, x-goog-api-key, api-key, none)`,
     `gateway.yaml:${pos(yaml, 'ftp://a')} platforms.x.base_url: "ftp://a" is not an http(s) URL`,
     `gateway.yaml:${pos(yaml, '{}')} platforms.y: no format is native to this platform; declare format`,
     `gateway.yaml:${pos(yaml, '{}')} platforms.y: missing base_url (or simulator: true)`,
