@@ -1,7 +1,7 @@
 // Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes docs/configuration.md between its markers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pipelinesExtend, rootSchema, routesExtend } from '../core/config-schema.ts';
-import { plugins } from '../app/registry.ts';
+import { credentialSources, kinds, plugins } from '../app/registry.ts';
 import type { JSONSchema } from '../core/types.ts';
 
 const BEGIN = '<!-- config-reference:begin -->';
@@ -47,6 +47,18 @@ export function configReference(): string {
     const opts: string[] = [];
     rows(p.schema, '', opts);
     out.push(...(opts.length ? ['| option | type | required | default | meaning |', '|---|---|---|---|---|', ...opts] : ['No options.']), '');
+  }
+  out.push('## Upstream kinds', '', 'A platform\'s `kind` adds these fields to the platform ([Upstream kinds](upstream-kinds.md)).', '');
+  for (const k of Object.values(kinds)) {
+    const opts: string[] = [];
+    rows(k.schema, `platforms.NAME.`, opts);
+    out.push(`### \`${k.name}\``, '', k.description, '', ...(opts.length ? ['| field | type | required | default | meaning |', '|---|---|---|---|---|', ...opts] : ['No fields of its own.']), '');
+  }
+  out.push('## Credential sources', '', 'An account\'s `credential_source.type` and its fields.', '');
+  for (const c of Object.values(credentialSources)) {
+    const opts: string[] = [];
+    rows(c.schema, 'credential_source.', opts);
+    out.push(`### \`${c.name}\``, '', c.description, '', '| field | type | required | default | meaning |', '|---|---|---|---|---|', ...opts, '');
   }
   return out.join('\n');
 }

@@ -17,6 +17,7 @@ import { embeddingsRoutes } from './openai-embeddings.ts';
 import { imagesRoutes } from './openai-images.ts';
 import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
+import { AzureSimulator } from './azure.ts';
 import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
@@ -27,6 +28,8 @@ export interface Simulator {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /** Playing azure-openai: its token endpoint and content filter. */
+  azure?: AzureSimulator;
   clear(): void;
   close(): Promise<void>;
 }
@@ -42,6 +45,10 @@ export interface SimulatorOptions {
   maxRecorded?: number;
   /** Keep at most this many Responses API objects for GET and previous_response_id (default 10 000). */
   maxStoredResponses?: number;
+  /** The upstream kind it plays (azure-openai: Azure's paths and credentials); none: the first-party APIs. */
+  kind?: string;
+  /** Lifetime of the tokens its token endpoint issues (azure-openai). */
+  tokenTtlMs?: number;
 }
 
 // First match wins: Anthropic's models routes precede OpenAI's, claiming GET /v1/models when anthropic-version is sent.
@@ -86,6 +93,7 @@ interface Instance {
   record(entry: RecordedRequest): void;
   nextSeq(): number;
   chunkDelayMs: number;
+  azure?: AzureSimulator;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -106,6 +114,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     },
     nextSeq: () => ++seq,
     chunkDelayMs: opts.chunkDelayMs ?? 0,
+    ...(opts.kind === 'azure-openai' ? { azure: new AzureSimulator(opts.tokenTtlMs) } : {}),
   };
 
   const server = createServer((req, res) => {
@@ -131,6 +140,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url: `http://${urlHost(address.address)}:${address.port}`,
     port: address.port,
     requests,
+    azure: instance.azure,
     clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
@@ -148,10 +158,13 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
 
   const method = req.method ?? 'GET';
   const rawPath = req.url ?? '/';
-  const [path, search = ''] = splitOnce(rawPath, '?');
+  const [given, search = ''] = splitOnce(rawPath, '?');
   const query = new URLSearchParams(search);
+  // Playing Azure: its paths only, mapped onto the OpenAI routes once its credential is checked (below).
+  const azure = instance.azure && !given.startsWith('/_simulator/') ? instance.azure : undefined;
+  let path = azure ? given.replace(/^\/openai\/(v1|deployments\/[^/]+)(?=\/)/, '/v1').replace(/^\/openai(?=\/(models|responses)(\/|$))/, '/v1') : given;
   const found = findRoute(req, method, path);
-  const dialect = found?.route.dialect ?? dialectOfUnknown(req, path);
+  const dialect = azure ? 'openai' : found?.route.dialect ?? dialectOfUnknown(req, path);
   // Anthropic's SDK reports this header as the request id.
   if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
 
@@ -161,10 +174,24 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     sendError(res, dialect, { status: 413, message: `Request body exceeds ${BODY_LIMIT} bytes.` });
     return;
   }
-  const body = raw.toString('utf8');
-  const parsed = parseJson(body);
+  let body = raw.toString('utf8');
+  let parsed = parseJson(body);
   if (!found?.route.internal) {
     instance.record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
+  }
+  let azureCredential: string | undefined;
+  if (azure) {
+    const accepted = azure.accept(req, res, method, given, query, body);
+    if (!accepted) return;
+    path = accepted.path;
+    azureCredential = accepted.credential;
+    // The deployments API names the model in its path; the body's model is not needed.
+    if (accepted.deployment && parsed.ok && parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value)) {
+      (parsed.value as Record<string, unknown>).model = accepted.deployment;
+      body = JSON.stringify(parsed.value);
+      parsed = parseJson(body);
+    }
+    if (azure.filter(res, path, body, parsed.ok ? parsed.value : undefined)) return;
   }
   if (!found) {
     sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
@@ -172,7 +199,7 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   }
 
   const { route, params } = found;
-  const credential = route.auth ? readCredential(req, query, dialect) : { credential: '' };
+  const credential = azureCredential !== undefined ? { credential: azureCredential } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
   if ('refusal' in credential) {
     sendError(res, dialect, credential.refusal);
     return;

@@ -91,7 +91,10 @@ export interface UsageRecord {
   ttft_ms: number | null;
   /** output or input tokens are the gateway's estimate (a stream left before its usage came: on_disconnect observed). */
   estimated?: boolean;
-  attempts?: { account: string; status: number; reason: string }[];
+  /** Failed attempts (and the last one); `group` names the group of one made before a fallback (fell_back_from). */
+  attempts?: { account: string; status: number; reason: string; group?: string }[];
+  /** The groups that could not serve it, first first, before `group` did (groups.NAME.fallback). */
+  fell_back_from?: string[];
   /** 'other': per-model rollups count it under `other` (an unknown name refused upstream, or past MODEL_ROWS of them). */
   rollup_model?: 'other';
 }
@@ -192,7 +195,7 @@ export interface LeaseEnding {
   bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
 }
 
-export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable';
+export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable' | 'credential';
 
 export interface AccountState {
   id: string;

@@ -2,7 +2,7 @@
 // content (an error before it can still fail over), relay the answer, and pin the id it created before the client can
 // use it.
 import type { Logger } from 'pino';
-import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
+import type { AccountConfig, Attempt, Ctx, GroupConfig, UpstreamKind } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
 import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
@@ -24,10 +24,12 @@ export class Exchange {
   readonly #failures: Failures;
   readonly #log: Logger;
   readonly #drain: DrainBounds;
+  readonly #kinds: Record<string, UpstreamKind>;
 
   /** `closing`: aborted when the gateway shuts down, which cuts the streams still read on for their usage. */
-  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger, closing?: AbortSignal) {
+  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger, closing?: AbortSignal, kinds: Record<string, UpstreamKind> = {}) {
     this.#upstreams = upstreams;
+    this.#kinds = kinds;
     this.#o = o;
     this.#drain = { ms: o.usage_drain_ms, bytes: o.usage_drain_bytes, signal: closing };
     this.#affinity = affinity;
@@ -45,7 +47,7 @@ export class Exchange {
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
     const upstream = sent.upstream;
     const status = upstream.statusCode ?? 502;
-    const verdict = classify({ kind: 'status', status, headers: upstream.headers }, o);
+    const verdict = classify({ kind: 'status', status, headers: upstream.headers }, o, Date.now(), this.#kinds[ctx.platform?.kind ?? '']?.resetMs);
     if (verdict.failover) { upstream.resume(); return { done: false, verdict, status }; }
     const sse = isSse(upstream.headers);
     let early: string | undefined;

@@ -89,8 +89,7 @@ export class TranslatedCrossing implements Crossing {
     const request = { ...base, model: ctx.upstreamModel ?? base.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
     const body = { bytes: inlined ? inlined.body(await stringify(encoded.body)) : await serialize(encoded.body), json: true };
-    const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? this.upstreamFormat.upstreamAuth];
-    const headers = upstreamHeaders(this.#given, auth, account, body, this.#allowed);
+    const headers = upstreamHeaders(this.#given, body, this.#allowed);
     Object.assign(headers, encoded.headers);
     return { path: encoded.path, headers, body };
   }

@@ -1,0 +1,51 @@
+// The last step of every request to an upstream (a relayed one, a credential check, a model list, an account test): the
+// platform's kind maps the path, the account's credential (static, or a provider's token) goes in its auth style, and
+// the kind signs what leaves. The kind is a table entry (Env.kinds): nothing here names a vendor.
+import type { AccountConfig, Env, FormatAdapter, IssuedCredential, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
+
+/** Whom a request is for: the platform (its kind), the group and account (the credential), the format and model sent. */
+export interface AccessFor {
+  platform: PlatformConfig;
+  group: string;
+  account: AccountConfig;
+  format: FormatAdapter;
+  model?: string;
+}
+
+export const kindOf = (env: Pick<Env, 'kinds'>, platform: PlatformConfig | undefined): UpstreamKind | undefined =>
+  platform?.kind === undefined ? undefined : env.kinds?.[platform.kind];
+
+/** The path a format's request takes on this platform (the kind's mapping, or the format's own path). */
+export function kindPath(env: Pick<Env, 'kinds'>, a: Pick<AccessFor, 'platform' | 'format' | 'model'>, path: string): string {
+  const kind = kindOf(env, a.platform);
+  return kind?.path ? kind.path({ format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {} }) : path;
+}
+
+/** The account's credential now: its static secret, or a provider's token (cached; throws CredentialFailure). */
+export function credentialOf(env: Pick<Env, 'credentials'>, a: Pick<AccessFor, 'group' | 'account' | 'platform'>): Promise<IssuedCredential> | IssuedCredential {
+  if (!a.account.source || !env.credentials) return { secret: a.account.credential };
+  return env.credentials.get(a.group, a.account, a.account.base_url ?? a.platform.base_url);
+}
+
+/** The credential's header in its style: the credential's own, the platform's, the kind's, else the format's; none for `none`. */
+export function authHeader(env: Pick<Env, 'upstreamAuth' | 'kinds'>, a: Pick<AccessFor, 'platform' | 'format'>, credential: IssuedCredential): [string, string] | undefined {
+  const name = credential.style ?? a.platform.auth ?? kindOf(env, a.platform)?.auth ?? a.format.upstreamAuth;
+  const style = env.upstreamAuth[name];
+  return style && style.header ? [style.header, style.value(credential.secret)] : undefined;
+}
+
+/**
+ * Finishes a request for the upstream: `req.path` is the format's path (the kind maps it), `req.headers` carry no
+ * credential yet. Returns the request with the path and credential set (and signed, where the kind signs).
+ */
+export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'credentials'>, a: AccessFor, req: LeavingRequest): Promise<LeavingRequest> {
+  const kind = kindOf(env, a.platform);
+  const target = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
+  const path = kind?.path ? kind.path(target) : req.path;
+  const credential = await credentialOf(env, a);
+  const out: LeavingRequest = { ...req, path };
+  const header = authHeader(env, a, credential);
+  if (header) out.headers[header[0]] = header[1];
+  if (kind?.sign) await kind.sign(out, credential, { ...target, path, url: new URL(`${a.account.base_url ?? a.platform.base_url}${path}`) });
+  return out;
+}
