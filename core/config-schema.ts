@@ -1,4 +1,4 @@
-// JSON Schema of gateway.yaml; every property carries a description (the README's config reference is built from them)
+// JSON Schema of gateway.yaml; every property carries a description (docs/configuration.md's reference is built from them)
 // and every default: the loader's ajv fills them in (a section left out is filled as empty), nothing else defaults.
 import { EVENT_NAMES } from './notify/events.ts';
 import type { JSONSchema } from './types.ts';
