@@ -280,6 +280,12 @@ export interface Store {
   /** What is kept under (key id, answer id); undefined when unknown, expired or malformed. A key reads only its own. */
   getConversation(keyId: string, responseId: string): Promise<string | undefined>;
 
+  // tool-call signatures the gateway keeps for clients that cannot return them (chat), by a name the bridge derives
+  /** Keeps `value` under (key id, name) for ttlMs (real clock); a bad name or a value over 64 KiB is a RangeError. */
+  putSignature(keyId: string, name: string, value: string, ttlMs: number): Promise<void>;
+  /** The values kept under each name, in order (undefined: unknown, expired or malformed). A key reads only its own. */
+  getSignatures(keyId: string, names: string[]): Promise<(string | undefined)[]>;
+
   // the notifier's (core/notify): an event sent once across processes, and the latest deliveries for the console
   /**
    * True for the first claim of `name` while it lasts (ttlMs, on the real clock), false while another holds it: one

@@ -24,6 +24,7 @@ import { accountModel, candidatesFor, Scheduler, type Acquired, type ScheduleOpt
 import { Conversations } from './translate/conversations.ts';
 import { TranslatedCrossing } from './translate/crossing.ts';
 import { MEDIA_DEFAULTS } from './translate/media.ts';
+import { CallSignatures } from './translate/signatures.ts';
 import { HeaderAllowList } from './upstream-request.ts';
 
 export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityOptions, AttemptOptions {
@@ -34,6 +35,7 @@ export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityO
   media_max_total_bytes: number;
   media_timeout_ms: number;
   media_allow_private: string[];
+  signature_ttl_ms: number;
   usage: boolean;
   max_switches: number;
 }
@@ -68,7 +70,8 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
     maxBytes: o.media_max_bytes, totalBytes: o.media_max_total_bytes || env.config.server.body_limit, timeoutMs: o.media_timeout_ms,
     maxItems: MEDIA_DEFAULTS.maxItems, allowPrivate: o.media_allow_private,
   };
-  const translate = { env, headers, conversations: new Conversations(store), media };
+  const signatures = new CallSignatures(store, env.metrics, o.signature_ttl_ms);
+  const translate = { env, headers, conversations: new Conversations(store), media, signatures };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
     exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing, env.kinds),
