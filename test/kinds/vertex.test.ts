@@ -10,8 +10,11 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
-import { withGateway } from '../helpers/gateway.ts';
+import { withGateway, writeConfig } from '../helpers/gateway.ts';
 import { vertex } from '../../adapters/kinds/vertex.ts';
+import { googleServiceAccount } from '../../adapters/credentials/google-service-account.ts';
+import { loadConfig } from '../../core/config.ts';
+import { credentialSources, defaults, formats, kinds, plugins, upstreamAuth } from '../../app/registry.ts';
 
 const ADMIN = 'admin-secret-token-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'gw-vertex-'));
@@ -84,6 +87,44 @@ t.test('the kind maps paths, bodies and hosts', async (t) => {
   t.same(body, { max_tokens: 5, messages: [], anthropic_version: 'vertex-2023-10-16' }, 'no model, Vertex\'s anthropic_version');
   const count = vertex.body!({ model: 'claude-x', messages: [] }, { format: 'anthropic-messages', path: '/v1/messages/count_tokens', model: 'claude-x@1', options });
   t.equal(count.model, 'claude-x@1', 'the count names its model in the body');
+});
+
+t.test('a platform of kind vertex takes its host from the region', async (t) => {
+  const file = writeConfig(`
+store: { path: ":memory:" }
+platforms:
+  east: { kind: vertex, project: my-project, region: us-east5 }
+  global: { kind: vertex, project: my-project, region: global }
+  mine: { kind: vertex, project: my-project, region: us-east5, base_url: "https://vertex-proxy.example.com/" }
+groups:
+  g: { platform: east, models: ["*"], accounts: [{ id: a, credential_source: { type: google-service-account, key: "\${NO_SUCH_KEY:-}" } }] }
+keys: []
+`);
+  const { config } = loadConfig(file, { plugins, formats, upstreamAuth, kinds, credentialSources, defaults, env: { GATEWAY_STORE_PATH: ':memory:' } });
+  t.equal(config.platforms.east.base_url, 'https://us-east5-aiplatform.googleapis.com');
+  t.equal(config.platforms.global.base_url, 'https://aiplatform.googleapis.com');
+  t.equal(config.platforms.mine.base_url, 'https://vertex-proxy.example.com', 'base_url overrides');
+  t.same(config.platforms.east.formats, ['gemini', 'anthropic-messages']);
+  t.equal(config.groups.g.accounts[0].enabled, false, 'a key left empty by its variable leaves the account waiting');
+});
+
+t.test('a broken service-account key is reported without quoting it', async (t) => {
+  const io = { fetch: (() => { throw new Error('no fetch expected'); }) as unknown as typeof fetch, signal: AbortSignal.timeout(5000), now: Date.now() };
+  const secretish = 'MIIEsecret-material-0123456789';
+  const cases: [string, RegExp][] = [
+    [`{"private_key": "${secretish}", oops`, /not valid JSON/],
+    [JSON.stringify({ type: 'service_account', client_email: 'a@b', token_uri: '/token', private_key: `-----BEGIN PRIVATE KEY-----\n${secretish}\n-----END PRIVATE KEY-----\n` }), /not a PEM private key/],
+    [JSON.stringify({ type: 'service_account', client_email: 'a@b', private_key: secretish }), /has no token_uri/],
+    [join(dir, 'missing.json'), /could not be read \(ENOENT\)/],
+  ];
+  for (const [key, said] of cases) {
+    const err = await googleServiceAccount.obtain({ key }, io).then(() => new Error('obtained'), (e: Error) => e);
+    t.match(err.message, said);
+    t.notMatch(err.message, secretish, 'the key is not quoted');
+  }
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const err = await googleServiceAccount.obtain({ key: JSON.stringify({ client_email: 'a@b', token_uri: '/token', private_key: ec }) }, io).then(() => new Error('obtained'), (e: Error) => e);
+  t.match(err.message, /not an RSA key/);
 });
 
 t.test('vertex', async (t) => {
