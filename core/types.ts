@@ -468,7 +468,11 @@ export interface LeavingRequest {
 }
 
 /** Where a kind's request goes: the format it is in, its path as that format's API names it, the upstream model. */
-export interface KindTarget { format: string; path: string; model?: string; options: Record<string, any> }
+export interface KindTarget {
+  format: string; path: string; model?: string; options: Record<string, any>;
+  /** The JSON body asks for a stream (`stream: true`): clouds that stream at another path (Vertex, Bedrock) read it. */
+  stream?: boolean;
+}
 
 /**
  * An upstream kind (platforms.*.kind): a cloud or server that speaks some formats at its own paths, with its own auth.
@@ -483,10 +487,16 @@ export interface UpstreamKind {
   formats(options: Record<string, any>): string[];
   /** Auth style of a static credential (a key of Env.upstreamAuth); default: the format's own. */
   auth?: string;
+  /** The origin its platforms take when they name no base_url (a cloud's regional host). */
+  baseUrl?(options: Record<string, any>): string | undefined;
   /** Problems of its options the schema cannot say (messages, each for the platform). */
   check?(options: Record<string, any>): string[];
   /** The upstream path (and query) of a request: the format's own path mapped onto the kind's. */
   path?(target: KindTarget): string;
+  /** The format it speaks for this upstream model, where that depends on the model (Vertex: Claude in Messages, the rest in Gemini's). */
+  formatFor?(model: string, options: Record<string, any>): string | undefined;
+  /** The JSON body as the kind's cloud takes it (e.g. without `model`, with its own `anthropic_version`); the same object: unchanged. */
+  body?(json: Record<string, any>, target: KindTarget): Record<string, any>;
   /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */
   sign?(req: LeavingRequest, credential: IssuedCredential, target: KindTarget & { url: URL }): Promise<void> | void;
   /** Milliseconds until a 429's limit resets, from headers of the kind's own (e.g. x-ms-retry-after-ms). */

@@ -1,7 +1,7 @@
 // The last step of every request to an upstream (a relayed one, a credential check, a model list, an account test): the
 // platform's kind maps the path, the account's credential (static, or a provider's token) goes in its auth style, and
 // the kind signs what leaves. The kind is a table entry (Env.kinds): nothing here names a vendor.
-import type { AccountConfig, Env, FormatAdapter, IssuedCredential, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
+import type { AccountConfig, Env, FormatAdapter, IssuedCredential, KindTarget, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
 
 /** Whom a request is for: the platform (its kind), the group and account (the credential), the format and model sent. */
 export interface AccessFor {
@@ -36,16 +36,43 @@ export function authHeader(env: Pick<Env, 'upstreamAuth' | 'kinds'>, a: Pick<Acc
 
 /**
  * Finishes a request for the upstream: `req.path` is the format's path (the kind maps it), `req.headers` carry no
- * credential yet. Returns the request with the path and credential set (and signed, where the kind signs).
+ * credential yet. Returns the request with the body as the kind takes it, the path and credential set (and signed,
+ * where the kind signs).
  */
 export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'credentials'>, a: AccessFor, req: LeavingRequest): Promise<LeavingRequest> {
   const kind = kindOf(env, a.platform);
-  const target = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
+  const target: KindTarget = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
+  const out: LeavingRequest = { ...req, headers: req.headers };
+  if (kind?.body && req.body && req.body.length > 0) {
+    const bytes = Buffer.isBuffer(req.body) ? req.body : await collect(req.body.chunks());
+    const json = parseObject(bytes);
+    if (json) {
+      target.stream = json.stream === true;
+      const next = kind.body(json, target);
+      out.body = next === json ? bytes : Buffer.from(JSON.stringify(next));
+      out.headers['content-length'] = String(out.body.length);
+    }
+  }
   const path = kind?.path ? kind.path(target) : req.path;
+  out.path = path;
   const credential = await credentialOf(env, a);
-  const out: LeavingRequest = { ...req, path };
   const header = authHeader(env, a, credential);
   if (header) out.headers[header[0]] = header[1];
   if (kind?.sign) await kind.sign(out, credential, { ...target, path, url: new URL(`${a.account.base_url ?? a.platform.base_url}${path}`) });
   return out;
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+function parseObject(bytes: Buffer): Record<string, any> | undefined {
+  try {
+    const v: unknown = JSON.parse(bytes.toString('utf8'));
+    return v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, any> : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -18,6 +18,7 @@ import { imagesRoutes } from './openai-images.ts';
 import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
 import { AzureSimulator } from './azure.ts';
+import { VertexSimulator, vertexRoute } from './vertex.ts';
 import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
@@ -30,6 +31,8 @@ export interface Simulator {
   requests: RecordedRequest[];
   /** Playing azure-openai: its token endpoint and content filter. */
   azure?: AzureSimulator;
+  /** Playing vertex: its token endpoint (trust a service account's key here) and its publisher paths. */
+  vertex?: VertexSimulator;
   clear(): void;
   close(): Promise<void>;
 }
@@ -45,9 +48,9 @@ export interface SimulatorOptions {
   maxRecorded?: number;
   /** Keep at most this many Responses API objects for GET and previous_response_id (default 10 000). */
   maxStoredResponses?: number;
-  /** The upstream kind it plays (azure-openai: Azure's paths and credentials); none: the first-party APIs. */
+  /** The upstream kind it plays (azure-openai, vertex: their paths and credentials); none: the first-party APIs. */
   kind?: string;
-  /** Lifetime of the tokens its token endpoint issues (azure-openai). */
+  /** Lifetime of the tokens its token endpoint issues (azure-openai, vertex). */
   tokenTtlMs?: number;
 }
 
@@ -94,6 +97,7 @@ interface Instance {
   nextSeq(): number;
   chunkDelayMs: number;
   azure?: AzureSimulator;
+  vertex?: VertexSimulator;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -115,6 +119,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     nextSeq: () => ++seq,
     chunkDelayMs: opts.chunkDelayMs ?? 0,
     ...(opts.kind === 'azure-openai' ? { azure: new AzureSimulator(opts.tokenTtlMs) } : {}),
+    ...(opts.kind === 'vertex' ? { vertex: new VertexSimulator(opts.tokenTtlMs) } : {}),
   };
 
   const server = createServer((req, res) => {
@@ -141,6 +146,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     port: address.port,
     requests,
     azure: instance.azure,
+    vertex: instance.vertex,
     clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
@@ -163,8 +169,12 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   // Playing Azure: its paths only, mapped onto the OpenAI routes once its credential is checked (below).
   const azure = instance.azure && !given.startsWith('/_simulator/') ? instance.azure : undefined;
   let path = azure ? given.replace(/^\/openai\/(v1|deployments\/[^/]+)(?=\/)/, '/v1').replace(/^\/openai(?=\/(models|responses)(\/|$))/, '/v1') : given;
-  const found = findRoute(req, method, path);
-  const dialect = azure ? 'openai' : found?.route.dialect ?? dialectOfUnknown(req, path);
+  // Playing Vertex: its publisher paths only, mapped onto the Gemini and Messages routes once checked (below).
+  const vertex = instance.vertex && !given.startsWith('/_simulator/') ? instance.vertex : undefined;
+  const vertexTo = vertex ? vertexRoute(given) : undefined;
+  if (vertexTo) path = vertexTo.path;
+  const found = vertex && !vertexTo ? undefined : findRoute(req, method, path);
+  const dialect = azure ? 'openai' : vertex ? vertexTo?.dialect ?? 'gemini' : found?.route.dialect ?? dialectOfUnknown(req, path);
   // Anthropic's SDK reports this header as the request id.
   if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
 
@@ -179,12 +189,12 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   if (!found?.route.internal) {
     instance.record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
   }
-  let azureCredential: string | undefined;
+  let kindCredential: string | undefined;
   if (azure) {
     const accepted = azure.accept(req, res, method, given, query, body);
     if (!accepted) return;
     path = accepted.path;
-    azureCredential = accepted.credential;
+    kindCredential = accepted.credential;
     // The deployments API names the model in its path; the body's model is not needed.
     if (accepted.deployment && parsed.ok && parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value)) {
       (parsed.value as Record<string, unknown>).model = accepted.deployment;
@@ -193,13 +203,23 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     }
     if (azure.filter(res, path, body, parsed.ok ? parsed.value : undefined)) return;
   }
+  if (vertex) {
+    const accepted = vertex.accept(req, res, method, given, body, parsed.ok ? parsed.value : undefined);
+    if (!accepted) return;
+    path = accepted.path;
+    kindCredential = accepted.credential;
+    if (accepted.body !== undefined) {
+      body = accepted.body;
+      parsed = parseJson(body);
+    }
+  }
   if (!found) {
     sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
     return;
   }
 
   const { route, params } = found;
-  const credential = azureCredential !== undefined ? { credential: azureCredential } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
+  const credential = kindCredential !== undefined ? { credential: kindCredential } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
   if ('refusal' in credential) {
     sendError(res, dialect, credential.refusal);
     return;

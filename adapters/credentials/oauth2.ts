@@ -9,14 +9,16 @@ const MAX_BYTES = 64 * 1024;
 
 const field = (description: string) => ({ type: 'string', minLength: 1, description });
 
-function tokenUrl(given: string, io: CredentialIo): URL {
+/** The token endpoint's URL: a path is on the platform's origin. */
+export function tokenUrl(given: string, io: CredentialIo): URL {
   // A path names the platform's own origin (the built-in simulator's token endpoint).
   const url = given.startsWith('/') && io.baseUrl ? new URL(given, io.baseUrl) : new URL(given);
   if (!/^https?:$/.test(url.protocol)) throw new Error('token_url is not an http(s) URL');
   return url;
 }
 
-async function exchange(url: URL, form: Record<string, string | undefined>, io: CredentialIo): Promise<IssuedCredential> {
+/** A token request (form-encoded) and its answer read as an OAuth 2 token response. */
+export async function exchange(url: URL, form: Record<string, string | undefined>, io: CredentialIo): Promise<IssuedCredential> {
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) if (v) body.set(k, v);
   let res: Response;

@@ -2,5 +2,6 @@
 import type { UpstreamKind } from '../../core/types.ts';
 import { azureOpenai } from './azure-openai.ts';
 import { openaiCompatible } from './openai-compatible.ts';
+import { vertex } from './vertex.ts';
 
-export const kinds: UpstreamKind[] = [azureOpenai, openaiCompatible];
+export const kinds: UpstreamKind[] = [azureOpenai, openaiCompatible, vertex];

@@ -6,6 +6,7 @@ import { GatewayError } from '../../core/errors.ts';
 import { CredentialFailure } from '../../core/credentials.ts';
 import type { AccountConfig, Attempt, Ctx, Env, FormatAdapter } from '../../core/types.ts';
 import { finishRequest } from '../upstream-access.ts';
+import { reachModel } from '../reach.ts';
 import type { FoundBinding } from '../../core/store/types.ts';
 import { Affinity, type AffinityOptions, type Preference } from './affinity.ts';
 import { Upstreams, type AttemptOptions } from './attempt.ts';
@@ -75,7 +76,10 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
     exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing, env.kinds),
-    cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage)),
+    cross: (ctx) => {
+      reachModel(ctx, env);
+      return ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage);
+    },
     finish: (ctx, account, out, format) => finishOutbound(env, ctx, account, out, format),
   };
 }
@@ -85,7 +89,7 @@ async function finishOutbound(env: Env, ctx: Ctx, account: AccountConfig, out: O
   try {
     const done = await finishRequest(env, { platform: ctx.platform!, group: ctx.group!.name, account, format, model: ctx.upstreamModel },
       { method: ctx.req.method ?? 'GET', path: out.path, headers: out.headers, body: out.body.bytes });
-    return { ...out, path: done.path, headers: done.headers };
+    return { ...out, path: done.path, headers: done.headers, body: done.body === out.body.bytes ? out.body : { ...out.body, bytes: done.body } };
   } catch (err) {
     if (err instanceof CredentialFailure) return err;
     throw err;
