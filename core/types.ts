@@ -53,6 +53,8 @@ export interface PlatformConfig {
   kind_options?: Record<string, unknown>;
   /** A simulator platform: lifetime of the tokens its token endpoint issues. */
   simulator_token_ttl_ms?: number;
+  /** A simulator platform playing a cloud that signs (bedrock): the access keys it accepts, id → secret. */
+  simulator_aws_keys?: Record<string, string>;
 }
 
 export interface AccountConfig {
@@ -468,7 +470,19 @@ export interface LeavingRequest {
 }
 
 /** Where a kind's request goes: the format it is in, its path as that format's API names it, the upstream model. */
-export interface KindTarget { format: string; path: string; model?: string; options: Record<string, any> }
+export interface KindTarget { format: string; path: string; model?: string; options: Record<string, any>; stream?: boolean }
+
+/**
+ * An answer in a kind's own framing or error shape made into its format's (AWS event-stream into SSE frames, a Bedrock
+ * error body into Anthropic's envelope): fed the upstream's bytes as they come, it gives the format's bytes.
+ */
+export interface AnswerDecoder {
+  /** The content type of what it gives (e.g. text/event-stream). */
+  contentType: string;
+  push(chunk: Buffer): string;
+  /** The upstream body ended: what is still owed. */
+  end(): string;
+}
 
 /**
  * An upstream kind (platforms.*.kind): a cloud or server that speaks some formats at its own paths, with its own auth.
@@ -485,8 +499,14 @@ export interface UpstreamKind {
   auth?: string;
   /** Problems of its options the schema cannot say (messages, each for the platform). */
   check?(options: Record<string, any>): string[];
+  /** The base URL of a platform that names none (e.g. from its region). */
+  baseUrl?(options: Record<string, any>): string;
   /** The upstream path (and query) of a request: the format's own path mapped onto the kind's. */
   path?(target: KindTarget): string;
+  /** The JSON body as the kind takes it (e.g. no `model`, its own version field), before it is signed. */
+  body?(json: Record<string, unknown>, target: KindTarget): Record<string, unknown>;
+  /** A decoder of an answer in the kind's own framing or error shape (by its status and headers); undefined: relayed as it came. */
+  decode?(answer: { status: number; headers: IncomingHttpHeaders }, target: KindTarget): AnswerDecoder | undefined;
   /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */
   sign?(req: LeavingRequest, credential: IssuedCredential, target: KindTarget & { url: URL }): Promise<void> | void;
   /** Milliseconds until a 429's limit resets, from headers of the kind's own (e.g. x-ms-retry-after-ms). */

@@ -1,7 +1,8 @@
 // The last step of every request to an upstream (a relayed one, a credential check, a model list, an account test): the
 // platform's kind maps the path, the account's credential (static, or a provider's token) goes in its auth style, and
 // the kind signs what leaves. The kind is a table entry (Env.kinds): nothing here names a vendor.
-import type { AccountConfig, Env, FormatAdapter, IssuedCredential, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AccountConfig, AnswerDecoder, Env, FormatAdapter, IssuedCredential, KindTarget, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
 
 /** Whom a request is for: the platform (its kind), the group and account (the credential), the format and model sent. */
 export interface AccessFor {
@@ -10,6 +11,8 @@ export interface AccessFor {
   account: AccountConfig;
   format: FormatAdapter;
   model?: string;
+  /** The request streams its answer (a kind may take streams at another path). */
+  stream?: boolean;
 }
 
 export const kindOf = (env: Pick<Env, 'kinds'>, platform: PlatformConfig | undefined): UpstreamKind | undefined =>
@@ -40,12 +43,30 @@ export function authHeader(env: Pick<Env, 'upstreamAuth' | 'kinds'>, a: Pick<Acc
  */
 export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'credentials'>, a: AccessFor, req: LeavingRequest): Promise<LeavingRequest> {
   const kind = kindOf(env, a.platform);
-  const target = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
+  const target: KindTarget = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream };
   const path = kind?.path ? kind.path(target) : req.path;
   const credential = await credentialOf(env, a);
-  const out: LeavingRequest = { ...req, path };
+  const out: LeavingRequest = { ...req, path, headers: req.headers };
+  // A kind that rewrites or signs the body needs its bytes whole (media fetched on the way is made here).
+  if ((kind?.body || kind?.sign) && out.body && !Buffer.isBuffer(out.body)) out.body = await collect(out.body.chunks());
+  if (kind?.body && Buffer.isBuffer(out.body) && out.body.length && String(out.headers['content-type'] ?? '').includes('json')) {
+    out.body = Buffer.from(JSON.stringify(kind.body(JSON.parse(out.body.toString('utf8')) as Record<string, unknown>, target)));
+    out.headers['content-length'] = String(out.body.length);
+  }
   const header = authHeader(env, a, credential);
   if (header) out.headers[header[0]] = header[1];
   if (kind?.sign) await kind.sign(out, credential, { ...target, path, url: new URL(`${a.account.base_url ?? a.platform.base_url}${path}`) });
   return out;
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of chunks) parts.push(c);
+  return Buffer.concat(parts);
+}
+
+/** The kind's decoder of an answer in its own framing or error shape, if it has one for this answer. */
+export function answerDecoder(env: Pick<Env, 'kinds'>, a: Pick<AccessFor, 'platform' | 'format' | 'model' | 'stream'>, path: string, status: number, headers: IncomingHttpHeaders): AnswerDecoder | undefined {
+  const kind = kindOf(env, a.platform);
+  return kind?.decode?.({ status, headers }, { format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream });
 }

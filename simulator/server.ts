@@ -18,6 +18,7 @@ import { imagesRoutes } from './openai-images.ts';
 import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
 import { AzureSimulator } from './azure.ts';
+import { BedrockSimulator, frameAsBedrock } from './bedrock.ts';
 import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
@@ -30,6 +31,8 @@ export interface Simulator {
   requests: RecordedRequest[];
   /** Playing azure-openai: its token endpoint and content filter. */
   azure?: AzureSimulator;
+  /** Playing bedrock: its SigV4 verification. */
+  bedrock?: BedrockSimulator;
   clear(): void;
   close(): Promise<void>;
 }
@@ -49,6 +52,8 @@ export interface SimulatorOptions {
   kind?: string;
   /** Lifetime of the tokens its token endpoint issues (azure-openai). */
   tokenTtlMs?: number;
+  /** The AWS access keys it accepts, id → secret (bedrock: SigV4 signatures are verified with them). */
+  awsKeys?: Record<string, string>;
 }
 
 // First match wins: Anthropic's models routes precede OpenAI's, claiming GET /v1/models when anthropic-version is sent.
@@ -94,6 +99,7 @@ interface Instance {
   nextSeq(): number;
   chunkDelayMs: number;
   azure?: AzureSimulator;
+  bedrock?: BedrockSimulator;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -115,6 +121,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     nextSeq: () => ++seq,
     chunkDelayMs: opts.chunkDelayMs ?? 0,
     ...(opts.kind === 'azure-openai' ? { azure: new AzureSimulator(opts.tokenTtlMs) } : {}),
+    ...(opts.kind === 'bedrock' ? { bedrock: new BedrockSimulator(opts.awsKeys) } : {}),
   };
 
   const server = createServer((req, res) => {
@@ -141,6 +148,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     port: address.port,
     requests,
     azure: instance.azure,
+    bedrock: instance.bedrock,
     clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
@@ -162,8 +170,10 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   const query = new URLSearchParams(search);
   // Playing Azure: its paths only, mapped onto the OpenAI routes once its credential is checked (below).
   const azure = instance.azure && !given.startsWith('/_simulator/') ? instance.azure : undefined;
-  let path = azure ? given.replace(/^\/openai\/(v1|deployments\/[^/]+)(?=\/)/, '/v1').replace(/^\/openai(?=\/(models|responses)(\/|$))/, '/v1') : given;
-  const found = findRoute(req, method, path);
+  // Playing Bedrock: its paths only, mapped onto the Anthropic routes once its signature is checked (below).
+  const bedrock = instance.bedrock && !given.startsWith('/_simulator/') ? instance.bedrock : undefined;
+  let path = bedrock ? '/v1/messages' : azure ? given.replace(/^\/openai\/(v1|deployments\/[^/]+)(?=\/)/, '/v1').replace(/^\/openai(?=\/(models|responses)(\/|$))/, '/v1') : given;
+  let found = findRoute(req, bedrock ? 'POST' : method, path);
   const dialect = azure ? 'openai' : found?.route.dialect ?? dialectOfUnknown(req, path);
   // Anthropic's SDK reports this header as the request id.
   if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
@@ -193,13 +203,25 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     }
     if (azure.filter(res, path, body, parsed.ok ? parsed.value : undefined)) return;
   }
+  let bedrockCredential: string | undefined;
+  if (bedrock) {
+    const accepted = await bedrock.accept(req, res, method, given, query, raw);
+    if (!accepted) return;
+    path = accepted.path;
+    found = findRoute(req, 'POST', path);
+    bedrockCredential = accepted.credential;
+    body = accepted.body;
+    parsed = parseJson(body);
+    frameAsBedrock(res, accepted);
+  }
   if (!found) {
     sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
     return;
   }
 
   const { route, params } = found;
-  const credential = azureCredential !== undefined ? { credential: azureCredential } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
+  const known = azureCredential ?? bedrockCredential;
+  const credential = known !== undefined ? { credential: known } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
   if ('refusal' in credential) {
     sendError(res, dialect, credential.refusal);
     return;

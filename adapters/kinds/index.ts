@@ -1,6 +1,7 @@
 // The list of upstream kinds (read only by app/registry.ts): platforms.*.kind names one.
 import type { UpstreamKind } from '../../core/types.ts';
 import { azureOpenai } from './azure-openai.ts';
+import { bedrock } from './bedrock.ts';
 import { openaiCompatible } from './openai-compatible.ts';
 
-export const kinds: UpstreamKind[] = [azureOpenai, openaiCompatible];
+export const kinds: UpstreamKind[] = [azureOpenai, openaiCompatible, bedrock];
