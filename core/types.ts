@@ -503,8 +503,11 @@ export interface UpstreamKind {
   baseUrl?(options: Record<string, any>): string;
   /** The upstream path (and query) of a request: the format's own path mapped onto the kind's. */
   path?(target: KindTarget): string;
-  /** The JSON body as the kind takes it (e.g. no `model`, its own version field), before it is signed. */
-  body?(json: Record<string, unknown>, target: KindTarget): Record<string, unknown>;
+  /**
+   * The JSON body as the kind takes it (e.g. no `model`, its own version field), before it is signed; `headers` are the
+   * leaving ones, which it may change too (a header the kind takes in the body instead).
+   */
+  body?(json: Record<string, unknown>, target: KindTarget, headers: IncomingHttpHeaders): Record<string, unknown>;
   /** A decoder of an answer in the kind's own framing or error shape (by its status and headers); undefined: relayed as it came. */
   decode?(answer: { status: number; headers: IncomingHttpHeaders }, target: KindTarget): AnswerDecoder | undefined;
   /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */

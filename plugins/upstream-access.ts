@@ -50,7 +50,7 @@ export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'c
   // A kind that rewrites or signs the body needs its bytes whole (media fetched on the way is made here).
   if ((kind?.body || kind?.sign) && out.body && !Buffer.isBuffer(out.body)) out.body = await collect(out.body.chunks());
   if (kind?.body && Buffer.isBuffer(out.body) && out.body.length && String(out.headers['content-type'] ?? '').includes('json')) {
-    out.body = Buffer.from(JSON.stringify(kind.body(JSON.parse(out.body.toString('utf8')) as Record<string, unknown>, target)));
+    out.body = Buffer.from(JSON.stringify(kind.body(JSON.parse(out.body.toString('utf8')) as Record<string, unknown>, target, out.headers)));
     out.headers['content-length'] = String(out.body.length);
   }
   const header = authHeader(env, a, credential);

@@ -99,7 +99,9 @@ export class BedrockSimulator {
       bedrockError(res, 400, 'ValidationException', 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.');
       return undefined;
     }
-    const { anthropic_version: _v, ...rest } = json;
+    const { anthropic_version: _v, anthropic_beta: beta, ...rest } = json;
+    // Anthropic's routes take the beta flags Bedrock reads from the body as their header.
+    if (Array.isArray(beta)) req.headers['anthropic-beta'] = beta.join(',');
     const stream = op === 'invoke-with-response-stream';
     const count = op === 'count-tokens';
     if (count) delete rest.max_tokens;

@@ -25,9 +25,14 @@ function bedrockPath(t: KindTarget): string {
   return t.path;
 }
 
-function bedrockBody(json: Record<string, unknown>, t: KindTarget): Record<string, unknown> {
+function bedrockBody(json: Record<string, unknown>, t: KindTarget, headers: IncomingHttpHeaders): Record<string, unknown> {
   const { model: _model, stream: _stream, ...rest } = json;
-  const body = { anthropic_version: t.options.anthropic_version ?? BEDROCK_ANTHROPIC_VERSION, ...rest };
+  const body: Record<string, unknown> = { anthropic_version: t.options.anthropic_version ?? BEDROCK_ANTHROPIC_VERSION, ...rest };
+  // Bedrock takes Anthropic's beta flags in the body, not as headers; its version is the body's anthropic_version.
+  const beta = headers['anthropic-beta'];
+  if (beta !== undefined && body.anthropic_beta === undefined) body.anthropic_beta = [beta].flat().join(',').split(',').map((b) => b.trim()).filter(Boolean);
+  delete headers['anthropic-beta'];
+  delete headers['anthropic-version'];
   // count-tokens takes the invoke body as a string (max_tokens is required there, never counted).
   if (COUNT.test(t.path)) return { input: { invokeModel: { body: JSON.stringify({ max_tokens: 1, ...body }) } } };
   return body;

@@ -6,7 +6,9 @@ import t from 'tap';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { createHash, createHmac } from 'node:crypto';
 import { withGateway } from '../helpers/gateway.ts';
+import { sigv4 } from '../../adapters/shared/sigv4.ts';
 
 const ADMIN = 'admin-secret-token-0123456789abcdef';
 const MODEL = 'us.anthropic.claude-sonnet-4-20250514-v1:0';
@@ -62,6 +64,27 @@ keys:
   - { id: k4, key: sk-bedrock-0004, group: throttled }
 `;
 
+const hex = (data: string) => createHash('sha256').update(data).digest('hex');
+const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
+
+/**
+ * SigV4 written out from AWS's specification, independent of smithy: the canonical URI encodes each segment of the
+ * path as sent once more (a model id's %3A is %253A in it), headers trimmed, the body's own hash.
+ */
+function specSignature(method: string, pathAndQuery: string, headers: Record<string, any>, body: string, secret: string): string {
+  const auth = /Credential=[^/]+\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=/.exec(String(headers.authorization))!;
+  const [, day, region, service, signed] = auth;
+  const [path, query = ''] = pathAndQuery.split('?');
+  const uri = path.split('/').map((seg) => encodeURIComponent(seg).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
+  const q = query ? query.split('&').map((p) => p.split('=').map((x) => encodeURIComponent(decodeURIComponent(x))).join('=')).sort().join('&') : '';
+  const names = signed.split(';');
+  const canonical = [method, uri, q, names.map((n) => `${n}:${String(headers[n]).trim().replace(/\s+/g, ' ')}\n`).join(''), signed, hex(body)].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', headers['x-amz-date'], scope, hex(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request');
+  return createHmac('sha256', key).update(toSign).digest('hex');
+}
+
 const weather = { name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
 
 async function accounts(url: string): Promise<any[]> {
@@ -99,6 +122,7 @@ t.test('bedrock', async (t) => {
     t.notOk('model' in body, 'no model in the body');
     t.notOk('stream' in body, 'no stream in the body');
     t.notMatch(JSON.stringify(sent.headers), SECRET, 'the secret access key is never sent');
+    t.equal(String(sent.headers.authorization).split('Signature=')[1], specSignature('POST', sent.path, sent.headers, sent.body, SECRET), 'the signature AWS\'s specification computes');
     t.notOk(sent.headers['x-api-key'], 'no Anthropic key header');
   });
 
@@ -208,6 +232,45 @@ t.test('bedrock', async (t) => {
     const o = await openai.chat.completions.create({ model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'hi' }] }, fault).catch((e) => e);
     t.equal(o.status, 429, 'an OpenAI client gets a 429');
     t.ok(o.error?.message, 'with a message');
+  });
+
+  await t.test('Anthropic beta flags go in the body, as Bedrock takes them', async (t) => {
+    sim.clear();
+    const msg = await anthropic('sk-bedrock-0001').beta.messages.create({
+      model: 'claude-sonnet-4', max_tokens: 64, betas: ['interleaved-thinking-2025-05-14'], messages: [{ role: 'user', content: 'hello' }],
+    });
+    t.equal(msg.type, 'message');
+    const [sent] = calls();
+    t.equal(sent.path, '/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/invoke', 'the beta query is not Bedrock\'s');
+    t.same((sent.json as any).anthropic_beta, ['interleaved-thinking-2025-05-14']);
+    t.equal(sent.headers['anthropic-beta'], undefined, 'no beta header');
+  });
+
+  await t.test('count_tokens goes to count-tokens and answers in Anthropic\'s shape', async (t) => {
+    sim.clear();
+    const count = await anthropic('sk-bedrock-0001').messages.countTokens({ model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'how many tokens is this?' }] });
+    t.ok(count.input_tokens > 0, 'input_tokens');
+    const [sent] = calls();
+    t.equal(sent.path, '/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/count-tokens');
+    const inner = JSON.parse((sent.json as any).input.invokeModel.body);
+    t.equal(inner.anthropic_version, 'bedrock-2023-05-31', 'the invoke body inside');
+    t.notOk('model' in inner);
+  });
+
+  await t.test('the simulator verifies signatures: a tampered body or a wrong secret is refused with 403', async (t) => {
+    const url = new URL(`${sim.url}/model/${encodeURIComponent(MODEL)}/invoke`);
+    const body = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+    const send = async (secret: string, sent: string) => {
+      const signed = await sigv4({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: Buffer.from(body) }, { accessKeyId: 'AKIASIMULATED000001', secretAccessKey: secret }, 'us-east-1', 'bedrock');
+      return fetch(url, { method: 'POST', body: sent, headers: { 'content-type': 'application/json', ...signed } });
+    };
+    t.equal((await send(SECRET, body)).status, 200, 'signed with the secret: served');
+    const tampered = await send(SECRET, body.replace('hi', 'ho'));
+    t.equal(tampered.status, 403, 'a body changed after signing');
+    t.match(tampered.headers.get('x-amzn-errortype'), /^InvalidSignatureException/);
+    const wrong = await send('another-secret', body);
+    t.equal(wrong.status, 403, 'a wrong secret');
+    t.match((await wrong.json() as { message: string }).message, /signature we calculated does not match/);
   });
 
   await t.test('the simulator refuses what Bedrock refuses', async (t) => {
