@@ -42,7 +42,7 @@ const account: JSONSchema = {
     credential: str('Upstream API key or token (prefer ${VAR}, read once at start). Empty disables the account (with one warning).'),
     credential_source: {
       type: 'object', required: ['type'], additionalProperties: true,
-      description: 'A credential obtained and refreshed by the gateway instead of a static one (docs/upstream-kinds.md): `type` names the source (oauth2-client-credentials, oauth2-refresh-token), its other fields are the source\'s (a token URL, a client id and secret: prefer ${VAR}). Tokens are cached per account and refreshed before they expire; a failed refresh cools the account with reason `credential`.',
+      description: 'A credential obtained and refreshed by the gateway instead of a static one (docs/upstream-kinds.md): `type` names the source (oauth2-client-credentials, oauth2-refresh-token, aws), its other fields are the source\'s (a token URL, a client id and secret, AWS keys: prefer ${VAR}). Tokens are cached per account and refreshed before they expire; a failed refresh cools the account with reason `credential`.',
       properties: { type: str('The credential source.', { minLength: 1 }) },
     },
     credential_file: str('File holding the credential instead (a Kubernetes or Docker secret), relative to this file\'s folder: read at start and again at every reload (SIGHUP), surrounding whitespace trimmed. Empty or unreadable refuses the config.', { minLength: 1 }),
