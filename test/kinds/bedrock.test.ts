@@ -246,6 +246,13 @@ t.test('bedrock', async (t) => {
     t.equal(sent.headers['anthropic-beta'], undefined, 'no beta header');
   });
 
+  await t.test('the admin account test signs the body Bedrock takes', async (t) => {
+    const res = await fetch(`${gw.url}/admin/accounts/aws-1/test`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{}' });
+    const result = await res.json() as { ok: boolean; status: number; path: string; message: string | null };
+    t.equal(result.status, 200, String(result.message));
+    t.equal(result.ok, true);
+  });
+
   await t.test('count_tokens goes to count-tokens and answers in Anthropic\'s shape', async (t) => {
     sim.clear();
     const count = await anthropic('sk-bedrock-0001').messages.countTokens({ model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'how many tokens is this?' }] });
