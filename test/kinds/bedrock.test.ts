@@ -280,6 +280,22 @@ t.test('bedrock', async (t) => {
     t.match((await wrong.json() as { message: string }).message, /signature we calculated does not match/);
   });
 
+  await t.test('an exception inside the event stream reaches the client as its stream\'s error', async (t) => {
+    const stream = anthropic('sk-bedrock-0001').messages.stream({ model: 'claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'a long story please' }] },
+      { headers: { 'x-simulator-fault': 'midstream-error' } });
+    let text = '';
+    stream.on('text', (d) => { text += d; });
+    const err = await stream.finalMessage().catch((e) => e);
+    t.ok(text.length > 0, 'content came first');
+    t.ok(err instanceof Error, 'the stream failed');
+    t.match(String(err.message), /Overloaded|overloaded/, 'with the exception\'s message');
+    const openai = new OpenAI({ apiKey: 'sk-bedrock-0001', baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const chunks = await openai.chat.completions.create({ model: 'claude-sonnet-4', stream: true, messages: [{ role: 'user', content: 'a long story please' }] },
+      { headers: { 'x-simulator-fault': 'midstream-error' } });
+    const failed = await (async () => { for await (const _ of chunks) { /* read on */ } })().then(() => undefined, (e) => e);
+    t.ok(failed instanceof Error, 'a translated stream fails too');
+  });
+
   await t.test('the simulator refuses what Bedrock refuses', async (t) => {
     const url = `${sim.url}/model/${encodeURIComponent(MODEL)}/invoke`;
     const unsigned = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
