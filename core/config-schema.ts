@@ -42,7 +42,7 @@ const account: JSONSchema = {
     credential: str('Upstream API key or token (prefer ${VAR}, read once at start). Empty disables the account (with one warning).'),
     credential_source: {
       type: 'object', required: ['type'], additionalProperties: true,
-      description: 'A credential obtained and refreshed by the gateway instead of a static one (docs/upstream-kinds.md): `type` names the source (oauth2-client-credentials, oauth2-refresh-token, google-service-account), its other fields are the source\'s (a token URL, a client id and secret, a service-account key: prefer ${VAR}). Tokens are cached per account and refreshed before they expire; a failed refresh cools the account with reason `credential`.',
+      description: 'A credential obtained and refreshed by the gateway instead of a static one (docs/upstream-kinds.md): `type` names the source (oauth2-client-credentials, oauth2-refresh-token, google-service-account, aws), its other fields are the source\'s (a token URL, a client id and secret, a service-account key, AWS keys: prefer ${VAR}). Tokens are cached per account and refreshed before they expire; a failed refresh cools the account with reason `credential`.',
       properties: { type: str('The credential source.', { minLength: 1 }) },
     },
     credential_file: str('File holding the credential instead (a Kubernetes or Docker secret), relative to this file\'s folder: read at start and again at every reload (SIGHUP), surrounding whitespace trimmed. Empty or unreadable refuses the config.', { minLength: 1 }),
@@ -146,9 +146,13 @@ export const rootSchema: JSONSchema = {
       additionalProperties: {
         type: 'object', additionalProperties: false,
         properties: {
-          base_url: str('Upstream origin, e.g. https://api.example.com (paths come from the route). A kind may derive it (vertex: from region).'),
-          kind: str('The upstream kind: azure-openai, openai-compatible or vertex (docs/upstream-kinds.md); it maps paths, authenticates and adds its own fields to the platform. Default: none, a first-party API (OpenAI, Anthropic, Gemini).'),
+          base_url: str('Upstream origin, e.g. https://api.example.com (paths come from the route). A kind may derive it (vertex, bedrock: from region).'),
+          kind: str('The upstream kind: azure-openai, openai-compatible, vertex or bedrock (docs/upstream-kinds.md); it maps paths, authenticates and adds its own fields to the platform. Default: none, a first-party API (OpenAI, Anthropic, Gemini).'),
           simulator_token_ttl_ms: int('simulator: true: lifetime of the tokens the simulator\'s token endpoint issues (tests of refreshing credentials).', { minimum: 100 }),
+          simulator_aws_keys: {
+            type: 'object', additionalProperties: { type: 'string', minLength: 1 },
+            description: 'simulator: true with kind bedrock: the AWS access keys the simulator accepts (access key id: secret access key); SigV4 signatures are verified with them.',
+          },
           auth: str('How the account credential is sent upstream: bearer, x-api-key, x-goog-api-key, api-key or none (a server that takes no credential: its accounts need none). Default: the kind\'s, else the format\'s own style.'),
           format: {
             description: 'Format(s) this platform serves natively. Default: the formats that name this platform, or every format for a simulator.',

@@ -79,7 +79,7 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
     for (const f of declared ?? []) if (!deps.formats[f]) problem(['platforms', name, 'format'], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
     if (!formats.length) problem(['platforms', name], 'no format is native to this platform; declare format');
     if (p.auth !== undefined && !deps.upstreamAuth[p.auth]) problem(['platforms', name, 'auth'], `unknown auth style "${p.auth}" (known: ${Object.keys(deps.upstreamAuth).join(', ')})`);
-    const baseUrl: string | undefined = p.base_url ?? kind?.baseUrl?.(options);
+    const baseUrl: string | undefined = p.base_url ?? (p.simulator ? undefined : kind?.baseUrl?.(options));
     if (!p.simulator && !baseUrl) problem(['platforms', name], 'missing base_url (or simulator: true)');
     if (baseUrl && !isHttpUrl(baseUrl)) problem(['platforms', name, 'base_url'], `"${baseUrl}" is not an http(s) URL`);
     // The built-in simulator takes its fault and pacing headers from the client request (tests and demos).
@@ -88,6 +88,7 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
       name, base_url: baseUrl?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator, forward_headers: forward,
       ...(kind ? { kind: kind.name, kind_options: options } : {}),
       ...(p.simulator_token_ttl_ms === undefined ? {} : { simulator_token_ttl_ms: p.simulator_token_ttl_ms }),
+      ...(p.simulator_aws_keys === undefined ? {} : { simulator_aws_keys: p.simulator_aws_keys }),
     };
   }
   return platforms;

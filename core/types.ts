@@ -53,6 +53,8 @@ export interface PlatformConfig {
   kind_options?: Record<string, unknown>;
   /** A simulator platform: lifetime of the tokens its token endpoint issues. */
   simulator_token_ttl_ms?: number;
+  /** A simulator platform playing a cloud that signs (bedrock): the access keys it accepts, id → secret. */
+  simulator_aws_keys?: Record<string, string>;
 }
 
 export interface AccountConfig {
@@ -475,6 +477,18 @@ export interface KindTarget {
 }
 
 /**
+ * An answer in a kind's own framing or error shape made into its format's (AWS event-stream into SSE frames, a Bedrock
+ * error body into Anthropic's envelope): fed the upstream's bytes as they come, it gives the format's bytes.
+ */
+export interface AnswerDecoder {
+  /** The content type of what it gives (e.g. text/event-stream). */
+  contentType: string;
+  push(chunk: Buffer): string;
+  /** The upstream body ended: what is still owed. */
+  end(): string;
+}
+
+/**
  * An upstream kind (platforms.*.kind): a cloud or server that speaks some formats at its own paths, with its own auth.
  * The core and the proxy know kinds only through this table entry.
  */
@@ -495,8 +509,13 @@ export interface UpstreamKind {
   path?(target: KindTarget): string;
   /** The format it speaks for this upstream model, where that depends on the model (Vertex: Claude in Messages, the rest in Gemini's). */
   formatFor?(model: string, options: Record<string, any>): string | undefined;
-  /** The JSON body as the kind's cloud takes it (e.g. without `model`, with its own `anthropic_version`); the same object: unchanged. */
-  body?(json: Record<string, any>, target: KindTarget): Record<string, any>;
+  /**
+   * The JSON body as the kind's cloud takes it (e.g. no `model`, its own version field), before it is signed; the same
+   * object: unchanged. `headers` are the leaving ones, which it may change too (a header the kind takes in the body).
+   */
+  body?(json: Record<string, any>, target: KindTarget, headers: IncomingHttpHeaders): Record<string, any>;
+  /** A decoder of an answer in the kind's own framing or error shape (by its status and headers); undefined: relayed as it came. */
+  decode?(answer: { status: number; headers: IncomingHttpHeaders }, target: KindTarget): AnswerDecoder | undefined;
   /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */
   sign?(req: LeavingRequest, credential: IssuedCredential, target: KindTarget & { url: URL }): Promise<void> | void;
   /** Milliseconds until a 429's limit resets, from headers of the kind's own (e.g. x-ms-retry-after-ms). */

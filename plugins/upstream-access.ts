@@ -1,7 +1,8 @@
 // The last step of every request to an upstream (a relayed one, a credential check, a model list, an account test): the
 // platform's kind maps the path, the account's credential (static, or a provider's token) goes in its auth style, and
 // the kind signs what leaves. The kind is a table entry (Env.kinds): nothing here names a vendor.
-import type { AccountConfig, Env, FormatAdapter, IssuedCredential, KindTarget, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AccountConfig, AnswerDecoder, Env, FormatAdapter, IssuedCredential, KindTarget, LeavingRequest, PlatformConfig, UpstreamKind } from '../core/types.ts';
 
 /** Whom a request is for: the platform (its kind), the group and account (the credential), the format and model sent. */
 export interface AccessFor {
@@ -10,6 +11,8 @@ export interface AccessFor {
   account: AccountConfig;
   format: FormatAdapter;
   model?: string;
+  /** The request streams its answer (a kind may take streams at another path). */
+  stream?: boolean;
 }
 
 export const kindOf = (env: Pick<Env, 'kinds'>, platform: PlatformConfig | undefined): UpstreamKind | undefined =>
@@ -41,15 +44,16 @@ export function authHeader(env: Pick<Env, 'upstreamAuth' | 'kinds'>, a: Pick<Acc
  */
 export async function finishRequest(env: Pick<Env, 'upstreamAuth' | 'kinds' | 'credentials'>, a: AccessFor, req: LeavingRequest): Promise<LeavingRequest> {
   const kind = kindOf(env, a.platform);
-  const target: KindTarget = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {} };
+  const target: KindTarget = { format: a.format.name, path: req.path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream };
   const out: LeavingRequest = { ...req, headers: req.headers };
-  if (kind?.body && req.body && req.body.length > 0) {
-    const bytes = Buffer.isBuffer(req.body) ? req.body : await collect(req.body.chunks());
-    const json = parseObject(bytes);
-    if (json) {
-      target.stream = json.stream === true;
-      const next = kind.body(json, target);
-      out.body = next === json ? bytes : Buffer.from(JSON.stringify(next));
+  // A kind that rewrites or signs the body needs its bytes whole (media fetched on the way is made here).
+  if ((kind?.body || kind?.sign) && out.body && !Buffer.isBuffer(out.body)) out.body = await collect(out.body.chunks());
+  const json = kind?.body && Buffer.isBuffer(out.body) && out.body.length > 0 ? parseObject(out.body) : undefined;
+  if (json) {
+    target.stream ??= json.stream === true;
+    const next = kind!.body!(json, target, out.headers);
+    if (next !== json) {
+      out.body = Buffer.from(JSON.stringify(next));
       out.headers['content-length'] = String(out.body.length);
     }
   }
@@ -75,4 +79,10 @@ function parseObject(bytes: Buffer): Record<string, any> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The kind's decoder of an answer in its own framing or error shape, if it has one for this answer. */
+export function answerDecoder(env: Pick<Env, 'kinds'>, a: Pick<AccessFor, 'platform' | 'format' | 'model' | 'stream'>, path: string, status: number, headers: IncomingHttpHeaders): AnswerDecoder | undefined {
+  const kind = kindOf(env, a.platform);
+  return kind?.decode?.({ status, headers }, { format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream });
 }

@@ -19,6 +19,7 @@ import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
 import { AzureSimulator } from './azure.ts';
 import { VertexSimulator, vertexRoute } from './vertex.ts';
+import { BedrockSimulator, frameAsBedrock } from './bedrock.ts';
 import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
@@ -33,6 +34,8 @@ export interface Simulator {
   azure?: AzureSimulator;
   /** Playing vertex: its token endpoint (trust a service account's key here) and its publisher paths. */
   vertex?: VertexSimulator;
+  /** Playing bedrock: its SigV4 verification. */
+  bedrock?: BedrockSimulator;
   clear(): void;
   close(): Promise<void>;
 }
@@ -52,6 +55,8 @@ export interface SimulatorOptions {
   kind?: string;
   /** Lifetime of the tokens its token endpoint issues (azure-openai, vertex). */
   tokenTtlMs?: number;
+  /** The AWS access keys it accepts, id → secret (bedrock: SigV4 signatures are verified with them). */
+  awsKeys?: Record<string, string>;
 }
 
 // First match wins: Anthropic's models routes precede OpenAI's, claiming GET /v1/models when anthropic-version is sent.
@@ -98,6 +103,7 @@ interface Instance {
   chunkDelayMs: number;
   azure?: AzureSimulator;
   vertex?: VertexSimulator;
+  bedrock?: BedrockSimulator;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -120,6 +126,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     chunkDelayMs: opts.chunkDelayMs ?? 0,
     ...(opts.kind === 'azure-openai' ? { azure: new AzureSimulator(opts.tokenTtlMs) } : {}),
     ...(opts.kind === 'vertex' ? { vertex: new VertexSimulator(opts.tokenTtlMs) } : {}),
+    ...(opts.kind === 'bedrock' ? { bedrock: new BedrockSimulator(opts.awsKeys) } : {}),
   };
 
   const server = createServer((req, res) => {
@@ -147,6 +154,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     requests,
     azure: instance.azure,
     vertex: instance.vertex,
+    bedrock: instance.bedrock,
     clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
@@ -173,7 +181,10 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   const vertex = instance.vertex && !given.startsWith('/_simulator/') ? instance.vertex : undefined;
   const vertexTo = vertex ? vertexRoute(given) : undefined;
   if (vertexTo) path = vertexTo.path;
-  const found = vertex && !vertexTo ? undefined : findRoute(req, method, path);
+  // Playing Bedrock: its paths only, mapped onto the Anthropic routes once its signature is checked (below).
+  const bedrock = instance.bedrock && !given.startsWith('/_simulator/') ? instance.bedrock : undefined;
+  if (bedrock) path = '/v1/messages';
+  let found = vertex && !vertexTo ? undefined : findRoute(req, bedrock ? 'POST' : method, path);
   const dialect = azure ? 'openai' : vertex ? vertexTo?.dialect ?? 'gemini' : found?.route.dialect ?? dialectOfUnknown(req, path);
   // Anthropic's SDK reports this header as the request id.
   if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
@@ -212,6 +223,16 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
       body = accepted.body;
       parsed = parseJson(body);
     }
+  }
+  if (bedrock) {
+    const accepted = await bedrock.accept(req, res, method, given, query, raw);
+    if (!accepted) return;
+    path = accepted.path;
+    found = findRoute(req, 'POST', path);
+    kindCredential = accepted.credential;
+    body = accepted.body;
+    parsed = parseJson(body);
+    frameAsBedrock(res, accepted);
   }
   if (!found) {
     sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });

@@ -59,8 +59,10 @@ export async function testAccount(env: Env, target: TestTarget, model: string | 
     const out = await finishRequest(env, { platform, group: group.name, account, format, model: chosen },
       { method: 'POST', path, headers: { ...probe.headers, 'content-type': 'application/json', 'accept-encoding': 'identity' }, body });
     secret = (await credentialOf(env, { platform, group: group.name, account })).secret;
+    // The body as the kind sent and signed it (a kind may rewrite it); fetch sets its length itself.
+    const { 'content-length': _length, ...headers } = out.headers as Record<string, string>;
     const res = await fetch(`${account.base_url ?? platform.base_url}${out.path}`, {
-      method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), headers: out.headers as Record<string, string>, body,
+      method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), headers, body: Buffer.isBuffer(out.body) ? out.body as Buffer<ArrayBuffer> : body,
     });
     const text = await res.text();
     const ok = res.status >= 200 && res.status < 300;

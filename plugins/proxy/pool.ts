@@ -87,9 +87,9 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
 /** The kind's path, the account's credential and signature on an outbound request; a credential that cannot be had is returned. */
 async function finishOutbound(env: Env, ctx: Ctx, account: AccountConfig, out: Outbound, format: FormatAdapter): Promise<Outbound | CredentialFailure> {
   try {
-    const done = await finishRequest(env, { platform: ctx.platform!, group: ctx.group!.name, account, format, model: ctx.upstreamModel },
+    const done = await finishRequest(env, { platform: ctx.platform!, group: ctx.group!.name, account, format, model: ctx.upstreamModel, stream: ctx.stream },
       { method: ctx.req.method ?? 'GET', path: out.path, headers: out.headers, body: out.body.bytes });
-    return { ...out, path: done.path, headers: done.headers, body: done.body === out.body.bytes ? out.body : { ...out.body, bytes: done.body } };
+    return { path: done.path, headers: done.headers, body: done.body === out.body.bytes ? out.body : { ...out.body, bytes: done.body } };
   } catch (err) {
     if (err instanceof CredentialFailure) return err;
     throw err;

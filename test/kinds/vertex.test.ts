@@ -83,9 +83,9 @@ t.test('the kind maps paths, bodies and hosts', async (t) => {
     `${BASE}/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse`);
   t.equal(vertex.path!({ format: 'anthropic-messages', path: '/v1/messages', model: 'claude-opus-4-1@20250805', stream: true, options: { project: 'p', region: 'global' } }),
     '/v1/projects/p/locations/global/publishers/anthropic/models/claude-opus-4-1@20250805:streamRawPredict');
-  const body = vertex.body!({ model: 'claude-x', max_tokens: 5, messages: [] }, { format: 'anthropic-messages', path: '/v1/messages', model: 'claude-x', options });
+  const body = vertex.body!({ model: 'claude-x', max_tokens: 5, messages: [] }, { format: 'anthropic-messages', path: '/v1/messages', model: 'claude-x', options }, {});
   t.same(body, { max_tokens: 5, messages: [], anthropic_version: 'vertex-2023-10-16' }, 'no model, Vertex\'s anthropic_version');
-  const count = vertex.body!({ model: 'claude-x', messages: [] }, { format: 'anthropic-messages', path: '/v1/messages/count_tokens', model: 'claude-x@1', options });
+  const count = vertex.body!({ model: 'claude-x', messages: [] }, { format: 'anthropic-messages', path: '/v1/messages/count_tokens', model: 'claude-x@1', options }, {});
   t.equal(count.model, 'claude-x@1', 'the count names its model in the body');
 });
 
