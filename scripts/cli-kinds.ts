@@ -19,20 +19,19 @@ const AWS_KEY_ID = 'AKIASIMULATEDCLI0001';
 const AWS_SECRET = 'cliKindsSimulatedSecretAccessKey0000000001';
 const SA_EMAIL = 'gateway-cli@my-project.iam.gserviceaccount.com';
 
-/** The upstream model ids every client name of a CLI maps to, per group: Bedrock inference profiles, Vertex versions. */
+/** The upstream model ids every client name of a CLI maps to, per group, in each cloud's id form (the simulators take any id). */
 const UPSTREAM = {
   bedrock: {
-    sonnet: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', opus: 'us.anthropic.claude-opus-4-1-20250805-v1:0',
-    haiku: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+    sonnet: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', opus: 'us.anthropic.claude-opus-5-5-v1', haiku: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
   },
-  vertex: { sonnet: 'claude-sonnet-4-5@20250929', opus: 'claude-opus-4-1@20250805', haiku: 'claude-haiku-4-5@20251001' },
+  vertex: { sonnet: 'claude-sonnet-4-5@20250929', opus: 'claude-opus-5-5', haiku: 'claude-haiku-4-5@20251001' },
 } as const;
 type Group = keyof typeof UPSTREAM;
 const GROUPS = Object.keys(UPSTREAM) as Group[];
 
-/** Client names → upstream family: the CLIs' own names (Claude Code's default and its small model included). */
+/** Client names → upstream family: the CLIs' own names (Claude Code 2.1.330's default, claude-opus-5-5, and its small model included). */
 const NAMES: Record<string, keyof (typeof UPSTREAM)['bedrock']> = {
-  'claude-sonnet-4-5': 'sonnet', 'claude-sonnet-4-5-20250929': 'sonnet', 'claude-opus-4-1': 'opus', 'claude-opus-4-1-20250805': 'opus',
+  'claude-sonnet-4-5': 'sonnet', 'claude-sonnet-4-5-20250929': 'sonnet', 'claude-opus-5-5': 'opus',
   'claude-haiku-4-5': 'haiku', 'claude-haiku-4-5-20251001': 'haiku', 'gpt-5': 'sonnet', 'gemini-2.5-flash': 'sonnet', 'gemini-2.5-flash-lite': 'haiku',
 };
 

@@ -55,7 +55,7 @@ t.test('Claude Code\'s recorded requests through Bedrock and Vertex', async (t) 
   for (const name of ['vertex', 'vertex-own']) gw.simulators[name].vertex!.trust(EMAIL, publicKey);
   const send = (key: string, client: 'claude-code' | 'claude-code-default', path = '/v1/messages?beta=true', change: (b: Record<string, unknown>) => Record<string, unknown> = (b) => b, moreBetas = '') => {
     const fx = clientFixture(client);
-    const headers = { ...fx.headers, 'content-type': 'application/json', 'x-api-key': key, authorization: `Bearer ${key}` };
+    const headers: Record<string, string> = { ...fx.headers, 'content-type': 'application/json', 'x-api-key': key, authorization: `Bearer ${key}` };
     if (moreBetas) headers['anthropic-beta'] += `,${moreBetas}`;
     return fetch(`${gw.url}${path}`, { method: 'POST', headers, body: JSON.stringify(change(fx.body)) });
   };
