@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { startSimulator, type RecordedRequest } from '../simulator/server.ts';
 import { run } from './run-process.ts';
 
-const CACHE = join(process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis'), 'recorded');
+export const CACHE = join(process.env.GATEWAY_CLI_CACHE ?? join(homedir(), '.cache', 'gateway-clis'), 'recorded');
 const OUT = new URL('../test/fixtures/clients/', import.meta.url);
-const TIMEOUT_MS = Number(process.env.GATEWAY_CLI_TIMEOUT_MS ?? 120_000);
+export const TIMEOUT_MS = Number(process.env.GATEWAY_CLI_TIMEOUT_MS ?? 120_000);
 const PROMPT = 'List the files here.';
 const KEY = 'sk-example';
 /** Texts longer than this are replaced by `<text, N chars>`. */
@@ -24,7 +24,7 @@ const KEPT_ITEMS = 2;
 /** Lists up to this long are kept whole. */
 const SHORT_LIST = 3;
 
-interface Client {
+export interface Client {
   /** The fixture's name, before the version. */
   name: string;
   pkg: string;
@@ -32,31 +32,32 @@ interface Client {
   bin: string;
   /** Where its generation requests go. */
   generates: RegExp;
-  invoke(url: string): { args: string[]; env: Record<string, string> };
+  /** Its arguments and environment for a headless run against `url` with `key` (the prompt `prompt`). */
+  invoke(url: string, key?: string, prompt?: string): { args: string[]; env: Record<string, string> };
 }
 
-const CLIENTS: Client[] = [
+export const CLIENTS: Client[] = [
   {
     name: 'claude-code', pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude', generates: /^\/v1\/messages(\?|$)/,
-    invoke: (url) => ({ args: ['--model', 'claude-sonnet-4-5', '-p', PROMPT], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
+    invoke: (url, key = KEY, prompt = PROMPT) => ({ args: ['--model', 'claude-sonnet-4-5', '-p', prompt], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: key, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
   },
   {
     // The same CLI with its default model (no --model), which sends a role "system" message with output_config inside messages.
     name: 'claude-code-default', pkg: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude', generates: /^\/v1\/messages(\?|$)/,
-    invoke: (url) => ({ args: ['-p', PROMPT], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: KEY, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
+    invoke: (url, key = KEY, prompt = PROMPT) => ({ args: ['-p', prompt], env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: key, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }),
   },
   {
     name: 'codex-cli', pkg: '@openai/codex', version: '0.169.0', bin: 'codex', generates: /^\/v1\/responses(\?|$)/,
-    invoke: (url) => ({
+    invoke: (url, key = KEY, prompt = PROMPT) => ({
       args: ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'model_provider="gw"', '-c', 'model="gpt-5"',
-        '-c', `model_providers.gw={ name = "gw", base_url = "${url}/v1", env_key = "GW_KEY", wire_api = "responses" }`, PROMPT],
-      env: { GW_KEY: KEY, OPENAI_API_KEY: KEY },
+        '-c', `model_providers.gw={ name = "gw", base_url = "${url}/v1", env_key = "GW_KEY", wire_api = "responses" }`, prompt],
+      env: { GW_KEY: key, OPENAI_API_KEY: key },
     }),
   },
   {
     name: 'gemini-cli', pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini', generates: /:(stream)?generateContent(\?|$)/i,
     // A named model: its default, auto, first asks a classifier model which one to use.
-    invoke: (url) => ({ args: ['-m', 'gemini-2.5-flash', '-p', PROMPT], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: KEY, GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' } }),
+    invoke: (url, key = KEY, prompt = PROMPT) => ({ args: ['-m', 'gemini-2.5-flash', '-p', prompt], env: { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: key, GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' } }),
   },
 ];
 
@@ -65,13 +66,26 @@ const installed = (c: Client): string | undefined => {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
 };
 
-async function install(): Promise<void> {
+/** Installs the pinned CLIs into the cache unless they are there already. */
+export async function install(): Promise<void> {
   if (CLIENTS.every((c) => installed(c) === c.version)) return;
   mkdirSync(CACHE, { recursive: true });
   const specs = [...new Set(CLIENTS.map((c) => `${c.pkg}@${c.version}`))];
   process.stderr.write(`installing ${specs.join(', ')} into ${CACHE}\n`);
   const r = await run('npm', ['install', '--prefix', CACHE, '--no-audit', '--no-fund', '--no-save', ...specs], { cwd: CACHE, env: process.env, timeoutMs: 600_000 });
   if (r.code !== 0) throw new Error(`npm install failed:\n${r.out.slice(-2000)}`);
+}
+
+/**
+ * One headless run of a CLI in `home` (its working folder and HOME, made fresh by the caller) against `url` with `key`:
+ * its exit code, its output (stdout and stderr together) and its stdout alone (where the CLIs print their answer).
+ */
+export async function runClient(c: Client, home: string, url: string, key = KEY, prompt = PROMPT): Promise<{ code: number | null; out: string; stdout: string }> {
+  // Gemini CLI takes its auth method from settings: the API key one, which reads GEMINI_API_KEY.
+  mkdirSync(join(home, '.gemini'), { recursive: true });
+  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  const { args, env } = c.invoke(url, key, prompt);
+  return run(join(CACHE, 'node_modules', '.bin', c.bin), args, { cwd: home, env: { PATH: process.env.PATH, HOME: home, NO_COLOR: '1', CI: '1', ...env }, timeoutMs: TIMEOUT_MS });
 }
 
 const CREDENTIAL_HEADERS: Record<string, string> = { authorization: `Bearer ${KEY}`, 'x-api-key': KEY, 'x-goog-api-key': KEY };
@@ -133,12 +147,8 @@ async function main(): Promise<void> {
     for (const c of CLIENTS.filter((x) => only.length === 0 || only.includes(x.name))) {
       const version = c.version;
       const home = mkdtempSync(join(dir, `${c.name}-`));
-      // Gemini CLI takes its auth method from settings: the API key one, which reads GEMINI_API_KEY.
-      mkdirSync(join(home, '.gemini'));
-      writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
       sim.clear();
-      const { args, env } = c.invoke(sim.url);
-      const r = await run(join(CACHE, 'node_modules', '.bin', c.bin), args, { cwd: home, env: { PATH: process.env.PATH, HOME: home, NO_COLOR: '1', CI: '1', ...env }, timeoutMs: TIMEOUT_MS });
+      const r = await runClient(c, home, sim.url);
       const sent = sim.requests.filter((q) => q.method === 'POST' && c.generates.test(q.path));
       if (sent.length === 0) throw new Error(`${c.name} ${version} sent no generation request (exit ${r.code}):\n${r.out.slice(-2000)}`);
       const main = sent.reduce((best, q) => (toolCount(q) > toolCount(best) ? q : best));

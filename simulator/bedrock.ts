@@ -1,7 +1,7 @@
 // The simulator playing kind `bedrock`: the runtime's paths (/model/{modelId}/invoke, /invoke-with-response-stream,
 // /count-tokens; GET /async-invoke), SigV4 signatures verified by recomputing them with the secret of the access key
-// (simulator_aws_keys), or a Bedrock API key as a bearer. A body naming `model` or `stream`, or without Bedrock's
-// anthropic_version, is refused as Bedrock refuses it. The request is then served by the Anthropic routes, and their
+// (simulator_aws_keys), or a Bedrock API key as a bearer. A body naming `model` or `stream`, without Bedrock's
+// anthropic_version, or with a beta flag Bedrock does not know, is refused as Bedrock refuses it. The request is then served by the Anthropic routes, and their
 // answer framed as Bedrock's: streams as AWS event-stream messages carrying base64 Anthropic events (the last with the
 // invocation metrics), errors as {"message"} with x-amzn-errortype.
 import { timingSafeEqual } from 'node:crypto';
@@ -9,6 +9,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { parseAuthorization, sha256Hex, sigv4 } from '../adapters/shared/sigv4.ts';
+import { BEDROCK_BETAS, betaList } from '../adapters/kinds/anthropic-betas.ts';
 import { BAD_CREDENTIAL } from './incoming.ts';
 
 export const BEDROCK_VERSION = 'bedrock-2023-05-31';
@@ -97,6 +98,11 @@ export class BedrockSimulator {
     }
     if (json.anthropic_version !== BEDROCK_VERSION) {
       bedrockError(res, 400, 'ValidationException', 'Malformed input request: #: required key [anthropic_version] not found or invalid, please reformat your input and try again.');
+      return undefined;
+    }
+    // Bedrock knows its own list of beta flags: one it does not know refuses the whole request.
+    if (json.anthropic_beta !== undefined && (!Array.isArray(json.anthropic_beta) || betaList(json.anthropic_beta).some((b) => !BEDROCK_BETAS.includes(b)))) {
+      bedrockError(res, 400, 'ValidationException', 'invalid beta flag');
       return undefined;
     }
     const { anthropic_version: _v, anthropic_beta: beta, ...rest } = json;

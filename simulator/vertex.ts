@@ -1,9 +1,10 @@
 // The simulator playing kind `vertex`: Vertex AI's publisher paths mapped onto the Gemini and Anthropic routes, a bearer
 // its own token endpoint issued (refused once expired with Google's 401), that endpoint verifying each service-account
 // JWT with the key's public key (trusted beforehand, as Google knows the keys it made), and Claude bodies checked as
-// Vertex checks them: no `model`, anthropic_version vertex-2023-10-16.
+// Vertex checks them: no `model`, anthropic_version vertex-2023-10-16, only the anthropic-beta flags Vertex knows.
 import { createPublicKey, randomBytes, verify, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { VERTEX_BETAS, betaList } from '../adapters/kinds/anthropic-betas.ts';
 import type { Dialect } from './errors.ts';
 
 export const VERTEX_TOKEN_PATH = '/token';
@@ -117,6 +118,12 @@ export class VertexSimulator {
     }
     if (b.anthropic_version === undefined ? !count : b.anthropic_version !== ANTHROPIC_VERSION) {
       anthropicError(res, b.anthropic_version === undefined ? 'anthropic_version: Field required' : `anthropic_version: Input should be '${ANTHROPIC_VERSION}'`);
+      return undefined;
+    }
+    // Vertex knows its own beta flags, and its count-tokens none: an unknown one refuses the request.
+    const unknown = betaList(req.headers['anthropic-beta']).filter((flag) => count || !VERTEX_BETAS.includes(flag));
+    if (unknown.length > 0) {
+      anthropicError(res, `Unexpected value(s) ${unknown.map((f) => `\`${f}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`);
       return undefined;
     }
     delete b.anthropic_version;

@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IssuedCredential, KindTarget, LeavingRequest, UpstreamKind } from '../../core/types.ts';
 import { sigv4 } from '../shared/sigv4.ts';
+import { BEDROCK_BETAS, betaList, betasOption, cloudBetas } from './anthropic-betas.ts';
 import { BedrockCount, bedrockDecoder } from './bedrock-answers.ts';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
@@ -28,9 +29,11 @@ function bedrockPath(t: KindTarget): string {
 function bedrockBody(json: Record<string, unknown>, t: KindTarget, headers: IncomingHttpHeaders): Record<string, unknown> {
   const { model: _model, stream: _stream, ...rest } = json;
   const body: Record<string, unknown> = { anthropic_version: t.options.anthropic_version ?? BEDROCK_ANTHROPIC_VERSION, ...rest };
-  // Bedrock takes Anthropic's beta flags in the body, not as headers; its version is the body's anthropic_version.
-  const beta = headers['anthropic-beta'];
-  if (beta !== undefined && body.anthropic_beta === undefined) body.anthropic_beta = [beta].flat().join(',').split(',').map((b) => b.trim()).filter(Boolean);
+  // Bedrock takes Anthropic's beta flags in the body, not as headers, and only those it knows; its version is the body's anthropic_version.
+  const asked = body.anthropic_beta !== undefined ? betaList(body.anthropic_beta) : betaList(headers['anthropic-beta']);
+  const betas = cloudBetas(asked, (t.options.anthropic_betas as string[] | undefined) ?? BEDROCK_BETAS);
+  delete body.anthropic_beta;
+  if (betas.length > 0) body.anthropic_beta = betas;
   delete headers['anthropic-beta'];
   delete headers['anthropic-version'];
   // count-tokens takes the invoke body as a string (max_tokens is required there, never counted).
@@ -65,6 +68,7 @@ export const bedrock: UpstreamKind = {
     properties: {
       region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'bedrock: the AWS region (e.g. us-east-1): the default base_url https://bedrock-runtime.{region}.amazonaws.com and the SigV4 scope.' },
       anthropic_version: { type: 'string', minLength: 1, default: BEDROCK_ANTHROPIC_VERSION, description: `bedrock: the anthropic_version of request bodies (default ${BEDROCK_ANTHROPIC_VERSION}).` },
+      anthropic_betas: betasOption('bedrock', BEDROCK_BETAS),
     },
   },
   formats: () => ['anthropic-messages'],

@@ -2,7 +2,9 @@
 // /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent (:streamGenerateContent?alt=sse,
 // :countTokens) and Claude models at .../publishers/anthropic/models/{m}:rawPredict (:streamRawPredict, count-tokens),
 // the Messages body without `model` and with Vertex's anthropic_version. The bearer is a service-account token.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { KindTarget, UpstreamKind } from '../../core/types.ts';
+import { VERTEX_BETAS, betaList, betasOption, cloudBetas } from './anthropic-betas.ts';
 
 /** The anthropic_version a Claude body on Vertex carries (in place of the anthropic-version header). */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -33,10 +35,16 @@ function vertexPath(t: KindTarget): string {
   return t.path;
 }
 
-/** Vertex's Claude body: no `model` (the path names it) but for the count, which names it in the body; its own version. */
-function vertexBody(json: Record<string, any>, t: KindTarget): Record<string, any> {
+/**
+ * Vertex's Claude body: no `model` (the path names it) but for the count, which names it in the body; its own version.
+ * The anthropic-beta header keeps only the flags Vertex knows (none to count: its count-tokens refuses them all).
+ */
+function vertexBody(json: Record<string, any>, t: KindTarget, headers: IncomingHttpHeaders = {}): Record<string, any> {
   if (t.format === 'anthropic-messages') {
     const count = t.path.split('?')[0] === '/v1/messages/count_tokens';
+    const betas = count ? [] : cloudBetas(betaList(headers['anthropic-beta']), (t.options.anthropic_betas as string[] | undefined) ?? VERTEX_BETAS);
+    if (betas.length > 0) headers['anthropic-beta'] = betas.join(',');
+    else delete headers['anthropic-beta'];
     const { model, ...rest } = json;
     return { ...(count ? { model: t.model ?? model } : {}), ...rest, anthropic_version: VERTEX_ANTHROPIC_VERSION };
   }
@@ -56,6 +64,7 @@ export const vertex: UpstreamKind = {
     properties: {
       project: { type: 'string', minLength: 1, pattern: '^[A-Za-z0-9._:-]+$', description: 'vertex: the Google Cloud project id.' },
       region: { type: 'string', minLength: 1, pattern: '^[a-z0-9-]+$', description: 'vertex: the location, e.g. us-east5, europe-west1, or global (host aiplatform.googleapis.com; a region\'s is REGION-aiplatform.googleapis.com).' },
+      anthropic_betas: betasOption('vertex', VERTEX_BETAS),
     },
   },
   formats: () => ['gemini', 'anthropic-messages'],
