@@ -6,7 +6,9 @@ import { clusterNodes } from '../scripts/redis-cluster.ts';
 /** `shardCpuS`: on a Cluster, each master's CPU seconds (their sum is `cpuS`). */
 export interface RedisSample { calls: Map<string, number>; cpuS: number; shardCpuS?: number[] }
 /** `busiestShare`: on a Cluster, the busiest master's share of the masters' CPU. */
-export interface RedisPerRequest { calls: number; byCommand: Record<string, number>; cpuUs: number; shards?: number; busiestShare?: number }
+export interface RedisPerRequest {
+  calls: number; byCommand: Record<string, number>; cpuUs: number; shards?: number; busiestShare?: number; shardShares?: number[];
+}
 
 /** Parses INFO commandstats and INFO cpu text. */
 export function parseInfo(commandstats: string, cpu: string): RedisSample {
@@ -31,7 +33,8 @@ export function perRequest(before: RedisSample, after: RedisSample, requests: nu
   const total = shards?.reduce((a, b) => a + b, 0) ?? 0;
   if (shards && shards.length > 1 && total > 0) {
     out.shards = shards.length;
-    out.busiestShare = Number((Math.max(...shards) / total).toFixed(3));
+    out.shardShares = shards.map((s) => Number((s / total).toFixed(3)));
+    out.busiestShare = Math.max(...out.shardShares);
   }
   return out;
 }
