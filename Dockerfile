@@ -4,7 +4,7 @@ FROM node:24-slim
 
 WORKDIR /app
 ENV NODE_ENV=production
-# Two malloc arenas, as app/start.js sets them when the environment names none (README, "Memory").
+# Two malloc arenas, as app/start.js sets them when the environment names none (docs/operate.md, "Memory").
 ENV MALLOC_ARENA_MAX=2
 
 # Dependencies first, so a code change does not reinstall them. None needs an install script.
@@ -34,7 +34,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
 
 # node itself, never `npm start`: npm does not pass SIGTERM on. The drain waits up to 10 s for requests in flight, so
 # give the container more than that to stop (docker stop -t 15; compose stop_grace_period; Kubernetes' default is 30 s).
-# The young generation as `npm start` sizes it (README, "Memory").
+# The young generation as `npm start` sizes it (docs/operate.md, "Memory").
 ENTRYPOINT ["node", "--max-semi-space-size=16", "app/start.js"]
 # Another config: mount it and pass `--config /path/gateway.yaml`.
 CMD ["--config", "gateway.yaml"]

@@ -9,5 +9,7 @@ import { openaiEmbeddings } from './openai-embeddings/index.ts';
 import { gatewayFormat } from './gateway/index.ts';
 
 export { upstreamAuth } from './shared/upstream-auth.ts';
+export { kinds } from './kinds/index.ts';
+export { credentialSources } from './credentials/index.ts';
 
 export const formats: FormatAdapter[] = [openaiChat, openaiResponses, anthropicMessages, gemini, openaiImages, openaiEmbeddings, gatewayFormat];

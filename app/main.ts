@@ -8,7 +8,7 @@ import { printConfig } from '../core/config-print.ts';
 import { createLogger } from '../core/log.ts';
 import { version } from '../core/version.ts';
 import { startGateway } from './gateway.ts';
-import { defaults, formats, plugins, simulator, upstreamAuth } from './registry.ts';
+import { credentialSources, defaults, formats, kinds, plugins, simulator, upstreamAuth } from './registry.ts';
 
 const USAGE = `Usage: npm start -- [options]   (or: node app/start.js [options])
 
@@ -51,7 +51,7 @@ const values = readArgs();
 if (values.help) { process.stdout.write(USAGE); process.exit(0); }
 if (values.version) { process.stdout.write(`${version}\n`); process.exit(0); }
 const configFile = values.config!;
-const deps = { plugins, formats, upstreamAuth, defaults };
+const deps = { plugins, formats, upstreamAuth, kinds, credentialSources, defaults };
 // Under `workers: N` every line of a worker names it: the cluster's lines share one output.
 const log = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
 

@@ -260,7 +260,8 @@ export interface Codec {
   encodeError(err: CanonError): { status: number; body: unknown; headers?: Record<string, string> };
 
   // upstream side: what goes to an upstream of this format, and what comes back
-  encodeRequest(req: CanonRequest, ctx: CodecContext): { path: string; body: Record<string, unknown>; headers?: Record<string, string> };
+  /** `standIns`: tool calls sent with the format's placeholder because their own signature was not at hand. */
+  encodeRequest(req: CanonRequest, ctx: CodecContext): { path: string; body: Record<string, unknown>; headers?: Record<string, string>; standIns?: number };
   decodeResponse(json: unknown, ctx: CodecContext): CanonResponse;
   decodeStream(ctx: CodecContext): StreamDecoder;
   decodeCount(json: unknown): CanonCount;
@@ -274,6 +275,13 @@ export interface Codec {
   countsTokens: boolean;
   /** The upstream takes media only inline: the bridge fetches `url` images and files into base64 first. */
   inlineMedia: boolean;
+  /**
+   * The upstream signs the tool calls it makes and wants each signature back on its call (Gemini 3's thoughtSignature):
+   * for a client that does not give it back (`returnsCallSignatures`), the bridge keeps it in the store by the call.
+   */
+  signsCalls?: boolean;
+  /** Whether a client of this format gives a tool call's signature back (in what its encoders showed it); default no. */
+  returnsCallSignatures?(req: CanonRequest): boolean;
 }
 
 /** How a client format names stored answers, read by the bridge (the codec stays pure: the bridge does the storing). */

@@ -1,4 +1,4 @@
-// JSON Schema of gateway.yaml; every property carries a description (the README's config reference is built from them)
+// JSON Schema of gateway.yaml; every property carries a description (docs/configuration.md's reference is built from them)
 // and every default: the loader's ajv fills them in (a section left out is filled as empty), nothing else defaults.
 import { EVENT_NAMES } from './notify/events.ts';
 import type { JSONSchema } from './types.ts';
@@ -40,6 +40,11 @@ const account: JSONSchema = {
   properties: {
     id: str('Stable account id, used in logs, metrics and usage records.', { minLength: 1 }),
     credential: str('Upstream API key or token (prefer ${VAR}, read once at start). Empty disables the account (with one warning).'),
+    credential_source: {
+      type: 'object', required: ['type'], additionalProperties: true,
+      description: 'A credential obtained and refreshed by the gateway instead of a static one (docs/upstream-kinds.md): `type` names the source (oauth2-client-credentials, oauth2-refresh-token, google-service-account, aws), its other fields are the source\'s (a token URL, a client id and secret, a service-account key, AWS keys: prefer ${VAR}). Tokens are cached per account and refreshed before they expire; a failed refresh cools the account with reason `credential`.',
+      properties: { type: str('The credential source.', { minLength: 1 }) },
+    },
     credential_file: str('File holding the credential instead (a Kubernetes or Docker secret), relative to this file\'s folder: read at start and again at every reload (SIGHUP), surrounding whitespace trimmed. Empty or unreadable refuses the config.', { minLength: 1 }),
     priority: int('Lower is tried first.', { default: 1 }),
     weight: int('Share among accounts of equal priority.', { minimum: 1, default: 1 }),
@@ -141,8 +146,14 @@ export const rootSchema: JSONSchema = {
       additionalProperties: {
         type: 'object', additionalProperties: false,
         properties: {
-          base_url: str('Upstream origin, e.g. https://api.example.com (paths come from the route).'),
-          auth: str('How the account credential is sent upstream: bearer, x-api-key or x-goog-api-key. Default: the format\'s own style.'),
+          base_url: str('Upstream origin, e.g. https://api.example.com (paths come from the route). A kind may derive it (vertex, bedrock: from region).'),
+          kind: str('The upstream kind: azure-openai, openai-compatible, vertex or bedrock (docs/upstream-kinds.md); it maps paths, authenticates and adds its own fields to the platform. Default: none, a first-party API (OpenAI, Anthropic, Gemini).'),
+          simulator_token_ttl_ms: int('simulator: true: lifetime of the tokens the simulator\'s token endpoint issues (tests of refreshing credentials).', { minimum: 100 }),
+          simulator_aws_keys: {
+            type: 'object', additionalProperties: { type: 'string', minLength: 1 },
+            description: 'simulator: true with kind bedrock: the AWS access keys the simulator accepts (access key id: secret access key); SigV4 signatures are verified with them.',
+          },
+          auth: str('How the account credential is sent upstream: bearer, x-api-key, x-goog-api-key, api-key or none (a server that takes no credential: its accounts need none). Default: the kind\'s, else the format\'s own style.'),
           format: {
             description: 'Format(s) this platform serves natively. Default: the formats that name this platform, or every format for a simulator.',
             anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
@@ -170,6 +181,10 @@ export const rootSchema: JSONSchema = {
           default_max_tokens: int('max_tokens of a translated request that names none, where the upstream format requires one.', { minimum: 1, default: 8192 }),
           conversation_ttl_ms: int('How long the gateway keeps a translated Responses conversation (previous_response_id, GET /v1/responses/{id}) when the upstream cannot keep it.', { minimum: 1000, default: 604_800_000 }),
           accounts: { type: 'array', description: 'Upstream accounts, tried in priority order.', items: account, default: [] },
+          fallback: {
+            type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+            description: 'Groups that serve a request, in this order, when no account of this one can (none enabled for the model, all cooling down, or all failed with 429/5xx before the first byte); a dedicated group only for keys that list it in pools; only groups whose models include the request\'s, translating where their platform speaks another format. The serving group\'s model_map and rate_multiplier apply; the record names the groups it fell back from.',
+          },
         },
       },
     },

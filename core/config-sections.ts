@@ -3,15 +3,18 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { validateStage, type Path, type Problem } from './config-validate.ts';
+import { validateOptions, validateStage, type Path, type Problem } from './config-validate.ts';
 import { compilePattern } from './router.ts';
 import { parseRange } from './client-address.ts';
-import type { AccountConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle, Waiting } from './types.ts';
+import type { AccountConfig, CredentialProvider, CredentialSourceConfig, FormatAdapter, GatewayConfig, GroupConfig, KeyConfig, Plugin, PlatformConfig, RouteConfig, StageRef, UpstreamAuthStyle, UpstreamKind, Waiting } from './types.ts';
 
 export interface ConfigDeps {
   plugins: Record<string, Plugin>;
   formats: Record<string, FormatAdapter>;
   upstreamAuth: Record<string, UpstreamAuthStyle>;
+  /** Upstream kinds (platforms.*.kind) and credential providers (accounts' credential_source); none: neither may be named. */
+  kinds?: Record<string, UpstreamKind>;
+  credentialSources?: Record<string, CredentialProvider>;
   /** The defaults file (routes and pipelines) an operator's file gets or extends; without one, routes are required. */
   defaults?: string;
   env?: NodeJS.ProcessEnv;
@@ -64,19 +67,49 @@ function serverSection(s: Record<string, any>, { problem }: Report): GatewayConf
 
 function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }: Report): Record<string, PlatformConfig> {
   const platforms: Record<string, PlatformConfig> = {};
+  const kinds = deps.kinds ?? {};
   for (const [name, p] of Object.entries<any>(raw)) {
+    const kind = p.kind === undefined ? undefined : kinds[p.kind];
+    if (p.kind !== undefined && !kind) problem(['platforms', name, 'kind'], `unknown kind "${p.kind}" (known: ${Object.keys(kinds).join(', ') || 'none'})`);
+    const options: Record<string, unknown> = p.kind_options ?? {};
+    for (const message of kind?.check?.(options) ?? []) problem(['platforms', name], message);
     const declared = p.format === undefined ? undefined : [p.format].flat() as string[];
-    const formats = declared ?? (p.simulator ? Object.keys(deps.formats) : Object.values(deps.formats).filter((f) => f.platforms.includes(name)).map((f) => f.name));
+    const formats = declared ?? kind?.formats(options)
+      ?? (p.simulator ? Object.keys(deps.formats) : Object.values(deps.formats).filter((f) => f.platforms.includes(name)).map((f) => f.name));
     for (const f of declared ?? []) if (!deps.formats[f]) problem(['platforms', name, 'format'], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
     if (!formats.length) problem(['platforms', name], 'no format is native to this platform; declare format');
     if (p.auth !== undefined && !deps.upstreamAuth[p.auth]) problem(['platforms', name, 'auth'], `unknown auth style "${p.auth}" (known: ${Object.keys(deps.upstreamAuth).join(', ')})`);
-    if (!p.simulator && !p.base_url) problem(['platforms', name], 'missing base_url (or simulator: true)');
-    if (p.base_url && !isHttpUrl(p.base_url)) problem(['platforms', name, 'base_url'], `"${p.base_url}" is not an http(s) URL`);
+    const baseUrl: string | undefined = p.base_url ?? (p.simulator ? undefined : kind?.baseUrl?.(options));
+    if (!p.simulator && !baseUrl) problem(['platforms', name], 'missing base_url (or simulator: true)');
+    if (baseUrl && !isHttpUrl(baseUrl)) problem(['platforms', name, 'base_url'], `"${baseUrl}" is not an http(s) URL`);
     // The built-in simulator takes its fault and pacing headers from the client request (tests and demos).
     const forward = [...p.forward_headers, ...(p.simulator ? ['x-simulator-*'] : [])].map((h: string) => h.toLowerCase());
-    platforms[name] = { name, base_url: p.base_url?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator, forward_headers: forward };
+    platforms[name] = {
+      name, base_url: baseUrl?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator, forward_headers: forward,
+      ...(kind ? { kind: kind.name, kind_options: options } : {}),
+      ...(p.simulator_token_ttl_ms === undefined ? {} : { simulator_token_ttl_ms: p.simulator_token_ttl_ms }),
+      ...(p.simulator_aws_keys === undefined ? {} : { simulator_aws_keys: p.simulator_aws_keys }),
+    };
   }
   return platforms;
+}
+
+/**
+ * A platform's kind fields, taken out before the root schema sees the platform (it knows no kind) and checked by the
+ * kind's own schema, as a stage's options are: left on the platform as kind_options.
+ */
+export function takeKindFields(raw: Record<string, any>, deps: ConfigDeps, problem: Problem): void {
+  for (const [name, p] of Object.entries<any>(raw.platforms ?? {})) {
+    if (!p || typeof p !== 'object') continue;
+    const kind = typeof p.kind === 'string' ? deps.kinds?.[p.kind] : undefined;
+    if (!kind) continue;
+    const options: Record<string, unknown> = {};
+    for (const field of Object.keys(kind.schema.properties ?? {})) {
+      if (field in p) { options[field] = p[field]; delete p[field]; }
+    }
+    validateOptions(kind.schema, options, ['platforms', name], (path, m, k) => problem(path, `${m} (kind ${kind.name})`, k));
+    Object.defineProperty(p, 'kind_options', { value: options, enumerable: false });
+  }
 }
 
 /**
@@ -107,22 +140,30 @@ function groupSection(raw: Record<string, any>, file: string, platforms: Record<
   for (const [name, g] of Object.entries<any>(raw)) {
     if (!platforms[g.platform]) problem(['groups', name, 'platform'], `unknown platform "${g.platform}"`);
     const accounts = g.accounts.map((a: any, i: number) => {
-      const credential = a.credential_file === undefined ? String(a.credential ?? '') : fileCredential(a, ['groups', name, 'accounts', i], name, file, problem);
+      const source = a.credential_source === undefined ? undefined : credentialSource(a, ['groups', name, 'accounts', i], name, deps, report);
+      const credential = source ? '' : a.credential_file === undefined ? String(a.credential ?? '') : fileCredential(a, ['groups', name, 'accounts', i], name, file, problem);
       if (a.base_url && !isHttpUrl(a.base_url)) problem(['groups', name, 'accounts', i, 'base_url'], `"${a.base_url}" is not an http(s) URL`);
       const off: AccountConfig['off'] = a.disabled ? { reason: 'disabled', variables: [] }
-        : credential ? undefined : { reason: 'no_credential', variables: blankVars(['groups', name, 'accounts', i, 'credential']) };
+        : credential || source?.ready || platforms[g.platform]?.auth === 'none' ? undefined
+        : { reason: 'no_credential', variables: blankVars(['groups', name, 'accounts', i, source ? 'credential_source' : 'credential']) };
       if (off?.reason === 'no_credential' && a.credential_file === undefined) {
         unset(report, off.variables, { kind: 'account', id: a.id, group: name }, `account "${a.id}" of group "${name}" has an empty credential; it is disabled`);
       }
       return {
         id: a.id, credential, enabled: !off, ...(off ? { off } : {}), priority: a.priority, weight: a.weight,
         concurrency: a.concurrency ?? UNCAPPED, base_url: a.base_url?.replace(/\/+$/, ''), models: a.models, model_map: a.model_map,
+        ...(source ? { source: source.config } : {}),
       };
     });
     groups[name] = {
       name, platform: g.platform, models: g.models, model_map: g.model_map, rate_multiplier: g.rate_multiplier, dedicated: g.dedicated, accounts,
       client_formats: g.client_formats, upstream_format: g.upstream_format, default_max_tokens: g.default_max_tokens, conversation_ttl_ms: g.conversation_ttl_ms,
+      fallback: g.fallback,
     };
+    (g.fallback as string[]).forEach((f, i) => {
+      if (f === name) problem(['groups', name, 'fallback', i], 'a group cannot fall back to itself');
+      else if (!(f in raw)) problem(['groups', name, 'fallback', i], `unknown group "${f}"`);
+    });
     (g.client_formats ?? []).forEach((f: string, i: number) => {
       if (!deps.formats[f]) problem(['groups', name, 'client_formats', i], `unknown format "${f}" (known: ${Object.keys(deps.formats).join(', ')})`);
     });
@@ -133,6 +174,36 @@ function groupSection(raw: Record<string, any>, file: string, platforms: Record<
     }
   }
   return groups;
+}
+
+/**
+ * An account's credential_source: a provider of deps.credentialSources with its fields checked by the provider's schema.
+ * Ready when every required field is set (a ${VAR} left empty leaves the account waiting, like an empty credential).
+ */
+function credentialSource(a: any, path: Path, group: string, deps: ConfigDeps, report: Report): { config: CredentialSourceConfig; ready: boolean } | undefined {
+  const { problem } = report;
+  const who = `account "${a.id}" of group "${group}"`;
+  if (a.credential !== undefined || a.credential_file !== undefined) problem(path, `${who}: give credential, credential_file or credential_source, one of them`);
+  const { type, ...options } = a.credential_source as Record<string, unknown>;
+  const provider = deps.credentialSources?.[String(type)];
+  if (!provider) {
+    problem([...path, 'credential_source', 'type'], `unknown credential source "${String(type)}" (known: ${Object.keys(deps.credentialSources ?? {}).join(', ') || 'none'})`);
+    return undefined;
+  }
+  const required = (provider.schema.required ?? []) as string[];
+  const ready = required.every((f) => options[f] !== undefined && options[f] !== '');
+  // Required fields left empty by a variable are not shape errors: the account waits for them.
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== ''));
+  validateOptions(ready ? provider.schema : relaxed(provider.schema), given, [...path, 'credential_source'], (p, m, k) => problem(p, `${m} (credential source ${provider.name})`, k));
+  return { config: { type: provider.name, options: given }, ready };
+}
+
+const relaxedSchemas = new WeakMap<object, object>();
+/** The schema without its required fields, made once per provider (its validator is compiled once). */
+function relaxed(schema: Record<string, any>): object {
+  let r = relaxedSchemas.get(schema);
+  if (!r) relaxedSchemas.set(schema, r = { ...schema, required: [] });
+  return r;
 }
 
 /** A credential file past this size is not a credential (a wrong path); it is not read. */

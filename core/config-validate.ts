@@ -21,6 +21,15 @@ export function validateStage(plugin: Plugin, options: unknown, path: Path, prob
   if (!validate(options)) for (const e of validate.errors ?? []) reportAjv(e, path, (p, m, k) => problem(p, `${m} (stage ${plugin.name})`, k));
 }
 
+const optionValidators = new WeakMap<object, ValidateFunction>();
+
+/** Options checked (and given their defaults) by a schema of their own (a kind's, a credential source's), at `path`. */
+export function validateOptions(schema: object, options: unknown, path: Path, problem: Problem): void {
+  let validate = optionValidators.get(schema);
+  if (!validate) optionValidators.set(schema, validate = ajv.compile(schema));
+  if (!validate(options)) for (const e of validate.errors ?? []) reportAjv(e, path, problem);
+}
+
 export function reportAjv(e: ErrorObject, base: Path, problem: Problem): void {
   if (e.schemaPath.includes('/anyOf/')) return; // the anyOf error itself says it better
   const path = [...base, ...e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];

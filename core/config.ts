@@ -1,7 +1,7 @@
 // Loads gateway.yaml: parse with positions, interpolate ${VAR}, merge over the defaults file, validate (root + each
 // stage's schema), normalise.
 import { readFileSync } from 'node:fs';
-import { normalise, waitingLine, type ConfigDeps } from './config-sections.ts';
+import { normalise, takeKindFields, waitingLine, type ConfigDeps } from './config-sections.ts';
 import { mergeDefaults, type Layout } from './config-merge.ts';
 import { at, readSource, type Origin } from './config-source.ts';
 import { reportAjv, validateRoot, type Path } from './config-validate.ts';
@@ -42,6 +42,7 @@ export function parseConfig(text: string, file: string, deps: ConfigDeps): Loade
 
   // Validation fills in the schema's defaults: on a copy, so the layout keeps the file as written.
   const raw = structuredClone(layout.raw);
+  takeKindFields(raw, deps, problem);
   const shapeOk = validateRoot(raw);
   if (!shapeOk) for (const e of validateRoot.errors ?? []) reportAjv(e, [], problem);
   const warnings: string[] = [];

@@ -22,7 +22,7 @@ export class GatewayError extends Error {
 export interface ErrorExtra { param?: string; headers?: Record<string, string>; status?: number }
 
 /**
- * One code of the catalogue: its usual status (and any other it may take), what it means (the README's error table is
+ * One code of the catalogue: its usual status (and any other it may take), what it means (docs/errors.md's table is
  * generated from this), and its message — fixed, or made from the throw site's parameters — and headers, likewise.
  * Codes are snake_case; `wire` is the code clients have always seen for one named before that rule (API_KEY_REQUIRED):
  * they keep seeing it.
@@ -68,7 +68,7 @@ export function defineErrors<const T extends Record<string, ErrorEntry<any>>>(ar
   return out as ErrorsOf<T>;
 }
 
-/** The whole catalogue, code by code as clients see it (scripts/error-reference.ts writes the README's table from it). */
+/** The whole catalogue, code by code as clients see it (scripts/error-reference.ts writes docs/errors.md's table from it). */
 export const errorCatalogue = (): ReadonlyMap<string, { area: string; entry: ErrorEntry<any> }> => catalogue;
 
 /** What is wrong with a request body that parsed (an invalid_body), and how each reads. */

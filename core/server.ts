@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import { AuthThrottle } from './auth-throttle.ts';
 import { clientAddresses } from './client-address.ts';
+import { Credentials } from './credentials.ts';
 import { ConfigError, loadConfig, logConfigNotes, type ConfigDeps } from './config.ts';
 import { answerRaw, clientErrorHandler } from './client-errors.ts';
 import { httpRefusal, targetPath } from './http-rules.ts';
@@ -25,7 +26,7 @@ import { callerOf, requestRecord } from './request-log.ts';
 import { RouteMiss, Router } from './router.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
-import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, RouteConfig } from './types.ts';
+import type { Ctx, Env, FormatAdapter, GatewayConfig, KeyConfig, PlatformConfig, RouteConfig } from './types.ts';
 import { sendJson } from './reply.ts';
 import { version } from './version.ts';
 
@@ -43,7 +44,8 @@ export interface BuiltInUpstream { url: string; close(): Promise<void> }
  * config may name, the upstream auth styles, and how a simulator platform's upstream starts.
  */
 export interface Parts<S extends BuiltInUpstream = BuiltInUpstream> extends Omit<ConfigDeps, 'env'> {
-  startSimulator(): Promise<S>;
+  /** The built-in simulator for this platform (it plays the platform's kind). */
+  startSimulator(platform: PlatformConfig): Promise<S>;
 }
 
 export interface Gateway<S extends BuiltInUpstream = BuiltInUpstream> {
@@ -72,13 +74,13 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
   const running = new Running();
   const closing = new AbortController();
   /** What lives as long as the process, across reloads: the store, and what counts and sends through it. */
-  let opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles } | undefined;
+  let opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles; credentials: Credentials } | undefined;
   const load = async (): Promise<Runtime> => {
     const { config, warnings } = loadConfig(opts.configFile, { ...parts, env: opts.env ?? process.env });
     if (opts.configWarnings !== false) logConfigNotes(log, { config, warnings });
     for (const platform of Object.values(config.platforms)) {
       if (!platform.simulator) continue;
-      simulators[platform.name] ??= await parts.startSimulator();
+      simulators[platform.name] ??= await parts.startSimulator(platform);
       platform.base_url = simulators[platform.name].url;
     }
     // The store is opened once; a reload that changes store settings needs a restart (logged).
@@ -95,6 +97,7 @@ export async function startGateway<S extends BuiltInUpstream>(opts: GatewayOptio
           keys: new AuthThrottle('key', t.keys, t.max_addresses, log, metrics.registry),
           admin: new AuthThrottle('admin', t.admin, t.max_addresses, log, metrics.registry),
         },
+        credentials: new Credentials({ providers: parts.credentialSources ?? {}, log, registry: metrics.registry }),
       };
       metrics.watchStore(store);
     }
@@ -204,12 +207,12 @@ const storeMoved = (next: GatewayConfig, running: GatewayConfig | undefined): bo
 
 interface Throttles { keys: AuthThrottle; admin: AuthThrottle }
 
-function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics: Metrics, opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles }, closing: AbortSignal): Runtime {
+function buildRuntime(config: GatewayConfig, parts: Parts, log: Logger, metrics: Metrics, opened: { store: Store; keyChanges: KeyChanges; notifier: Notifier; throttles: Throttles; credentials: Credentials }, closing: AbortSignal): Runtime {
   const { plugins, formats, upstreamAuth } = parts;
-  const { store, notifier, throttles } = opened;
+  const { store, notifier, throttles, credentials } = opened;
   const keys = opened.keyChanges.listeners();
   const env: Env = {
-    config, log, metrics: metrics.registry, formats, upstreamAuth, store, onKeysChanged: keys.add, closing, models: new ModelNames(config),
+    config, log, metrics: metrics.registry, formats, upstreamAuth, kinds: parts.kinds ?? {}, credentials, store, onKeysChanged: keys.add, closing, models: new ModelNames(config),
     notify: notifier, throttles, clientAddress: clientAddresses(config.server.trusted_proxies),
     keysBySha: new Map<string, KeyConfig>(config.keys.map((k) => [k.sha256, k])),
     adminSha: config.admin.token ? createHash('sha256').update(config.admin.token).digest('hex') : undefined,

@@ -1,5 +1,5 @@
 // Shared types of the engine: config shapes, request context, stages, plugins and format adapters.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Codec, Operation } from './canonical.ts';
@@ -47,6 +47,14 @@ export interface PlatformConfig {
   simulator?: boolean;
   /** Client request headers passed upstream besides the format's own allow list (a simulator's adds its fault headers). */
   forward_headers: string[];
+  /** The upstream kind (a key of Env.kinds): where requests go and how they are signed; none for the first-party APIs. */
+  kind?: string;
+  /** The kind's own fields of this platform, checked and defaulted by the kind's schema. */
+  kind_options?: Record<string, unknown>;
+  /** A simulator platform: lifetime of the tokens its token endpoint issues. */
+  simulator_token_ttl_ms?: number;
+  /** A simulator platform playing a cloud that signs (bedrock): the access keys it accepts, id → secret. */
+  simulator_aws_keys?: Record<string, string>;
 }
 
 export interface AccountConfig {
@@ -62,7 +70,12 @@ export interface AccountConfig {
   base_url?: string;
   models?: string[];
   model_map?: Record<string, string>;
+  /** A credential obtained and refreshed by a provider (a key of Env.credentialSources) instead of a static secret. */
+  source?: CredentialSourceConfig;
 }
+
+/** An account's credential_source: the provider's name and its fields (secrets among them: never logged). */
+export interface CredentialSourceConfig { type: string; options: Record<string, unknown> }
 
 export interface GroupConfig {
   name: string;
@@ -80,6 +93,8 @@ export interface GroupConfig {
   default_max_tokens: number;
   /** Translated conversations the upstream cannot keep (a client continuing a response) are kept this long. */
   conversation_ttl_ms: number;
+  /** Groups that serve a request, in order, when no account of this one can (plugins/proxy/fallback.ts). */
+  fallback: string[];
 }
 
 /** A client key as auth sees it: from gateway.yaml, or issued at runtime (an IssuedKey, which adds its own bookkeeping). */
@@ -185,7 +200,8 @@ export interface Ctx {
   bodyChanged(): boolean;
 }
 
-export interface Attempt { account: string; status: number; reason: string }
+/** One upstream attempt; `group` names the group it was made in when that is not the one that served (a fallback). */
+export interface Attempt { account: string; status: number; reason: string; group?: string }
 
 /**
  * A variable one stage sets on the context for later ones, the way Hono middleware declares its variables: a typed
@@ -209,6 +225,10 @@ export interface Env {
   log: Logger;
   formats: Record<string, FormatAdapter>;
   upstreamAuth: Record<string, UpstreamAuthStyle>;
+  /** Upstream kinds by name (platforms.*.kind). */
+  kinds?: Record<string, UpstreamKind>;
+  /** Per process, across reloads: the credentials providers obtain, cached per account and refreshed before they expire. */
+  credentials?: CredentialCache;
   keysBySha: Map<string, KeyConfig>;
   store: Store;
   /** The model names this configuration knows (metric labels take only these). */
@@ -403,3 +423,103 @@ export interface FormatProbe {
 }
 
 export interface UpstreamAuthStyle { header: string; value(credential: string): string }
+
+/** A credential as it is presented: a secret (a static key or an issued token), when it expires, how it is sent. */
+export interface IssuedCredential {
+  secret: string;
+  /** Epoch ms after which the upstream refuses it (none: never). */
+  expiresAt?: number;
+  /** The auth style it is sent in (a key of Env.upstreamAuth), overriding the platform's: an OAuth token is a bearer. */
+  style?: string;
+  /** Further parts a signer needs (an AWS secret key and session token), never sent as they are. */
+  parts?: Record<string, string>;
+  /** Fields the next obtain takes in place of the configured ones (a rotated refresh token). */
+  carry?: Record<string, string>;
+}
+
+/** What a credential provider's fetch may use: node's fetch, the deadline, the platform's origin (a relative token URL). */
+export interface CredentialIo { fetch: typeof fetch; signal: AbortSignal; baseUrl?: string; now: number }
+
+/**
+ * A way of obtaining a credential that expires (OAuth 2 client credentials or refresh token; later a Google
+ * service-account JWT, AWS keys): its account fields (JSON Schema properties) and how a fresh one is had. A failure
+ * throws an Error whose message names no secret.
+ */
+export interface CredentialProvider {
+  name: string;
+  description: string;
+  schema: JSONSchema;
+  obtain(options: Record<string, any>, io: CredentialIo): Promise<IssuedCredential>;
+}
+
+/** The per-process cache of provider credentials (core/credentials.ts). */
+export interface CredentialCache {
+  /** The account's credential: a cached one, or one obtained now (one fetch however many ask). Throws CredentialFailure. */
+  get(group: string, account: AccountConfig, baseUrl?: string): Promise<IssuedCredential>;
+  /** Forget the account's cached credential (the upstream refused it): the next get obtains a new one. */
+  forget(group: string, account: AccountConfig): void;
+}
+
+/** A request as it leaves for the upstream: what a kind may rewrite and sign (SigV4 signs all of it). */
+export interface LeavingRequest {
+  method: string;
+  /** Path and query, on the platform's (or account's) base URL. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  body?: Buffer | { length: number; chunks(): AsyncIterable<Buffer> };
+}
+
+/** Where a kind's request goes: the format it is in, its path as that format's API names it, the upstream model. */
+export interface KindTarget {
+  format: string; path: string; model?: string; options: Record<string, any>;
+  /** The JSON body asks for a stream (`stream: true`): clouds that stream at another path (Vertex, Bedrock) read it. */
+  stream?: boolean;
+}
+
+/**
+ * An answer in a kind's own framing or error shape made into its format's (AWS event-stream into SSE frames, a Bedrock
+ * error body into Anthropic's envelope): fed the upstream's bytes as they come, it gives the format's bytes.
+ */
+export interface AnswerDecoder {
+  /** The content type of what it gives (e.g. text/event-stream). */
+  contentType: string;
+  push(chunk: Buffer): string;
+  /** The upstream body ended: what is still owed. */
+  end(): string;
+}
+
+/**
+ * An upstream kind (platforms.*.kind): a cloud or server that speaks some formats at its own paths, with its own auth.
+ * The core and the proxy know kinds only through this table entry.
+ */
+export interface UpstreamKind {
+  name: string;
+  description: string;
+  /** The platform fields of this kind (JSON Schema of an object; each property is a platform field). */
+  schema: JSONSchema;
+  /** Formats it speaks natively, given its options (a platform's own `format` overrides). */
+  formats(options: Record<string, any>): string[];
+  /** Auth style of a static credential (a key of Env.upstreamAuth); default: the format's own. */
+  auth?: string;
+  /** The origin its platforms take when they name no base_url (a cloud's regional host). */
+  baseUrl?(options: Record<string, any>): string | undefined;
+  /** Problems of its options the schema cannot say (messages, each for the platform). */
+  check?(options: Record<string, any>): string[];
+  /** The upstream path (and query) of a request: the format's own path mapped onto the kind's. */
+  path?(target: KindTarget): string;
+  /** The format it speaks for this upstream model, where that depends on the model (Vertex: Claude in Messages, the rest in Gemini's). */
+  formatFor?(model: string, options: Record<string, any>): string | undefined;
+  /**
+   * The JSON body as the kind's cloud takes it (e.g. no `model`, its own version field), before it is signed; the same
+   * object: unchanged. `headers` are the leaving ones, which it may change too (a header the kind takes in the body).
+   */
+  body?(json: Record<string, any>, target: KindTarget, headers: IncomingHttpHeaders): Record<string, any>;
+  /** A decoder of an answer in the kind's own framing or error shape (by its status and headers); undefined: relayed as it came. */
+  decode?(answer: { status: number; headers: IncomingHttpHeaders }, target: KindTarget): AnswerDecoder | undefined;
+  /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */
+  sign?(req: LeavingRequest, credential: IssuedCredential, target: KindTarget & { url: URL }): Promise<void> | void;
+  /** Milliseconds until a 429's limit resets, from headers of the kind's own (e.g. x-ms-retry-after-ms). */
+  resetMs?(headers: IncomingHttpHeaders): number | undefined;
+  /** The path of its model list, where it has one (format name → path). */
+  modelsPath?(options: Record<string, any>): string | undefined;
+}

@@ -17,5 +17,6 @@ import { adminGroups } from './admin/groups.ts';
 import { adminAccounts } from './admin/accounts.ts';
 import { adminNotifications } from './admin/notifications.ts';
 import { page } from './page.ts';
+import { docs } from './docs.ts';
 
-export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, adminSummary, adminGroups, adminAccounts, adminNotifications, page];
+export const plugins: Plugin[] = [auth, groupCheck, modelAllowlist, rateLimit, metering, proxy, listModels, usage, adminAuth, adminKeys, adminKeyUsage, adminUsage, adminSummary, adminGroups, adminAccounts, adminNotifications, page, docs];

@@ -1,6 +1,6 @@
 // Stage `model-allowlist`: reads the requested model, checks it against the group and key allow-lists, applies model_map.
 import { defineErrors } from '../core/errors.ts';
-import type { Ctx, Plugin } from '../core/types.ts';
+import type { Ctx, GroupConfig, Plugin } from '../core/types.ts';
 import { mapModel, modelAllowed } from './globs.ts';
 
 interface Options { list_endpoint: string; required: boolean }
@@ -26,6 +26,20 @@ async function requestedModel(ctx: Ctx): Promise<{ model: unknown; body?: Record
   if ('read' in where) return { model: await where.read(ctx) };
   const body = await ctx.json();
   return { model: body[where.body], body };
+}
+
+/**
+ * The group's name for the requested model (model_map) as ctx.upstreamModel, written into the request where its format
+ * carries the model; from the body as the client sent it (`body`), since an earlier group's name may be in it now.
+ */
+export async function mapForGroup(ctx: Ctx, group: GroupConfig, body: Record<string, unknown> | undefined): Promise<void> {
+  const model = ctx.model!;
+  const before = ctx.upstreamModel;
+  ctx.upstreamModel = mapModel(group.model_map, model) ?? model;
+  if (ctx.upstreamModel === (before ?? model)) return;
+  const where = ctx.format.model;
+  if (body && 'body' in where) ctx.setJson({ ...body, [where.body]: ctx.upstreamModel });
+  else if ('read' in where) await where.write?.(ctx, ctx.upstreamModel);
 }
 
 export const modelAllowlist: Plugin<Options> = {
@@ -56,13 +70,8 @@ export const modelAllowlist: Plugin<Options> = {
         throw modelErrors.model_not_found({ model, list: options.list_endpoint }, { param: 'model' });
       }
       ctx.model = model;
-      ctx.upstreamModel = mapModel(group.model_map, model) ?? model;
       ctx.stream = ctx.format.isStream(body, ctx);
-      const where = ctx.format.model;
-      if (ctx.upstreamModel !== model) {
-        if (body && 'body' in where) ctx.setJson({ ...body, [where.body]: ctx.upstreamModel });
-        else if ('read' in where) await where.write?.(ctx, ctx.upstreamModel);
-      }
+      await mapForGroup(ctx, group, body);
       await next();
     };
   },

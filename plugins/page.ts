@@ -11,7 +11,7 @@ interface Options { file: string; content_type: string; optional: boolean }
 const HOME = fileURLToPath(new URL('..', import.meta.url));
 
 // Pages take a key or token, so nothing is cached, nothing inline runs, and no referrer leaks the page's URL.
-const HEADERS = {
+export const PAGE_HEADERS = {
   'cache-control': 'no-store',
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
@@ -42,7 +42,7 @@ export const page: Plugin<Options> = {
       env.log.warn({ file: path }, 'page: optional file missing (answering 404)');
       return async () => { throw errors.not_found(options.file); };
     }
-    const headers = { ...HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
+    const headers = { ...PAGE_HEADERS, 'content-type': options.content_type, 'content-length': String(body.length) };
     return async (ctx) => {
       ctx.end('completed');
       ctx.res.writeHead(200, headers);

@@ -17,3 +17,6 @@ export interface AdmissionHandle {
   settle(record: UsageRecord, limits: KeyLimits): ReturnType<Store['settle']>;
 }
 export const ADMISSION = variable<AdmissionHandle>('admission');
+
+/** The groups a request fell back from, first first (proxy, groups.NAME.fallback); metering puts them in the record. */
+export const FELL_BACK_FROM = variable<string[]>('fell-back-from');

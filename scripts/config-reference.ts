@@ -1,11 +1,13 @@
-// Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes README.md between its markers.
+// Prints the gateway.yaml reference (markdown) from the schema descriptions; `--write` refreshes docs/configuration.md between its markers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pipelinesExtend, rootSchema, routesExtend } from '../core/config-schema.ts';
-import { plugins } from '../app/registry.ts';
+import { credentialSources, kinds, plugins } from '../app/registry.ts';
 import type { JSONSchema } from '../core/types.ts';
 
 const BEGIN = '<!-- config-reference:begin -->';
 const END = '<!-- config-reference:end -->';
+/** The page that carries the reference (served at /docs/configuration). */
+export const REFERENCE_FILE = 'docs/configuration.md';
 
 function typeOf(s: JSONSchema): string {
   if ('const' in s) return JSON.stringify(s.const);
@@ -36,26 +38,39 @@ function rows(schema: JSONSchema, prefix: string, out: string[]): void {
 }
 
 export function configReference(): string {
-  const out = ['### gateway.yaml', '', '| field | type | required | default | meaning |', '|---|---|---|---|---|'];
+  const out = ['## gateway.yaml', '', '| field | type | required | default | meaning |', '|---|---|---|---|---|'];
   rows(rootSchema, '', out);
-  out.push('', '### Stages', '');
+  out.push('', '## Stages', '', 'Each stage of a route\'s chain, with its options (`{ stage: { option: value } }` in a pipeline).', '');
+  out.push(...Object.values(plugins).map((p) => `- [\`${p.name}\`](#${p.name})`), '');
   for (const p of Object.values(plugins)) {
-    out.push(`#### \`${p.name}\``, '', p.description, '');
+    out.push(`### \`${p.name}\``, '', p.description, '');
     const opts: string[] = [];
     rows(p.schema, '', opts);
     out.push(...(opts.length ? ['| option | type | required | default | meaning |', '|---|---|---|---|---|', ...opts] : ['No options.']), '');
   }
+  out.push('## Upstream kinds', '', 'A platform\'s `kind` adds these fields to the platform ([Upstream kinds](upstream-kinds.md)).', '');
+  for (const k of Object.values(kinds)) {
+    const opts: string[] = [];
+    rows(k.schema, `platforms.NAME.`, opts);
+    out.push(`### \`${k.name}\``, '', k.description, '', ...(opts.length ? ['| field | type | required | default | meaning |', '|---|---|---|---|---|', ...opts] : ['No fields of its own.']), '');
+  }
+  out.push('## Credential sources', '', 'An account\'s `credential_source.type` and its fields.', '');
+  for (const c of Object.values(credentialSources)) {
+    const opts: string[] = [];
+    rows(c.schema, 'credential_source.', opts);
+    out.push(`### \`${c.name}\``, '', c.description, '', '| field | type | required | default | meaning |', '|---|---|---|---|---|', ...opts, '');
+  }
   return out.join('\n');
 }
 
-export function withReference(readme: string): string {
-  const start = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (start === -1 || end === -1) throw new Error('README.md lacks the config-reference markers');
-  return `${readme.slice(0, start + BEGIN.length)}\n${configReference()}\n${readme.slice(end)}`;
+export function withReference(page: string): string {
+  const start = page.indexOf(BEGIN);
+  const end = page.indexOf(END);
+  if (start === -1 || end === -1) throw new Error(`${REFERENCE_FILE} lacks the config-reference markers`);
+  return `${page.slice(0, start + BEGIN.length)}\n${configReference()}\n${page.slice(end)}`;
 }
 
 if (import.meta.main) {
-  if (process.argv.includes('--write')) writeFileSync('README.md', withReference(readFileSync('README.md', 'utf8')));
+  if (process.argv.includes('--write')) writeFileSync(REFERENCE_FILE, withReference(readFileSync(REFERENCE_FILE, 'utf8')));
   else console.log(configReference());
 }

@@ -8,7 +8,9 @@
 //
 // Requests are checked against strict/gemini.ts first. Thinking (thinkingConfig.includeThoughts, a non-zero
 // thinkingBudget or a thinkingLevel) answers with a `thought: true` part when includeThoughts is set, and puts a
-// thoughtSignature sealed with this dialect's key on the first answer part. Function calls carry no id (Gemini 2.5).
+// thoughtSignature sealed with this dialect's key on the first answer part. Function calls carry no id (Gemini 2.5). A
+// gemini-3* model signs the first function call of every answer with a signature minted for that call, and refuses a
+// step of the turn in progress that comes back without one (strict/gemini.ts).
 import type { Route, SimContext } from './context.ts';
 import { errorBody, type ErrorSpec, sendError } from './errors.ts';
 import { isObject } from './incoming.ts';
@@ -16,7 +18,7 @@ import { decodeSegment } from './models.ts';
 import { planReply, type Reply, type ReplyInput } from './reply.ts';
 import { sendJson, sendStream, type StreamPlan } from './respond.ts';
 import { seal } from './signatures.ts';
-import { field, type GeminiSubject, partsOf, refuseGemini } from './strict/gemini.ts';
+import { callToken, field, type GeminiSubject, partsOf, refuseGemini, signsCalls } from './strict/gemini.ts';
 import { promptTokens, splitTokens } from './tokens.ts';
 
 type Content = Record<string, unknown>;
@@ -37,7 +39,7 @@ function generateContent(ctx: SimContext): void {
   if ('refusal' in checked) return sendError(ctx.res, ctx.dialect, checked.refusal);
   const { request } = checked;
   const reply = planReply(replyInput(request));
-  const parts = [...thoughtParts(request, reply), ...answerParts(reply)];
+  const parts = [...thoughtParts(request, reply), ...answerParts(reply, decodeSegment(ctx.params[0]))];
   sendJson(ctx, 200, chunk(ctx, parts, finishOf(reply), finalUsage(inputTokensOf(request), reply)));
 }
 
@@ -49,7 +51,7 @@ async function streamGenerateContent(ctx: SimContext): Promise<void> {
   const prompt = inputTokensOf(request);
   // Thoughts come first in a chunk of their own; text then arrives a token per chunk with provisional usage, function
   // calls whole in one chunk; the last chunk carries finishReason and the final usage.
-  const answer = answerParts(reply);
+  const answer = answerParts(reply, decodeSegment(ctx.params[0]));
   const answerChunks: Part[][] = reply.kind === 'text'
     ? splitTokens(reply.text).map((text, i) => [i === 0 ? { ...answer[0], text } : { text }])
     : [answer];
@@ -74,7 +76,7 @@ function read(ctx: SimContext, method: GeminiSubject['method']): { request: Gemi
   if (!ctx.jsonOk || !isObject(body)) return { refusal: { status: 400, message: 'Invalid JSON payload received. Expected an object.' } };
   // countTokens takes either bare contents or a whole generateContentRequest.
   const inner = method === 'countTokens' && isObject(body.generateContentRequest) ? body.generateContentRequest : body;
-  const refusal = refuseGemini({ body, method, request: inner });
+  const refusal = refuseGemini({ body, method, request: inner, model: decodeSegment(ctx.params[0]) });
   return refusal ? { refusal } : { request: inner as GeminiRequest };
 }
 
@@ -132,12 +134,16 @@ function thoughtParts(request: GeminiRequest, reply: Reply): Part[] {
   return reply.reasoning && field(thinkingConfigOf(request), 'includeThoughts') === true ? [{ text: reply.reasoning.text, thought: true }] : [];
 }
 
-/** The answer's parts; after thinking, the first carries the thought signature. */
-function answerParts(reply: Reply): Part[] {
+/**
+ * The answer's parts; after thinking, the first carries the thought signature. Gemini 3 signs the first function call
+ * always, with a signature minted for that call (strict/gemini.ts checks it comes back on it).
+ */
+function answerParts(reply: Reply, model: string): Part[] {
   const parts: Part[] = reply.kind === 'text'
     ? [{ text: reply.text }]
     : reply.calls.map((call) => ({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } }));
-  if (reply.reasoning) parts[0] = { ...parts[0], thoughtSignature: seal('gemini', reply.reasoning.text) };
+  if (reply.kind === 'tool' && signsCalls(model)) parts[0] = { ...parts[0], thoughtSignature: seal('gemini', callToken(parts[0].functionCall)) };
+  else if (reply.reasoning) parts[0] = { ...parts[0], thoughtSignature: seal('gemini', reply.reasoning.text) };
   return parts;
 }
 

@@ -17,6 +17,9 @@ import { embeddingsRoutes } from './openai-embeddings.ts';
 import { imagesRoutes } from './openai-images.ts';
 import { responsesRoutes } from './openai-responses.ts';
 import { sendJson } from './respond.ts';
+import { AzureSimulator } from './azure.ts';
+import { VertexSimulator, vertexRoute } from './vertex.ts';
+import { BedrockSimulator, frameAsBedrock } from './bedrock.ts';
 import { DEFAULT_MAX_STORED_RESPONSES, ResponseStore } from './response-store.ts';
 
 export type { RecordedRequest } from './context.ts';
@@ -27,6 +30,12 @@ export interface Simulator {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /** Playing azure-openai: its token endpoint and content filter. */
+  azure?: AzureSimulator;
+  /** Playing vertex: its token endpoint (trust a service account's key here) and its publisher paths. */
+  vertex?: VertexSimulator;
+  /** Playing bedrock: its SigV4 verification. */
+  bedrock?: BedrockSimulator;
   clear(): void;
   close(): Promise<void>;
 }
@@ -42,6 +51,12 @@ export interface SimulatorOptions {
   maxRecorded?: number;
   /** Keep at most this many Responses API objects for GET and previous_response_id (default 10 000). */
   maxStoredResponses?: number;
+  /** The upstream kind it plays (azure-openai, vertex: their paths and credentials); none: the first-party APIs. */
+  kind?: string;
+  /** Lifetime of the tokens its token endpoint issues (azure-openai, vertex). */
+  tokenTtlMs?: number;
+  /** The AWS access keys it accepts, id → secret (bedrock: SigV4 signatures are verified with them). */
+  awsKeys?: Record<string, string>;
 }
 
 // First match wins: Anthropic's models routes precede OpenAI's, claiming GET /v1/models when anthropic-version is sent.
@@ -86,6 +101,9 @@ interface Instance {
   record(entry: RecordedRequest): void;
   nextSeq(): number;
   chunkDelayMs: number;
+  azure?: AzureSimulator;
+  vertex?: VertexSimulator;
+  bedrock?: BedrockSimulator;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -106,6 +124,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     },
     nextSeq: () => ++seq,
     chunkDelayMs: opts.chunkDelayMs ?? 0,
+    ...(opts.kind === 'azure-openai' ? { azure: new AzureSimulator(opts.tokenTtlMs) } : {}),
+    ...(opts.kind === 'vertex' ? { vertex: new VertexSimulator(opts.tokenTtlMs) } : {}),
+    ...(opts.kind === 'bedrock' ? { bedrock: new BedrockSimulator(opts.awsKeys) } : {}),
   };
 
   const server = createServer((req, res) => {
@@ -131,6 +152,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url: `http://${urlHost(address.address)}:${address.port}`,
     port: address.port,
     requests,
+    azure: instance.azure,
+    vertex: instance.vertex,
+    bedrock: instance.bedrock,
     clear: instance.state.clear,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((err) => (err ? reject(err) : resolve()));
@@ -148,10 +172,20 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
 
   const method = req.method ?? 'GET';
   const rawPath = req.url ?? '/';
-  const [path, search = ''] = splitOnce(rawPath, '?');
+  const [given, search = ''] = splitOnce(rawPath, '?');
   const query = new URLSearchParams(search);
-  const found = findRoute(req, method, path);
-  const dialect = found?.route.dialect ?? dialectOfUnknown(req, path);
+  // Playing Azure: its paths only, mapped onto the OpenAI routes once its credential is checked (below).
+  const azure = instance.azure && !given.startsWith('/_simulator/') ? instance.azure : undefined;
+  let path = azure ? given.replace(/^\/openai\/(v1|deployments\/[^/]+)(?=\/)/, '/v1').replace(/^\/openai(?=\/(models|responses)(\/|$))/, '/v1') : given;
+  // Playing Vertex: its publisher paths only, mapped onto the Gemini and Messages routes once checked (below).
+  const vertex = instance.vertex && !given.startsWith('/_simulator/') ? instance.vertex : undefined;
+  const vertexTo = vertex ? vertexRoute(given) : undefined;
+  if (vertexTo) path = vertexTo.path;
+  // Playing Bedrock: its paths only, mapped onto the Anthropic routes once its signature is checked (below).
+  const bedrock = instance.bedrock && !given.startsWith('/_simulator/') ? instance.bedrock : undefined;
+  if (bedrock) path = '/v1/messages';
+  let found = vertex && !vertexTo ? undefined : findRoute(req, bedrock ? 'POST' : method, path);
+  const dialect = azure ? 'openai' : vertex ? vertexTo?.dialect ?? 'gemini' : found?.route.dialect ?? dialectOfUnknown(req, path);
   // Anthropic's SDK reports this header as the request id.
   if (dialect === 'anthropic') res.setHeader('request-id', `req_sim_${seq}`);
 
@@ -161,10 +195,44 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
     sendError(res, dialect, { status: 413, message: `Request body exceeds ${BODY_LIMIT} bytes.` });
     return;
   }
-  const body = raw.toString('utf8');
-  const parsed = parseJson(body);
+  let body = raw.toString('utf8');
+  let parsed = parseJson(body);
   if (!found?.route.internal) {
     instance.record({ method, path: rawPath, headers: { ...req.headers }, body, ...(parsed.ok ? { json: parsed.value } : {}), at: Date.now() });
+  }
+  let kindCredential: string | undefined;
+  if (azure) {
+    const accepted = azure.accept(req, res, method, given, query, body);
+    if (!accepted) return;
+    path = accepted.path;
+    kindCredential = accepted.credential;
+    // The deployments API names the model in its path; the body's model is not needed.
+    if (accepted.deployment && parsed.ok && parsed.value && typeof parsed.value === 'object' && !Array.isArray(parsed.value)) {
+      (parsed.value as Record<string, unknown>).model = accepted.deployment;
+      body = JSON.stringify(parsed.value);
+      parsed = parseJson(body);
+    }
+    if (azure.filter(res, path, body, parsed.ok ? parsed.value : undefined)) return;
+  }
+  if (vertex) {
+    const accepted = vertex.accept(req, res, method, given, body, parsed.ok ? parsed.value : undefined);
+    if (!accepted) return;
+    path = accepted.path;
+    kindCredential = accepted.credential;
+    if (accepted.body !== undefined) {
+      body = accepted.body;
+      parsed = parseJson(body);
+    }
+  }
+  if (bedrock) {
+    const accepted = await bedrock.accept(req, res, method, given, query, raw);
+    if (!accepted) return;
+    path = accepted.path;
+    found = findRoute(req, 'POST', path);
+    kindCredential = accepted.credential;
+    body = accepted.body;
+    parsed = parseJson(body);
+    frameAsBedrock(res, accepted);
   }
   if (!found) {
     sendError(res, dialect, { status: 404, message: `Invalid URL (${method} ${path})` });
@@ -172,7 +240,7 @@ async function handle(instance: Instance, req: IncomingMessage, res: ServerRespo
   }
 
   const { route, params } = found;
-  const credential = route.auth ? readCredential(req, query, dialect) : { credential: '' };
+  const credential = kindCredential !== undefined ? { credential: kindCredential } : route.auth ? readCredential(req, query, dialect) : { credential: '' };
   if ('refusal' in credential) {
     sendError(res, dialect, credential.refusal);
     return;

@@ -1,7 +1,7 @@
 // Opaque provider data (canonical Signed) on its way through a client of another format: a Gemini thoughtSignature in an
 // Anthropic client's thinking signature, Anthropic thinking in a Responses client's encrypted_content. The client echoes
 // the field back untouched, and the value comes home with the name of the format that made it.
-import type { Signed } from '../../core/canonical.ts';
+import type { CanonBlock, ReasoningBlock, Signed } from '../../core/canonical.ts';
 
 const PREFIX = 'gw1:';
 
@@ -22,3 +22,16 @@ export function unwrapSigned(raw: string, clientFormat: string): Signed {
 /** The value to send to an upstream of `format`, or undefined when another format made it (it is dropped, never sent). */
 export const signedFor = (signed: Signed | undefined, format: string): string | undefined =>
   signed?.format === format ? signed.value : undefined;
+
+/**
+ * An answer's blocks for a client whose format has no signature field on a tool call (Anthropic, Responses): a call's
+ * signature rides in a reasoning block with no text right before it, which the client echoes back in place, and which
+ * the upstream's encoder puts back on the call (Gemini: a signature-only thought joins the part after it).
+ */
+export function withCallCarriers(blocks: CanonBlock[]): CanonBlock[] {
+  if (!blocks.some((b) => b.type === 'tool_call' && b.signature)) return blocks;
+  return blocks.flatMap((b) => (b.type === 'tool_call' && b.signature ? [callCarrier(b.signature), b] : [b]));
+}
+
+/** The reasoning block that carries a tool call's signature. */
+export const callCarrier = (signature: Signed): ReasoningBlock => ({ type: 'reasoning', text: '', signature });

@@ -51,7 +51,7 @@ function attemptFields(r: UsageRecord): [string, number][] {
   const attempts = r.attempts ?? [];
   attempts.forEach((a, i) => {
     if (NOT_FAILURES.has(a.reason)) return;
-    const at = JSON.stringify([r.group, a.account, a.reason]);
+    const at = JSON.stringify([a.group ?? r.group, a.account, a.reason]);
     out.push([`f${at}`, 1]);
     // A failed attempt followed by another one moved the request to another account.
     if (i < attempts.length - 1) out.push([`v${at}`, 1]);

@@ -91,7 +91,10 @@ export interface UsageRecord {
   ttft_ms: number | null;
   /** output or input tokens are the gateway's estimate (a stream left before its usage came: on_disconnect observed). */
   estimated?: boolean;
-  attempts?: { account: string; status: number; reason: string }[];
+  /** Failed attempts (and the last one); `group` names the group of one made before a fallback (fell_back_from). */
+  attempts?: { account: string; status: number; reason: string; group?: string }[];
+  /** The groups that could not serve it, first first, before `group` did (groups.NAME.fallback). */
+  fell_back_from?: string[];
   /** 'other': per-model rollups count it under `other` (an unknown name refused upstream, or past MODEL_ROWS of them). */
   rollup_model?: 'other';
 }
@@ -192,7 +195,7 @@ export interface LeaseEnding {
   bind?: { kind: 'sticky' | 'pin'; name: string; ttlMs: number }[];
 }
 
-export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable';
+export type CooldownReason = 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable' | 'credential';
 
 export interface AccountState {
   id: string;
@@ -276,6 +279,12 @@ export interface Store {
   putConversation(keyId: string, responseId: string, value: string, ttlMs: number): Promise<void>;
   /** What is kept under (key id, answer id); undefined when unknown, expired or malformed. A key reads only its own. */
   getConversation(keyId: string, responseId: string): Promise<string | undefined>;
+
+  // tool-call signatures the gateway keeps for clients that cannot return them (chat), by a name the bridge derives
+  /** Keeps `value` under (key id, name) for ttlMs (real clock); a bad name or a value over 64 KiB is a RangeError. */
+  putSignature(keyId: string, name: string, value: string, ttlMs: number): Promise<void>;
+  /** The values kept under each name, in order (undefined: unknown, expired or malformed). A key reads only its own. */
+  getSignatures(keyId: string, names: string[]): Promise<(string | undefined)[]>;
 
   // the notifier's (core/notify): an event sent once across processes, and the latest deliveries for the console
   /**

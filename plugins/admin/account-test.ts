@@ -4,6 +4,8 @@ import { adminErrors } from './errors.ts';
 import { modelErrors } from '../model-allowlist.ts';
 import type { AccountConfig, Env, FormatAdapter, GroupConfig } from '../../core/types.ts';
 import { mapModel } from '../globs.ts';
+import { CredentialFailure } from '../../core/credentials.ts';
+import { credentialOf, finishRequest } from '../upstream-access.ts';
 
 export interface TestTarget { group: GroupConfig; account: AccountConfig }
 
@@ -37,31 +39,36 @@ function upstreamMessage(text: string, credential: string): string | null {
     message = typeof e === 'string' ? e : (e as { message?: unknown } | undefined)?.message ?? body.message;
   } catch { message = text; }
   if (typeof message !== 'string' || !message) return null;
-  return message.split(credential).join('[credential]').slice(0, 300);
+  return (credential ? message.split(credential).join('[credential]') : message).slice(0, 300);
 }
 
 export async function testAccount(env: Env, target: TestTarget, model: string | undefined, timeoutMs: number) {
   const { group, account } = target;
-  if (!account.credential) throw adminErrors.account_without_credential(account.id);
+  if (!account.credential && !account.source && env.config.platforms[group.platform]?.auth !== 'none') throw adminErrors.account_without_credential(account.id);
   const chosen = model ?? testModel(target);
   if (!chosen) throw modelErrors.model_required(`Group "${group.name}" lists only model patterns: name the model to test with`, { param: 'model' });
   const format = probeFormat(env, group);
   const probe = format.probe!;
   const platform = env.config.platforms[group.platform];
-  const style = env.upstreamAuth[platform.auth ?? format.upstreamAuth];
   const path = probe.path(chosen);
   const started = performance.now();
   const result = { group: group.name, account: account.id, format: format.name, model: chosen, path };
+  let secret = account.credential;
   try {
-    const res = await fetch(`${account.base_url ?? platform.base_url}${path}`, {
-      method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs),
-      headers: { ...probe.headers, 'content-type': 'application/json', 'accept-encoding': 'identity', [style.header]: style.value(account.credential) },
-      body: JSON.stringify(probe.body(chosen)),
+    const body = Buffer.from(JSON.stringify(probe.body(chosen)));
+    const out = await finishRequest(env, { platform, group: group.name, account, format, model: chosen },
+      { method: 'POST', path, headers: { ...probe.headers, 'content-type': 'application/json', 'accept-encoding': 'identity' }, body });
+    secret = (await credentialOf(env, { platform, group: group.name, account })).secret;
+    // The body as the kind sent and signed it (a kind may rewrite it); fetch sets its length itself.
+    const { 'content-length': _length, ...headers } = out.headers as Record<string, string>;
+    const res = await fetch(`${account.base_url ?? platform.base_url}${out.path}`, {
+      method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), headers, body: Buffer.isBuffer(out.body) ? out.body as Buffer<ArrayBuffer> : body,
     });
     const text = await res.text();
     const ok = res.status >= 200 && res.status < 300;
-    return { ...result, ok, status: res.status, duration_ms: Math.round(performance.now() - started), message: ok ? null : upstreamMessage(text, account.credential) };
+    return { ...result, ok, status: res.status, duration_ms: Math.round(performance.now() - started), message: ok ? null : upstreamMessage(text, secret) };
   } catch (err) {
+    if (err instanceof CredentialFailure) return { ...result, ok: false, status: 0, duration_ms: Math.round(performance.now() - started), message: `The credential could not be obtained: ${err.message}` };
     const e = err as Error & { cause?: { code?: string } };
     const message = e.name === 'TimeoutError' ? `No answer within ${timeoutMs} ms` : `Could not reach the upstream: ${e.cause?.code ?? e.message}`;
     return { ...result, ok: false, status: 0, duration_ms: Math.round(performance.now() - started), message };

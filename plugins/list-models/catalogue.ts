@@ -5,7 +5,11 @@ import type { AccountConfig, Env, GroupConfig, ModelListUpstream, UpstreamAuthSt
 export interface CatalogueOptions { ttl_ms: number; first_wait_ms: number; retry_ms: number; timeout_ms: number }
 
 /** Where to ask: the list, and how the platform's accounts present their credential and where they live. */
-export interface Source { list: ModelListUpstream; auth: UpstreamAuthStyle; baseUrl: string | undefined }
+export interface Source {
+  list: ModelListUpstream; auth: UpstreamAuthStyle; baseUrl: string | undefined;
+  /** The platform's kind and the account's credential on each page's request (plugins/upstream-access.ts). */
+  finish?: (account: AccountConfig, path: string, headers: Record<string, string>) => Promise<{ path: string; headers: Record<string, string> }>;
+}
 
 interface Entry {
   /** The last list the upstream gave, kept while a newer one is asked (or cannot be). */
@@ -42,11 +46,13 @@ async function readJson(res: Response): Promise<unknown> {
 async function askAccount(source: Source, account: AccountConfig, timeoutMs: number): Promise<Set<string>> {
   const base = account.base_url ?? source.baseUrl;
   if (!base) throw new Error('no base URL');
-  const headers = { accept: 'application/json', ...source.list.headers, [source.auth.header]: source.auth.value(account.credential) };
+  const given: Record<string, string> = { accept: 'application/json', ...source.list.headers };
+  if (!source.finish && source.auth.header) given[source.auth.header] = source.auth.value(account.credential);
   const ids = new Set<string>();
   let path: string | undefined = source.list.path;
   for (let page = 0; path !== undefined && page < MAX_PAGES; page++) {
-    const res = await fetch(base + path, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    const out = source.finish ? await source.finish(account, path, { ...given }) : { path, headers: given };
+    const res = await fetch(base + out.path, { headers: out.headers, signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) {
       await res.body?.cancel();
       throw new Error(`status ${res.status}`);

@@ -1,7 +1,8 @@
 // Stage `list-models`: answers the model list (or one model) with what this key may use through its group, in the client's list shape.
 import { defineErrors } from '../../core/errors.ts';
 import { modelErrors } from '../model-allowlist.ts';
-import type { Ctx, Env, FormatAdapter, GroupConfig, ModelListUpstream, PlatformConfig, Plugin } from '../../core/types.ts';
+import type { AccountConfig, Ctx, Env, FormatAdapter, GroupConfig, ModelListUpstream, PlatformConfig, Plugin } from '../../core/types.ts';
+import { finishRequest } from '../upstream-access.ts';
 import { isGlob, modelAllowed } from '../globs.ts';
 import { catalogue, type CatalogueOptions } from './catalogue.ts';
 import { nativeLists, shownLists, visibleModels } from './visible.ts';
@@ -57,7 +58,11 @@ export const listModels: Plugin<Options> = {
       const needed = group.models.some(isGlob) || native.size > 1;
       const entries = await Promise.all([...native].map(async ([list, format]) => {
         const auth = env.upstreamAuth[platform.auth ?? format.upstreamAuth];
-        return [list, needed ? await upstreamIds(group, { list, auth, baseUrl: platform.base_url }) : undefined] as const;
+        const finish = async (account: AccountConfig, path: string, headers: Record<string, string>) => {
+          const out = await finishRequest(env, { platform, group: group.name, account, format }, { method: 'GET', path, headers });
+          return { path: out.path, headers: out.headers as Record<string, string> };
+        };
+        return [list, needed ? await upstreamIds(group, { list, auth, baseUrl: platform.base_url, finish }) : undefined] as const;
       }));
       return new Map(entries);
     }

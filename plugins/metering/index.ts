@@ -6,7 +6,7 @@ import type { Ctx, EndHook, Env, KeyConfig, Plugin } from '../../core/types.ts';
 import { OTHER_MODEL } from '../../core/store/rollup.ts';
 import type { Ending, Store, UsageRecord } from '../../core/store/types.ts';
 import type { Usage } from '../../core/usage.ts';
-import { ADMISSION } from '../vars.ts';
+import { ADMISSION, FELL_BACK_FROM } from '../vars.ts';
 import { billable, cost, findPrice, type Price } from '../pricing.ts';
 import { promptEstimate } from './prompt.ts';
 import { ModelRows, NameWarnings } from './names.ts';
@@ -147,6 +147,7 @@ export const metering: Plugin<Options> = {
       const b = billable(usage);
       const time = Date.now();
       const { start, firstByte, end } = ctx.timings;
+      const fellBackFrom = ctx.get(FELL_BACK_FROM);
       const record: UsageRecord = {
         request_id: ctx.id, ...(ctx.clientRequestId === undefined ? {} : { client_request_id: ctx.clientRequestId }), time, key_id: key.id, group: group.name, platform: ctx.platform?.name ?? '',
         account: ctx.account?.id ?? '', route: ctx.route.path, model, upstream_model: upstreamModel, stream: ctx.stream,
@@ -157,6 +158,7 @@ export const metering: Plugin<Options> = {
         ...(b.cacheWrite1h > 0 ? { cache_write_1h_tokens: b.cacheWrite1h } : {}),
         ...(estimated ? { estimated } : {}),
         ...(ctx.attempts ? { attempts: ctx.attempts } : {}),
+        ...(fellBackFrom ? { fell_back_from: fellBackFrom } : {}),
         ...(ownRow(key, model, status, time) ? {} : { rollup_model: OTHER_MODEL }),
       };
       ctx.cost = usd;

@@ -4,7 +4,7 @@ import type { CooldownReason } from '../../core/store/types.ts';
 
 /** How one attempt ended, as recorded in ctx.attempts and counted in metrics. */
 export type AttemptReason =
-  | 'ok' | 'client_error' | 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable' | 'timeout' | 'stream_error';
+  | 'ok' | 'client_error' | 'rate_limited' | 'overloaded' | 'auth' | 'upstream_error' | 'unreachable' | 'timeout' | 'stream_error' | 'credential';
 
 /** What went wrong with one attempt: an answer's status, or a failure that produced none (or an error inside a 200 stream). */
 export type Failure =
@@ -60,8 +60,16 @@ function ruleFor(f: Failure): Rule | undefined {
   }
 }
 
-export function classify(f: Failure, options: CooldownOptions, now = Date.now()): Verdict {
+/**
+ * `kindReset`: the platform kind's own reading of when a 429's limit resets (headers only its cloud sends), asked when
+ * none of the common headers says.
+ */
+export function classify(f: Failure, options: CooldownOptions, now = Date.now(), kindReset?: (headers: IncomingHttpHeaders) => number | undefined): Verdict {
   const rule = ruleFor(f);
+  if (rule === RULES.rate_limited && kindReset && f.kind === 'status' && resetMs(f.headers, now) === undefined) {
+    const ms = kindReset(f.headers);
+    if (ms !== undefined) return { failover: true, reason: rule.reason, cooldownMs: Math.min(MAX_RESET_MS, Math.max(0, Math.ceil(ms))), cooldownReason: rule.cooldown };
+  }
   if (!rule) return { failover: false, reason: f.kind === 'status' && f.status < 400 ? 'ok' : 'client_error', cooldownMs: 0, cooldownReason: 'upstream_error' };
   return { failover: true, reason: rule.reason, cooldownMs: Math.max(0, rule.ms(options, f, now)), cooldownReason: rule.cooldown };
 }

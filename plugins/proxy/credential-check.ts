@@ -4,6 +4,8 @@
 // take an account offline with a request of its own, and a check that cannot tell pauses nothing.
 import type { AccountConfig, Ctx, Env, GroupConfig } from '../../core/types.ts';
 import type { Upstreams } from './attempt.ts';
+import { CredentialFailure } from '../../core/credentials.ts';
+import { finishRequest } from '../upstream-access.ts';
 
 /** refused: the credential itself is refused; valid: it works, so the request was refused for what it is; unknown: no telling. */
 export type CredentialVerdict = 'refused' | 'valid' | 'unknown';
@@ -44,10 +46,19 @@ export class CredentialChecks {
     const format = ctx.upstreamFormat ?? ctx.format;
     const check = format.credentialCheck;
     if (!check) return 'unknown';
-    const target = this.#upstreams.target(`${account.base_url ?? ctx.platform!.base_url}${check.path}`);
-    const style = this.#env.upstreamAuth[ctx.platform?.auth ?? format.upstreamAuth];
-    const headers = { accept: 'application/json', 'accept-encoding': 'identity', ...check.headers, [style.header]: style.value(account.credential) };
-    const status = (await this.#upstreams.status(target, headers, CHECK_TIMEOUT_MS)) ?? 0;
+    const platform = ctx.platform!;
+    // A provider's token the upstream refused is not used again: the check (and the next request) gets a fresh one.
+    if (account.source) this.#env.credentials?.forget(ctx.group!.name, account);
+    let out;
+    try {
+      out = await finishRequest(this.#env, { platform, group: ctx.group!.name, account, format },
+        { method: 'GET', path: check.path, headers: { accept: 'application/json', 'accept-encoding': 'identity', ...check.headers } });
+    } catch (err) {
+      if (err instanceof CredentialFailure) return 'refused';
+      throw err;
+    }
+    const target = this.#upstreams.target(`${account.base_url ?? platform.base_url}${out.path}`);
+    const status = (await this.#upstreams.status(target, out.headers as Record<string, string>, CHECK_TIMEOUT_MS)) ?? 0;
     return status === 401 || status === 403 ? 'refused' : status >= 200 && status < 300 ? 'valid' : 'unknown';
   }
 }

@@ -7,7 +7,7 @@ import { bodyForAccount, type Body, type HeaderAllowList, upstreamBody, upstream
 import type { UpstreamResponse } from './upstream-response.ts';
 import type { DrainBounds } from './usage-drain.ts';
 
-/** What goes to one account: the upstream path (and query), the headers, the body. */
+/** What goes to one account: the upstream path (and query) as its format names it, the headers (no credential yet), the body. */
 export interface Outbound { path: string; headers: IncomingHttpHeaders; body: Body }
 
 export interface Crossing {
@@ -57,8 +57,7 @@ export class NativeCrossing implements Crossing {
   async outbound(account: AccountConfig): Promise<Outbound> {
     const ctx = this.#ctx;
     const body = await bodyForAccount(ctx, this.#base, this.#baseModel, ctx.upstreamModel);
-    const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? ctx.format.upstreamAuth];
-    return { path: upstreamPath(ctx), body, headers: upstreamHeaders(this.#given, auth, account, body, this.#allowed) };
+    return { path: upstreamPath(ctx), body, headers: upstreamHeaders(this.#given, body, this.#allowed) };
   }
 
   relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {

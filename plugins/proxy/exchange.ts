@@ -2,7 +2,7 @@
 // content (an error before it can still fail over), relay the answer, and pin the id it created before the client can
 // use it.
 import type { Logger } from 'pino';
-import type { AccountConfig, Attempt, Ctx, GroupConfig } from '../../core/types.ts';
+import type { AccountConfig, Attempt, Ctx, GroupConfig, UpstreamKind } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
 import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
@@ -10,6 +10,8 @@ import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
 import { proxyErrors } from './pool-errors.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
+import { answerDecoder } from '../upstream-access.ts';
+import { decodedResponse } from './decoded-response.ts';
 import type { DrainBounds } from './usage-drain.ts';
 
 export interface ExchangeOptions extends CooldownOptions { keepalive_ms: number; first_content_ms: number; usage_drain_ms: number; usage_drain_bytes: number }
@@ -24,10 +26,12 @@ export class Exchange {
   readonly #failures: Failures;
   readonly #log: Logger;
   readonly #drain: DrainBounds;
+  readonly #kinds: Record<string, UpstreamKind>;
 
   /** `closing`: aborted when the gateway shuts down, which cuts the streams still read on for their usage. */
-  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger, closing?: AbortSignal) {
+  constructor(upstreams: Upstreams, o: ExchangeOptions, affinity: Affinity, failures: Failures, log: Logger, closing?: AbortSignal, kinds: Record<string, UpstreamKind> = {}) {
     this.#upstreams = upstreams;
+    this.#kinds = kinds;
     this.#o = o;
     this.#drain = { ms: o.usage_drain_ms, bytes: o.usage_drain_bytes, signal: closing };
     this.#affinity = affinity;
@@ -43,10 +47,12 @@ export class Exchange {
     const sent = await this.#upstreams.send(ctx, target, out.headers, out.body.bytes);
     if (sent.kind === 'disconnected') { ctx.end('disconnected'); return { done: true }; }
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
-    const upstream = sent.upstream;
-    const status = upstream.statusCode ?? 502;
-    const verdict = classify({ kind: 'status', status, headers: upstream.headers }, o);
-    if (verdict.failover) { upstream.resume(); return { done: false, verdict, status }; }
+    const status = sent.upstream.statusCode ?? 502;
+    const verdict = classify({ kind: 'status', status, headers: sent.upstream.headers }, o, Date.now(), this.#kinds[ctx.platform?.kind ?? '']?.resetMs);
+    if (verdict.failover) { sent.upstream.resume(); return { done: false, verdict, status }; }
+    // A kind's own framing (Bedrock's event-stream) or error shape becomes its format's before anything reads it.
+    const decoder = answerDecoder({ kinds: this.#kinds }, { platform: ctx.platform!, format: crossing.upstreamFormat, model: ctx.upstreamModel, stream: ctx.stream }, out.path, status, sent.upstream.headers);
+    const upstream = decoder ? decodedResponse(sent.upstream, decoder) : sent.upstream;
     const sse = isSse(upstream.headers);
     let early: string | undefined;
     if (status < 300 && ctx.stream && sse) {

@@ -43,6 +43,7 @@ export const proxy: Plugin<PoolOptions> = {
       media_max_total_bytes: int('All the images and files one such request fetches, together; past it the request is refused (0 = the server\'s body_limit).', 0),
       media_timeout_ms: int('Longest fetch of one such image or file.', 10_000, 1),
       media_allow_private: names('host:port origins whose media may be fetched although their address is not public (an operator\'s own media server). Every other loopback, private or link-local address is refused.', []),
+      signature_ttl_ms: int('Translated requests to an upstream that signs its tool calls (Gemini 3): how long a call\'s signature is kept for a client that cannot give it back (chat completions; Responses without reasoning.encrypted_content). Past it the call goes with Google\'s placeholder signature.', 86_400_000, 1000),
       session_prefix: names('Body fields (dotted paths; a number indexes a list) whose values, hashed together, stand for the session when nothing names one.', SESSION_DEFAULTS.session_prefix),
     },
   },

@@ -76,7 +76,7 @@ export function requestRefused(status: number): GatewayError {
 
 const WHY: Record<CooldownReason, string> = {
   rate_limited: 'is rate limited', overloaded: 'is overloaded', auth: 'needs attention from an operator (its credential was refused)',
-  upstream_error: 'is failing', unreachable: 'cannot be reached',
+  upstream_error: 'is failing', unreachable: 'cannot be reached', credential: 'could not obtain its credential (its token endpoint failed)',
 };
 
 /**

@@ -35,6 +35,7 @@ export function poolMetrics(registry: Registry, config: GatewayConfig, store: St
     selections: counter(registry, { name: 'gateway_account_selections_total', help: 'Upstream accounts chosen to serve a request (each attempt).', labelNames: ['group', 'account'] }),
     attempts: counter(registry, { name: 'gateway_upstream_attempts_total', help: 'Upstream attempts, by how they ended (ok, client_error, rate_limited, overloaded, auth, upstream_error, unreachable, timeout, stream_error).', labelNames: ['group', 'account', 'reason'] }),
     failovers: counter(registry, { name: 'gateway_failovers_total', help: 'Requests moved to another account, by the failure that moved them.', labelNames: ['group', 'reason'] }),
+    fallbacks: counter(registry, { name: 'gateway_group_fallbacks_total', help: 'Requests moved to a fallback group (groups.NAME.fallback) because no account of their group could take them.', labelNames: ['from', 'to'] }),
     attention: counter(registry, { name: 'gateway_account_needs_attention_total', help: 'Upstream accounts refused with 401/403 (their credential needs an operator).', labelNames: ['group', 'account'] }),
     queueWait: histogram(registry, {
       name: 'gateway_queue_wait_seconds', help: 'Time requests waited for a free account slot (only requests that waited).',

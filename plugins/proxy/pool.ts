@@ -3,15 +3,19 @@
 // back with what the exchange taught the store.
 import type { Logger } from 'pino';
 import { GatewayError } from '../../core/errors.ts';
-import type { Attempt, Ctx, Env } from '../../core/types.ts';
+import { CredentialFailure } from '../../core/credentials.ts';
+import type { AccountConfig, Attempt, Ctx, Env, FormatAdapter } from '../../core/types.ts';
+import { finishRequest } from '../upstream-access.ts';
+import { reachModel } from '../reach.ts';
 import type { FoundBinding } from '../../core/store/types.ts';
 import { Affinity, type AffinityOptions, type Preference } from './affinity.ts';
 import { Upstreams, type AttemptOptions } from './attempt.ts';
 import type { CooldownOptions } from './classify.ts';
 import { CredentialChecks } from './credential-check.ts';
-import { NativeCrossing, type Crossing } from './crossing.ts';
+import { NativeCrossing, type Crossing, type Outbound } from './crossing.ts';
 import { Exchange, type Tried } from './exchange.ts';
 import { Failures } from './failures.ts';
+import { exhaustedGroup, fallBack } from './fallback.ts';
 import { ADMISSION } from '../vars.ts';
 import { requestRefused } from './pool-errors.ts';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.ts';
@@ -21,6 +25,7 @@ import { accountModel, candidatesFor, Scheduler, type Acquired, type ScheduleOpt
 import { Conversations } from './translate/conversations.ts';
 import { TranslatedCrossing } from './translate/crossing.ts';
 import { MEDIA_DEFAULTS } from './translate/media.ts';
+import { CallSignatures } from './translate/signatures.ts';
 import { HeaderAllowList } from './upstream-request.ts';
 
 export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityOptions, AttemptOptions {
@@ -31,6 +36,7 @@ export interface PoolOptions extends CooldownOptions, ScheduleOptions, AffinityO
   media_max_total_bytes: number;
   media_timeout_ms: number;
   media_allow_private: string[];
+  signature_ttl_ms: number;
   usage: boolean;
   max_switches: number;
 }
@@ -44,9 +50,11 @@ export interface PoolParts {
   affinity: Affinity;
   failures: Failures;
   exchange: Pick<Exchange, 'run'>;
-  metrics: Pick<PoolMetrics, 'failovers'>;
+  metrics: Pick<PoolMetrics, 'failovers' | 'fallbacks'>;
   /** How the request crosses: natively, or translated when the group's platform speaks another format. */
   cross(ctx: Ctx): Promise<Crossing>;
+  /** The account's request finished for the upstream (the kind's path, the credential, a signature), or why it cannot be. */
+  finish(ctx: Ctx, account: AccountConfig, out: Outbound, format: FormatAdapter): Promise<Outbound | CredentialFailure>;
   env: Env;
   log: Logger;
 }
@@ -63,12 +71,34 @@ export function poolParts(o: PoolOptions, env: Env): PoolParts {
     maxBytes: o.media_max_bytes, totalBytes: o.media_max_total_bytes || env.config.server.body_limit, timeoutMs: o.media_timeout_ms,
     maxItems: MEDIA_DEFAULTS.maxItems, allowPrivate: o.media_allow_private,
   };
-  const translate = { env, headers, conversations: new Conversations(store), media };
+  const signatures = new CallSignatures(store, env.metrics, o.signature_ttl_ms);
+  const translate = { env, headers, conversations: new Conversations(store), media, signatures };
   return {
     scheduler: new Scheduler(store, o, metrics), affinity, failures, metrics, env, log,
-    exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing),
-    cross: (ctx) => (ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage)),
+    exchange: new Exchange(upstreams, o, affinity, failures, log, env.closing, env.kinds),
+    cross: (ctx) => {
+      reachModel(ctx, env);
+      return ctx.upstreamFormat ? TranslatedCrossing.open(ctx, translate) : NativeCrossing.open(ctx, env, headers, o.usage);
+    },
+    finish: (ctx, account, out, format) => finishOutbound(env, ctx, account, out, format),
   };
+}
+
+/** The kind's path, the account's credential and signature on an outbound request; a credential that cannot be had is returned. */
+async function finishOutbound(env: Env, ctx: Ctx, account: AccountConfig, out: Outbound, format: FormatAdapter): Promise<Outbound | CredentialFailure> {
+  try {
+    const done = await finishRequest(env, { platform: ctx.platform!, group: ctx.group!.name, account, format, model: ctx.upstreamModel, stream: ctx.stream },
+      { method: ctx.req.method ?? 'GET', path: out.path, headers: out.headers, body: out.body.bytes });
+    return { path: done.path, headers: done.headers, body: done.body === out.body.bytes ? out.body : { ...out.body, bytes: done.body } };
+  } catch (err) {
+    if (err instanceof CredentialFailure) return err;
+    throw err;
+  }
+}
+
+/** No credential to send: the account fails over and cools down with reason `credential` for the refresh's backoff. */
+function credentialFailed(f: CredentialFailure): Tried {
+  return { done: false, status: 0, verdict: { failover: true, reason: 'credential', cooldownMs: f.retryInMs, cooldownReason: 'credential' } };
 }
 
 export class Pool {
@@ -80,8 +110,24 @@ export class Pool {
     this.#p = parts;
   }
 
+  /** Serves from the request's group, and when none of its accounts could, from its fallback groups in turn. */
   async serve(ctx: Ctx): Promise<void> {
-    const { scheduler, affinity, failures, exchange, metrics, env, log } = this.#p;
+    const trail: Attempt[] = [];
+    for (;;) {
+      const from = ctx.group!.name;
+      try {
+        return await this.#serveGroup(ctx, trail);
+      } catch (err) {
+        if (!exhaustedGroup(err) || !(await fallBack(ctx, this.#p.env, trail))) throw err;
+        this.#p.metrics.fallbacks.inc({ from, to: ctx.group!.name });
+        this.#p.log.info({ req_id: ctx.id, from, to: ctx.group!.name, code: err.code }, 'request moved to a fallback group');
+      }
+    }
+  }
+
+  /** One group's accounts: `trail` holds every attempt of the request (those of earlier groups name their group). */
+  async #serveGroup(ctx: Ctx, trail: Attempt[]): Promise<void> {
+    const { scheduler, affinity, failures, exchange, metrics, log } = this.#p;
     const group = ctx.group!;
     const baseModel = ctx.upstreamModel;
     const candidates = candidatesFor(group, baseModel);
@@ -93,7 +139,8 @@ export class Pool {
     const p = await affinity.preference(ctx, group, candidates, crossing.pins);
     /** Accounts that failed this request (none until a failover: most requests never make this set). */
     let tried: Set<string> | undefined;
-    const trail: Attempt[] = [];
+    /** This group's attempts, for its refusal's message. */
+    const mine = (): Attempt[] => (trail.length && trail[0].group !== undefined ? trail.filter((a) => a.group === undefined) : trail);
     const waiting = queueKeepalive(ctx, this.#o.keepalive_ms);
     /** The pin the first decision found: the conversation lives on that account only. */
     let pin: FoundBinding | undefined;
@@ -105,15 +152,15 @@ export class Pool {
         n, first ? admission(ctx) : undefined);
       if (!acquired) { ctx.end('disconnected'); return; }
       if (first) pin = await this.#pinned(p, acquired);
-      if (!acquired.ok) throw await failures.refusal(group, candidates, trail, pin, acquired.reason === 'none' ? 'none' : undefined);
+      if (!acquired.ok) throw await failures.refusal(group, candidates, mine(), pin, acquired.reason === 'none' ? 'none' : undefined);
       const lease = acquired.lease;
       const account = candidates.find((a) => a.id === lease.account)!;
       let result: Tried | undefined;
       try {
         ctx.account = account;
         ctx.upstreamModel = accountModel(account, baseModel);
-        const out = await crossing.outbound(account);
-        result = await exchange.run(ctx, trail, group, account, out, crossing);
+        const out = await this.#p.finish(ctx, account, await crossing.outbound(account), crossing.upstreamFormat);
+        result = out instanceof CredentialFailure ? credentialFailed(out) : await exchange.run(ctx, trail, group, account, out, crossing);
       } finally {
         // Not awaited: after an answer, the slot, the success and the bindings reach the store in the same round trip
         // as the settlement that follows.
@@ -129,8 +176,8 @@ export class Pool {
       }
       await failures.failed(ctx, trail, group, account, failure);
       (tried ??= new Set()).add(account.id);
-      if (pin) throw await failures.refusal(group, candidates, trail, pin, failure);
-      if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, trail, pin);
+      if (pin) throw await failures.refusal(group, candidates, mine(), pin, failure);
+      if (n >= this.#o.max_switches || tried.size >= candidates.length) throw await failures.refusal(group, candidates, mine(), pin);
       metrics.failovers.inc({ group: group.name, reason: failure.verdict.reason });
     }
   }

@@ -2,7 +2,7 @@
 // passes), the headers (the format's allow list, the account's credential), and the body bytes.
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
-import type { AccountConfig, Ctx, FormatAdapter, PlatformConfig, UpstreamAuthStyle } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, PlatformConfig } from '../../core/types.ts';
 import { serialize } from '../../core/slices.ts';
 
 /**
@@ -56,11 +56,10 @@ export class HeaderAllowList {
 }
 
 /**
- * The headers sent upstream: of the client's, only what the allow list names (never a client credential), plus the
- * account's credential in the upstream's auth style, and the body's own length and type.
+ * The headers sent upstream: of the client's, only what the allow list names (never a client credential), and the
+ * body's own length and type. The account's credential is put in last (plugins/upstream-access.ts).
  */
-export function upstreamHeaders(given: IncomingHttpHeaders, auth: UpstreamAuthStyle, account: AccountConfig, body: Body,
-  allowed: (name: string) => boolean): IncomingHttpHeaders {
+export function upstreamHeaders(given: IncomingHttpHeaders, body: Body, allowed: (name: string) => boolean): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   // Headers the client named in Connection are scoped to its own connection (RFC 9110 §7.6.1).
   const scoped = given.connection ? given.connection.toLowerCase().split(',').map((h) => h.trim()) : undefined;
@@ -68,7 +67,6 @@ export function upstreamHeaders(given: IncomingHttpHeaders, auth: UpstreamAuthSt
     const value = given[name];
     if (value !== undefined && allowed(name) && !scoped?.includes(name)) headers[name] = value;
   }
-  headers[auth.header] = auth.value(account.credential);
   // Responses are scanned for usage, so they must arrive uncompressed.
   headers['accept-encoding'] = 'identity';
   if (body.bytes) headers['content-length'] = String(body.bytes.length);

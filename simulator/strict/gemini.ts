@@ -20,6 +20,24 @@ export interface GeminiSubject {
   method: 'generate' | 'countTokens';
   /** The GenerateContentRequest inside (the body itself, or countTokens' generateContentRequest). */
   request: Record<string, unknown>;
+  /** The model of the path: Gemini 3 models check the function calls' signatures of the turn in progress. */
+  model?: string;
+}
+
+/** Gemini 3 signs the first function call of each step and refuses a step of the current turn that comes back without. */
+export const signsCalls = (model: string | undefined): boolean => model !== undefined && /^gemini-3/.test(model);
+
+/** What the simulator seals into the signature of a function call it makes: the call itself (name and arguments). */
+export function callToken(call: unknown): string {
+  const c = isObject(call) ? call : {};
+  return `functionCall:${String(c.name)}:${stableJson(c.args ?? {})}`;
+}
+
+/** JSON with object keys sorted: the same call gives the same token however a client re-serialized it. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableJson(value[k])}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
 }
 
 const ROLES = ['user', 'model'];
@@ -58,7 +76,11 @@ export const geminiRules: readonly Rule<GeminiSubject>[] = [
       : bad(`* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`))),
   },
   { refuses: 'a part with two data fields (text and inlineData, …), or with none (an empty text)', check: ({ request }) => dataProblem(request) },
-  { refuses: 'a thoughtSignature this API did not mint', check: ({ request }) => signatureProblem(request) },
+  { refuses: 'a thoughtSignature this API did not mint, or one it minted for another function call', check: ({ request }) => signatureProblem(request) },
+  {
+    refuses: 'Gemini 3: a step of the turn in progress whose first functionCall comes back without its thoughtSignature (the documented placeholder passes)',
+    check: ({ request, model }) => (signsCalls(model) ? missingCallSignature(request) : undefined),
+  },
 ];
 
 export function refuseGemini(subject: GeminiSubject): ErrorSpec | undefined {
@@ -99,6 +121,31 @@ function signatureProblem(request: Record<string, unknown>): ErrorSpec | undefin
     const signature = field(part, 'thoughtSignature');
     if (signature === undefined || signature === SKIP_SIGNATURE) return undefined;
     if (decode(signature) === undefined) return bad(`Invalid value at '${at}.thought_signature' (TYPE_BYTES), Base64 decoding failed for ${JSON.stringify(signature)}`);
-    return unseal('gemini', signature) === undefined ? bad('Corrupted thought signature.') : undefined;
+    const sealed = unseal('gemini', signature);
+    if (sealed === undefined) return bad('Corrupted thought signature.');
+    // A signature minted for a function call goes back on that call, not on another.
+    const call = field(part, 'functionCall');
+    return sealed.startsWith('functionCall:') && (call === undefined || sealed !== callToken(call)) ? bad('Corrupted thought signature.') : undefined;
+  });
+}
+
+/**
+ * The turn in progress starts after the last user content with more than functionResponse parts; each model content
+ * in it (a step) must carry a thoughtSignature on its first functionCall part (Google's words, ai.google.dev
+ * thought-signatures: "Function call is missing a thought_signature in functionCall parts").
+ */
+function missingCallSignature(request: Record<string, unknown>): ErrorSpec | undefined {
+  const contents = contentsOf(request);
+  let from = 0;
+  contents.forEach((content, i) => {
+    if (content.role !== 'model' && partsOf(content).some((p) => field(p, 'functionResponse') === undefined)) from = i + 1;
+  });
+  return firstOf(contents.slice(from), (content) => {
+    if (content.role !== 'model') return undefined;
+    const parts = partsOf(content);
+    const position = parts.findIndex((p) => field(p, 'functionCall') !== undefined);
+    if (position < 0 || field(parts[position], 'thoughtSignature') !== undefined) return undefined;
+    const name = String((field(parts[position], 'functionCall') as Record<string, unknown>).name);
+    return bad(`Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${position + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`);
   });
 }

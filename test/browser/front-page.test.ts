@@ -1,5 +1,5 @@
 // GET / on the shipped gateway.yaml in headless Chromium: a small page linking the key-usage page, the console and the
-// docs (the README), with the base URLs at the gateway's own address; no 404, nothing inline (CSP).
+// docs (/docs: the README as HTML), with the base URLs at the gateway's own address; no 404, nothing inline (CSP).
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +38,9 @@ if (browser) {
     await page.goBack();
     const [docs] = await Promise.all([page.waitForResponse((r) => r.url() === `${gw.url}/docs`), page.click('text=Docs')]);
     t.equal(docs.status(), 200);
-    t.equal(docs.headers()['content-type'], 'text/plain; charset=utf-8');
-    t.equal(await docs.text(), readFileSync(new URL('../../README.md', import.meta.url), 'utf8'), 'the docs are the README');
+    t.equal(docs.headers()['content-type'], 'text/html; charset=utf-8');
+    const title = /^# (.+)$/m.exec(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'))![1];
+    t.equal(await page.textContent('main h1'), title, 'the docs open on the README, rendered');
+    t.ok(await page.$('a[href="/docs/operate"]'), 'with links to the other pages');
   });
 }

@@ -71,7 +71,7 @@ if (browser) {
           await USE[path]?.(page, t);
           await page.waitForLoadState('networkidle');
           if (await page.$('script[src="/assets/uplot.js"]')) t.equal(await page.evaluate(() => typeof (window as any).uPlot), 'function', 'uPlot loaded');
-          // The docs page is the whole README: its first screen is enough to look at.
+          // A docs page is long (the README): its first screen is enough to look at.
           const tall = await page.evaluate(() => document.documentElement.scrollHeight > 10 * innerHeight);
           const shot = await screenshot(page, `image-${path.slice(1) || 'front'}-${w.name}`, !tall);
           t.comment(`screenshot: ${shot}`);

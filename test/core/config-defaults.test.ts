@@ -159,9 +159,10 @@ t.test('the extend form: extends names the defaults, only add and remove beside 
   t.strictSame(problemsOf(OPERATOR, null), ['gateway.yaml:1:1 (root): missing required field "routes"'], 'without a defaults file, routes are required');
 });
 
-t.test('the README\'s example of extends: default loads as it says', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Adding a route'));
+t.test('the configuration reference\'s example of extends: default loads as it says', async (t) => {
+  const reference = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+  t.ok(reference.includes('\n## Routes and pipelines\n'), 'the section is there');
+  const section = reference.slice(reference.indexOf('\n## Routes and pipelines\n'));
   const example = /```yaml\n([\s\S]*?)```/.exec(section)![1];
   const vip = '  vip-pool: { platform: sim, dedicated: true, models: ["*"], accounts: [{ id: v, credential: c }] }\n';
   const { config, layout } = load(`${OPERATOR.replace('keys:\n', `${vip}keys:\n`)}${example}`, defaults);
@@ -175,9 +176,10 @@ t.test('the README\'s example of extends: default loads as it says', async (t) =
   t.equal((config.routes[0].stages.at(-1)?.options as { header_timeout_ms?: number }).header_timeout_ms, 60000, 'with its own proxy options');
 });
 
-t.test('the README\'s production gateway.yaml: only its own sections, every default route, credentials from files', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const example = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Configuration reference')))![1];
+t.test('the configuration reference\'s production gateway.yaml: only its own sections, every default route, credentials from files', async (t) => {
+  const reference = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+  t.ok(reference.includes('\n## A production gateway.yaml\n'), 'the section is there');
+  const example = /```yaml\n([\s\S]*?)```/.exec(reference.slice(reference.indexOf('\n## A production gateway.yaml\n')))![1];
   const dir = dirname(writeConfig('', 'secret-holder'));
   for (const name of ['openai_api_key_2', 'anthropic_api_key']) writeFileSync(join(dir, name), `sk-${name}\n`);
   const env = { GATEWAY_ADMIN_TOKEN: 'a'.repeat(40), REDIS_URL: 'redis://127.0.0.1:1', OPENAI_API_KEY: 'sk-env', CI_GATEWAY_KEY: 'sk-ci' };

@@ -56,7 +56,7 @@ t.test('a valid minimal config normalises with defaults', async (t) => {
   t.strictSame(config.groups, {
     g: {
       name: 'g', platform: 'sim', models: ['gpt-4o-mini'], model_map: {}, rate_multiplier: 1, dedicated: false,
-      client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000,
+      client_formats: undefined, upstream_format: undefined, default_max_tokens: 8192, conversation_ttl_ms: 604_800_000, fallback: [],
       accounts: [
         { id: 'a1', credential: 'cred-1', enabled: true, priority: 1, weight: 1, concurrency: UNCAPPED, base_url: undefined, models: undefined, model_map: undefined },
         { id: 'a2', credential: 'cred-2', enabled: true, priority: 2, weight: 3, concurrency: 16, base_url: 'http://10.0.0.1:9000', models: undefined, model_map: undefined },
@@ -483,7 +483,7 @@ ${ROUTE}`;
   t.strictSame(problemsOf(yaml), [
     `gateway.yaml:${pos(yaml, '{ base_url: "https')} platforms.acme-ai: no format is native to this platform; declare format`,
     `gateway.yaml:${pos(yaml, '[nope]')} platforms.x.format: unknown format "nope" (known: ${Object.keys(formats).join(', ')})`,
-    `gateway.yaml:${pos(yaml, 'basic')} platforms.x.auth: unknown auth style "basic" (known: bearer, x-api-key, x-goog-api-key)`,
+    `gateway.yaml:${pos(yaml, 'basic')} platforms.x.auth: unknown auth style "basic" (known: bearer, x-api-key, x-goog-api-key, api-key, none)`,
     `gateway.yaml:${pos(yaml, 'ftp://a')} platforms.x.base_url: "ftp://a" is not an http(s) URL`,
     `gateway.yaml:${pos(yaml, '{}')} platforms.y: no format is native to this platform; declare format`,
     `gateway.yaml:${pos(yaml, '{}')} platforms.y: missing base_url (or simulator: true)`,

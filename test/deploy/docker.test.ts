@@ -55,8 +55,9 @@ t.test('the Dockerfile: Node 24 slim, npm ci --omit=dev, a non-root user, node a
 });
 
 t.test('.dockerignore keeps every file the gateway loads, and leaves out tests, data and secrets', async (t) => {
-  const shippedPages = pageFiles(read('app/defaults.yaml'));
-  t.ok(shippedPages.includes('README.md'), 'the docs page serves the README');
+  const shippedPages = pageFiles(read('app/defaults.yaml'), CHECKOUT);
+  t.ok(shippedPages.includes('README.md'), 'the docs pages serve the README');
+  t.ok(['docs/operate.md', 'docs/configuration.md', 'docs/architecture.md'].every((f) => shippedPages.includes(f)), 'and the pages of docs/');
   const packaged = shippedPages.filter(fromPackage);
   t.ok(packaged.length > 0, `files served from packages: ${packaged.join(', ')}`);
   t.strictSame(packaged.filter((f) => !(fromPackage(f)! in pkg.dependencies)), [], 'each from a production dependency (npm ci --omit=dev installs it)');
@@ -81,7 +82,7 @@ t.test('a copy made as the Dockerfile makes it from a clean checkout runs with p
   t.ok(image.env.NODE_COMPILE_CACHE && existsSync(image.env.NODE_COMPILE_CACHE), 'the compile cache is filled at build');
   for (const dev of Object.keys(pkg.devDependencies)) t.notOk(existsSync(join(image.dir, 'node_modules', dev)), `${dev} is not installed`);
   t.ok(existsSync(join(image.dir, 'node_modules', 'pino')), 'the dependencies are');
-  t.strictSame(pageFiles(read('app/defaults.yaml')).filter((f) => !existsSync(join(image.dir, f))), [], 'every file a page route serves is in the image');
+  t.strictSame(pageFiles(read('app/defaults.yaml'), CHECKOUT).filter((f) => !existsSync(join(image.dir, f))), [], 'every file a page route serves is in the image');
 
   const admin = { GATEWAY_ADMIN_TOKEN: 'image-admin-token-0123456789abcdef' };
   const [node, args] = entryCommand(image);

@@ -82,18 +82,26 @@ export function importGraph(root: string, entries: string[]): { files: Set<strin
   return { files, packages };
 }
 
-/** Files the `page` stages of a config file's routes serve (relative to the gateway's directory). */
-export function pageFiles(configText: string): string[] {
+/**
+ * Files the `page` and `docs` stages of a config file's routes serve (relative to the gateway's directory `root`): a
+ * page's file; the docs' README and every Markdown file of their folder (the stage's defaults when it names none).
+ */
+export function pageFiles(configText: string, root: string): string[] {
   const config = parse(configText) as { routes: { pipeline: unknown }[] };
-  const files: string[] = [];
+  const files = new Set<string>();
   for (const route of config.routes) {
     if (!Array.isArray(route.pipeline)) continue;
     for (const stage of route.pipeline) {
       const file = (stage as { page?: { file?: string } })?.page?.file;
-      if (file) files.push(file);
+      if (file) files.add(file);
+      if (stage !== 'docs' && !(stage as { docs?: unknown })?.docs) continue;
+      const docs = (stage === 'docs' ? {} : (stage as { docs: { readme?: string; dir?: string } | null }).docs ?? {});
+      const dir = docs.dir ?? 'docs';
+      files.add(docs.readme ?? 'README.md');
+      for (const f of readdirSync(join(root, dir))) if (f.endsWith('.md')) files.add(posix.join(dir, f));
     }
   }
-  return files;
+  return [...files];
 }
 
 /** Non-code files beside the runtime modules (e.g. the store's Lua scripts, read by path at load). */

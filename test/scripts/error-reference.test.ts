@@ -1,13 +1,14 @@
-// The README's error table is generated from the error catalogue; this fails when one changed without the other, and
+// The error table (docs/errors.md) is generated from the error catalogue; this fails when one changed without the other, and
 // checks the catalogue's own promises: one area per code, throwers that build the catalogued status and message.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { errorReference, withErrorReference } from '../../scripts/error-reference.ts';
+import { ERRORS_FILE, errorReference, withErrorReference } from '../../scripts/error-reference.ts';
 import { defineErrors, errorCatalogue, GatewayError } from '../../core/errors.ts';
 
-t.test('README carries the current error table', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  t.equal(readme, withErrorReference(readme), 'run: node scripts/error-reference.ts --write');
+t.test('docs/errors.md carries the current error table', async (t) => {
+  t.equal(ERRORS_FILE, 'docs/errors.md');
+  const page = readFileSync(new URL(`../../${ERRORS_FILE}`, import.meta.url), 'utf8');
+  t.equal(page, withErrorReference(page), 'run: node scripts/error-reference.ts --write');
   for (const code of ['API_KEY_REQUIRED', 'INVALID_API_KEY', 'model_not_found', 'FORMAT_NOT_SUPPORTED', 'NO_ACCOUNT_AVAILABLE', 'STORE_UNAVAILABLE', 'API_KEY_RPM_EXCEEDED']) {
     t.match(errorReference(), new RegExp(`\\| \`${code}\` \\| \\d{3}`), `${code} is catalogued`);
   }
@@ -35,7 +36,7 @@ t.test('codes are snake_case: an older code clients know is kept as the wire ali
     case_made: { status: 405, doc: 'x', message: 'z', headers: (p: { allowed: string[] }) => ({ allow: p.allowed.join(', ') }) },
   });
   t.equal(errors.case_aliased().code, 'CASE_ALIASED', 'clients see the code they always saw');
-  t.equal(errorCatalogue().get('CASE_ALIASED')?.area, 'case-area', 'catalogued (and in the README) as clients see it');
+  t.equal(errorCatalogue().get('CASE_ALIASED')?.area, 'case-area', 'catalogued (and in docs/errors.md) as clients see it');
   t.notOk(errorCatalogue().has('case_aliased'));
   t.strictSame(errors.case_made({ allowed: ['GET', 'POST'] }, { headers: { 'x-b': '2' } }).headers, { allow: 'GET, POST', 'x-b': '2' }, 'headers made from the parameters');
 });

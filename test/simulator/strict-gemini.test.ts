@@ -1,8 +1,8 @@
 // The simulator's Gemini API refuses what Google refuses, with Google's status, envelope, message and field violations.
 import t from 'tap';
 import { startSimulator } from '../../simulator/server.ts';
-import { seal } from '../../simulator/signatures.ts';
-import { geminiRules } from '../../simulator/strict/gemini.ts';
+import { seal, unseal } from '../../simulator/signatures.ts';
+import { callToken, geminiRules, SKIP_SIGNATURE } from '../../simulator/strict/gemini.ts';
 import { postJson, type RefusalCase, ruleStarting, testRefusals } from './helpers.ts';
 
 const sim = await startSimulator();
@@ -17,6 +17,8 @@ const unknown = (description: string, field?: string) => error(description, viol
 const ask = { role: 'user', parts: [{ text: 'Weather in Paris?' }] };
 const call = { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] };
 const declare = (parameters: object) => [{ functionDeclarations: [{ name: 'get_weather', parameters }] }];
+const result = { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { t: 21 } } }] };
+const GEMINI_3 = '/v1beta/models/gemini-3-pro-preview:generateContent';
 
 const cases: RefusalCase[] = [
   { rule: rule('fields the protos'), body: { contents: [ask], metadata: { user_id: 'u' } }, error: unknown('Invalid JSON payload received. Unknown name "metadata": Cannot find field.') },
@@ -81,7 +83,39 @@ const cases: RefusalCase[] = [
     body: { contents: [ask, { role: 'model', parts: [{ ...call.parts[0], thoughtSignature: 'not base64!' }] }, { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { t: 21 } } }] }] },
     error: error('Invalid value at \'contents[1].parts[0].thought_signature\' (TYPE_BYTES), Base64 decoding failed for "not base64!"'),
   },
+  {
+    // Minted for get_weather(Paris), replayed on get_weather(Rome).
+    rule: rule('a thoughtSignature'),
+    body: { contents: [ask, { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: seal('gemini', callToken(call.parts[0].functionCall)) }] }, result] },
+    error: error('Corrupted thought signature.'),
+  },
+  {
+    rule: rule('Gemini 3'),
+    path: GEMINI_3,
+    body: { contents: [ask, { role: 'model', parts: [{ text: 'Checking.' }, ...call.parts] }, result] },
+    error: error('Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:get_weather` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.'),
+  },
+  {
+    // The second step of the same turn (after a functionResponse) is checked too.
+    rule: rule('Gemini 3'),
+    path: GEMINI_3,
+    body: { contents: [ask, { role: 'model', parts: [{ ...call.parts[0], thoughtSignature: SKIP_SIGNATURE }] }, result, call, result] },
+    error: error('Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:get_weather` , position 1. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.'),
+  },
 ];
+
+t.test('Gemini 3: a step of an earlier turn, the placeholder and the signature minted for the call pass; the answer signs its first call', async (t) => {
+  const earlier = { contents: [ask, call, result, { role: 'model', parts: [{ text: 'Sunny.' }] }, ask] };
+  t.equal((await postJson(sim, GEMINI_3, earlier)).status, 200, 'an earlier turn is not checked');
+  const placeholder = { contents: [ask, { role: 'model', parts: [{ ...call.parts[0], thoughtSignature: SKIP_SIGNATURE }] }, result] };
+  t.equal((await postJson(sim, GEMINI_3, placeholder)).status, 200, 'the placeholder');
+  const answer = await (await postJson(sim, GEMINI_3, { contents: [ask], tools: declare({ type: 'object', properties: { city: { type: 'string' } } }) })).json() as any;
+  const part = answer.candidates[0].content.parts[0];
+  t.equal(unseal('gemini', part.thoughtSignature), callToken(part.functionCall), 'minted for this call');
+  const real = { contents: [ask, { role: 'model', parts: [part] }, result] };
+  t.equal((await postJson(sim, GEMINI_3, real)).status, 200, 'its own signature back on its call');
+  t.equal((await postJson(sim, PATH, { contents: [ask, call, result] })).status, 200, 'Gemini 2.5 checks nothing of the kind');
+});
 
 testRefusals(t, sim, { path: PATH, rules: geminiRules, cases });
 

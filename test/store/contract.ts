@@ -6,6 +6,7 @@ import { ledgerContract } from './contract-ledger.ts';
 import { overviewContract } from './contract-overview.ts';
 import { limitsContract } from './contract-limits.ts';
 import { noticesContract } from './contract-notices.ts';
+import { signaturesContract } from './contract-signatures.ts';
 import { spendContract } from './contract-spend.ts';
 import { usageDaysContract } from './contract-usage-days.ts';
 import type { MakeStore, Tap } from './fixtures.ts';
@@ -22,5 +23,6 @@ export function contract(t: Tap, makeStore: MakeStore): void {
   accountsContract(t, makeStore);
   overviewContract(t, makeStore);
   conversationsContract(t, makeStore);
+  signaturesContract(t, makeStore);
   noticesContract(t, makeStore);
 }

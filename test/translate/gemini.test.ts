@@ -18,7 +18,8 @@ const user = (...parts: unknown[]) => ({ role: 'user', parts });
 const model = (...parts: unknown[]) => ({ role: 'model', parts });
 
 /** The exact body (and path) each fixture request becomes. */
-const bodies: Record<string, { path: string; body: Record<string, unknown> }> = {
+// standIns: the calls that went with the placeholder (these fixtures' calls come from no Gemini, so carry none).
+const bodies: Record<string, { path: string; body: Record<string, unknown>; standIns?: number }> = {
   text: {
     path: `${PATH}:generateContent`,
     body: { contents: [user({ text: 'Hello there' })], systemInstruction: { parts: [{ text: 'You are terse.' }] }, generationConfig: { maxOutputTokens: 256, temperature: 0.5 } },
@@ -43,6 +44,7 @@ const bodies: Record<string, { path: string; body: Record<string, unknown> }> = 
       toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
       generationConfig: { maxOutputTokens: 200 },
     },
+    standIns: 1,
   },
   parallelToolResults: {
     path: `${PATH}:generateContent`,
@@ -64,6 +66,7 @@ const bodies: Record<string, { path: string; body: Record<string, unknown> }> = 
       toolConfig: { functionCallingConfig: { mode: 'ANY' } },
       generationConfig: { maxOutputTokens: 200 },
     },
+    standIns: 1,
   },
   forcedTool: {
     path: `${PATH}:generateContent`,

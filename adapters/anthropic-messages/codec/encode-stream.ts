@@ -4,7 +4,7 @@
 // else). State is per request: one writer per stream.
 import type { BlockStart, CanonBlock, CanonEvent, CodecContext, StreamEncoder } from '../../../core/canonical.ts';
 import type { Usage } from '../../../core/usage.ts';
-import { wrapSigned } from '../../shared/signatures.ts';
+import { callCarrier, wrapSigned } from '../../shared/signatures.ts';
 import { formatFrame } from '../../shared/sse.ts';
 import type { Obj } from './check.ts';
 import { toolInput } from './encode-blocks.ts';
@@ -112,6 +112,8 @@ class MessagesStreamWriter implements StreamEncoder {
         this.#pending.delete(index);
         continue;
       }
+      // A call's signature goes first, in a thinking block of its own (withCallCarriers).
+      if (block.start.type === 'tool_call' && block.start.signature) out += this.#whole(callCarrier(block.start.signature));
       const { kind, contentBlock } = openingOf(block.start);
       this.#open = { index, wire: this.#nextWire++, kind, customOpened: false };
       out += frame({ type: 'content_block_start', index: this.#open.wire, content_block: contentBlock });

@@ -25,4 +25,6 @@ export const codec: Codec = {
   countsTokens: true,
   // Anthropic fetches url images and PDFs itself.
   inlineMedia: false,
+  // A tool call's signature rides in a thinking block before it (withCallCarriers), which the client replays.
+  returnsCallSignatures: () => true,
 };

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CanonBlock, CanonCount, CanonResponse, CodecContext } from '../../../core/canonical.ts';
 import { GatewayError } from '../../../core/errors.ts';
+import { withCallCarriers } from '../../shared/signatures.ts';
 import { parseObject } from '../../shared/stream-json.ts';
 import { anthropicUsage } from '../usage.ts';
 import { isObj, type Obj } from './check.ts';
@@ -23,7 +24,7 @@ export function encodeResponse(res: CanonResponse, ctx: CodecContext): Obj {
     type: 'message',
     role: 'assistant',
     model: ctx.clientModel,
-    content: res.content.map(clientBlock).filter((b) => b !== undefined),
+    content: withCallCarriers(res.content).map(clientBlock).filter((b) => b !== undefined),
     stop_reason: STOP_TO_WIRE[res.stop],
     stop_sequence: res.stopSequence ?? null,
     usage: wireUsage(res.usage, true),

@@ -17,8 +17,11 @@ export function leadingSystem(messages: CanonMessage[]): number {
   return Math.max(0, messages.findIndex((m) => m.role !== 'system'));
 }
 
-/** The contents from message `from` on (the leading system messages before it went to systemInstruction). */
-export function encodeContents(req: CanonRequest, from = 0): Content[] {
+/**
+ * The contents from message `from` on (the leading system messages before it went to systemInstruction), and how many
+ * function calls carry the placeholder signature.
+ */
+export function encodeContents(req: CanonRequest, from = 0): { contents: Content[]; standIns: number } {
   const names = callNames(req.messages);
   const contents: Content[] = [];
   let calls: string[] = [];
@@ -34,14 +37,20 @@ export function encodeContents(req: CanonRequest, from = 0): Content[] {
     if (last?.role === content.role) last.parts.push(...content.parts);
     else contents.push(content);
   });
-  for (const content of contents) if (content.role === 'model') signFirstCall(content.parts);
-  return contents;
+  let standIns = 0;
+  for (const content of contents) if (content.role === 'model' && signFirstCall(content.parts)) standIns++;
+  return { contents, standIns };
 }
 
-/** Gemini 3 refuses a function-call turn whose first call lacks its thoughtSignature; a call from elsewhere gets Google's placeholder. */
-function signFirstCall(parts: Part[]): void {
+/**
+ * Gemini 3 refuses a function-call turn whose first call lacks its thoughtSignature; a call whose own signature did not
+ * come back gets Google's placeholder (true then).
+ */
+function signFirstCall(parts: Part[]): boolean {
   const first = parts.find((p) => p.functionCall !== undefined);
-  if (first && first.thoughtSignature === undefined) first.thoughtSignature = SKIP_SIGNATURE;
+  if (!first || first.thoughtSignature !== undefined) return false;
+  first.thoughtSignature = SKIP_SIGNATURE;
+  return true;
 }
 
 const systemParts = (blocks: CanonBlock[]): Part[] =>

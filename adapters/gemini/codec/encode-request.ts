@@ -11,7 +11,7 @@ import { BUDGET_BY_EFFORT, BUDGET_RANGE, FORMAT, MODE_TO_WIRE } from './tables.t
 /** Gemini takes at most five stop sequences; dropping some would change where the answer ends. */
 const MAX_STOP = 5;
 
-export function encodeRequest(req: CanonRequest, _ctx: CodecContext): { path: string; body: Record<string, unknown> } {
+export function encodeRequest(req: CanonRequest, _ctx: CodecContext): { path: string; body: Record<string, unknown>; standIns?: number } {
   const name = req.model.replace(/^models\//, '');
   const model = encodeURIComponent(name);
   // Leading system messages belong to the system prompt (docs/translation.md "System prompt"); later ones stay in place.
@@ -20,8 +20,9 @@ export function encodeRequest(req: CanonRequest, _ctx: CodecContext): { path: st
     .flatMap((b) => (b.type === 'text' && b.text !== '' ? [{ text: b.text }] : []));
   const extras = req.extras[FORMAT] ?? {};
   const generation = generationConfig(req);
+  const { contents, standIns } = encodeContents(req, lead);
   const body: Obj = {
-    contents: encodeContents(req, lead),
+    contents,
     ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}),
     ...(req.tools.length > 0 ? { tools: [{ functionDeclarations: req.tools.map(declaration) }] } : {}),
     ...(req.tools.length > 0 && req.toolChoice ? { toolConfig: toolConfig(req.toolChoice) } : {}),
@@ -37,7 +38,7 @@ export function encodeRequest(req: CanonRequest, _ctx: CodecContext): { path: st
     };
   }
   // Upstream streams are always SSE, whatever framing the client wanted: the decoder reads frames.
-  return { path: `/v1beta/models/${model}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body };
+  return { path: `/v1beta/models/${model}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, body, ...(standIns > 0 ? { standIns } : {}) };
 }
 
 /**

@@ -25,4 +25,8 @@ export const codec: Codec = {
   countsTokens: true,
   // Gemini reads media inline (or from its own Files API): the bridge fetches url images and files first.
   inlineMedia: true,
+  // Gemini 3 signs the first function call of each step and checks it comes back (docs/translation.md "Signatures").
+  signsCalls: true,
+  // thoughtSignature sits on the functionCall part the client replays.
+  returnsCallSignatures: () => true,
 };

@@ -1,5 +1,6 @@
 // A canonical answer → the Response object a Responses client gets from a non-streamed create, and the count answer.
 import type { Codec } from '../../../core/canonical.ts';
+import { withCallCarriers } from '../../shared/signatures.ts';
 import { encodeUsage, itemIdFor, outputItem, responseIdOf, responseObject, wantsEncrypted } from './response-object.ts';
 import type { Obj } from './read.ts';
 import { STATUS_BY_STOP } from './tables.ts';
@@ -8,7 +9,8 @@ export const encodeResponse: Codec['encodeResponse'] = (res, ctx) => {
   const id = responseIdOf(ctx);
   const encrypted = wantsEncrypted(ctx);
   const output: Obj[] = [];
-  for (const block of res.content) {
+  // A call's signature rides in a reasoning item's encrypted_content before it, for a client that replays those.
+  for (const block of encrypted ? withCallCarriers(res.content) : res.content) {
     const item = outputItem(block, itemIdFor(block, id, output.length), encrypted);
     if (item) output.push(item);
   }

@@ -4,6 +4,7 @@
 // written: Codex refuses events without them. Blocks that interleave (parallel calls) wait their turn, buffered.
 import type { BlockStart, CanonBlock, CanonError, CanonEvent, CodecContext, StreamEncoder } from '../../../core/canonical.ts';
 import type { Usage } from '../../../core/usage.ts';
+import { callCarrier } from '../../shared/signatures.ts';
 import { formatFrame } from '../../shared/sse.ts';
 import { failedError } from './errors.ts';
 import {
@@ -61,6 +62,10 @@ class ResponsesStreamEncoder implements StreamEncoder {
         if (!this.#started) out += this.#open();
         break;
       case 'block_start': {
+        // A call's signature goes first, in a reasoning item of its own (withCallCarriers).
+        if (this.#encrypted && e.block.type === 'tool_call' && e.block.signature) {
+          this.#queue.push({ block: callCarrier(e.block.signature), ended: true, sent: 0, summaryOpen: false });
+        }
         const pending: Pending = { block: blockOf(e.block), ended: e.block.type === 'whole', sent: 0, summaryOpen: false };
         this.#byIndex.set(e.index, pending);
         this.#queue.push(pending);

@@ -8,6 +8,7 @@ import { encodeCount, encodeResponse } from './encode-response.ts';
 import { encodeRequest } from './encode-request.ts';
 import { encodeStream } from './encode-stream.ts';
 import { decodeError, encodeError } from './errors.ts';
+import { asksEncrypted } from './response-object.ts';
 import { state } from './state.ts';
 
 export const codec: Codec = {
@@ -26,4 +27,6 @@ export const codec: Codec = {
   countsTokens: true,
   // OpenAI fetches image and file URLs itself.
   inlineMedia: false,
+  // Only a client that asked for encrypted_content gets (and replays) the reasoning item that carries a call's signature.
+  returnsCallSignatures: asksEncrypted,
 };

@@ -1,7 +1,7 @@
 // The Response object a Responses client gets (whole, or inside lifecycle events): its id, its output items built from
 // canonical blocks, usage in OpenAI's semantics, and the request fields the API echoes back.
 import { randomBytes } from 'node:crypto';
-import type { CanonBlock, CodecContext } from '../../../core/canonical.ts';
+import type { CanonBlock, CanonRequest, CodecContext } from '../../../core/canonical.ts';
 import type { Usage } from '../../../core/usage.ts';
 import { signedFor } from '../../shared/signatures.ts';
 import { encryptedFor, summaryOf } from './reasoning.ts';
@@ -17,8 +17,12 @@ export function responseIdOf(ctx: CodecContext): string {
 }
 
 /** Whether the client asked for reasoning's encrypted_content (Codex does, to replay it statelessly). */
-export const wantsEncrypted = (ctx: CodecContext): boolean =>
-  Array.isArray(echoOf(ctx).include) && (echoOf(ctx).include as unknown[]).includes('reasoning.encrypted_content');
+export function asksEncrypted(req: CanonRequest): boolean {
+  const include = req.extras[FORMAT]?.include;
+  return Array.isArray(include) && include.includes('reasoning.encrypted_content');
+}
+
+export const wantsEncrypted = (ctx: CodecContext): boolean => asksEncrypted(ctx.request);
 
 const PREFIX: Partial<Record<CanonBlock['type'], string>> = { text: 'msg', tool_call: 'fc', reasoning: 'rs', image: 'ig' };
 

@@ -11,10 +11,15 @@ const SEP = '\u0000';
 export class ConversationBook {
   readonly #kept = new Map<string, KeptConversation>();
   readonly #max: number;
-  constructor(max = CONVERSATIONS_KEPT) { this.#max = max; }
+  readonly #check: (id: string, value: string) => void;
+  /** `check` refuses what may not be kept (the signatures' book has its own bound). */
+  constructor(max = CONVERSATIONS_KEPT, check = checkConversation) {
+    this.#max = max;
+    this.#check = check;
+  }
 
   put(keyId: string, responseId: string, value: string, ttlMs: number): void {
-    checkConversation(responseId, value);
+    this.#check(responseId, value);
     const k = keyId + SEP + responseId;
     this.#kept.delete(k);
     this.#kept.set(k, { value, expires: Date.now() + ttlMs });

@@ -6,6 +6,7 @@ import type {
 } from '../types.ts';
 import { AccountBook } from './accounts.ts';
 import { ConversationBook } from './conversations.ts';
+import { checkSignature, SIGNATURES_KEPT } from '../signatures.ts';
 import { NoticeBook } from './notices.ts';
 import { cloneKey, patchKey, sortKeys, type KeyPatch } from '../issued-keys.ts';
 import { KeyLedger } from './ledger.ts';
@@ -32,6 +33,8 @@ export class MemoryStore implements Store {
   protected readonly summary = new MemorySummary();
   protected readonly accounts = new AccountBook();
   protected readonly conversations = new ConversationBook();
+  // Not journaled by the file store: a signature lost with a restart costs a placeholder, not a conversation.
+  private readonly signatures = new ConversationBook(SIGNATURES_KEPT, checkSignature);
   private readonly notices = new NoticeBook();
 
   constructor(options: StoreOptions = {}) {
@@ -191,6 +194,14 @@ export class MemoryStore implements Store {
 
   async getConversation(keyId: string, responseId: string): Promise<string | undefined> {
     return this.conversations.get(keyId, responseId);
+  }
+
+  async putSignature(keyId: string, name: string, value: string, ttlMs: number): Promise<void> {
+    this.signatures.put(keyId, name, value, ttlMs);
+  }
+
+  async getSignatures(keyId: string, names: string[]): Promise<(string | undefined)[]> {
+    return names.map((name) => this.signatures.get(keyId, name));
   }
 
   async claim(name: string, ttlMs: number): Promise<boolean> {

@@ -46,6 +46,7 @@ function keyNames(prefix: string, keyId: string) {
     log: `${p}lg`, // hash chunk id -> chunk of records (batch.ts), '#' -> how many the chunks hold
     logIndex: `${p}lgi`, // zset "<chunk id> <oldest time> <records>" -> the chunk's newest record time
     conversation: (id: string) => `${p}conv:${id}`, // string: a kept conversation's JSON (expires: PX)
+    signature: (name: string) => `${p}sig:${name}`, // string: a tool call's signature (expires: PX)
   };
 }
 

@@ -1,6 +1,7 @@
 // RedisStore: the Store shared by every gateway process, on one Redis or a Cluster: per-key and per-group updates are
 // Lua scripts on one slot (keys.ts, lua/); records and rollups are written behind (batch.ts).
 import { checkConversation, CONVERSATION_ID } from '../conversations.ts';
+import { checkSignature, SIGNATURE_ID } from '../signatures.ts';
 import { Redis, type Cluster } from 'ioredis';
 import type {
   AccountLease, AccountState, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRefusal, AdmitRequest,
@@ -191,6 +192,20 @@ export class RedisStore implements Store {
   async getConversation(keyId: string, responseId: string): Promise<string | undefined> {
     if (!CONVERSATION_ID.test(responseId)) return undefined;
     return (await this.client.get(this.layout.key(keyId).conversation(responseId))) ?? undefined;
+  }
+
+  async putSignature(keyId: string, name: string, value: string, ttlMs: number): Promise<void> {
+    checkSignature(name, value);
+    await this.client.set(this.layout.key(keyId).signature(name), value, 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+  async getSignatures(keyId: string, names: string[]): Promise<(string | undefined)[]> {
+    const valid = names.filter((name) => SIGNATURE_ID.test(name));
+    if (valid.length === 0) return names.map(() => undefined);
+    // Every name carries the key's hash tag: one MGET on one slot.
+    const keys = this.layout.key(keyId);
+    const found = await this.client.mget(...valid.map((name) => keys.signature(name)));
+    const byName = new Map(valid.map((name, i) => [name, found[i] ?? undefined]));
+    return names.map((name) => byName.get(name));
   }
 
   async claim(name: string, ttlMs: number): Promise<boolean> {

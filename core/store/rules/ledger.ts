@@ -130,11 +130,12 @@ export function at<K, V>(map: Map<K, V>, k: K, make: () => V): V {
   return v;
 }
 
-/** A new day's entries and the days before `oldest` go (ROLLUP_DAYS, HOUR_ROLLUP_DAYS). */
-function dayOf<V>(map: Map<string, V>, also: Map<string, unknown>, date: string, oldest: string, make: () => V): V {
-  let v = map.get(date);
+/** A new day's entries, and the days more than `keptDays` before it go (ROLLUP_DAYS, HOUR_ROLLUP_DAYS). */
+function dayOf<V>(map: Map<string, V>, also: Map<string, unknown>, s: Settlement, keptDays: number, make: () => V): V {
+  let v = map.get(s.date);
   if (v !== undefined) return v;
-  map.set(date, (v = make()));
+  map.set(s.date, (v = make()));
+  const oldest = utcDate(s.clock - keptDays * DAY_MS); // once a day, not per settlement: utcDate keeps one day's text
   for (const d of map.keys()) if (d < oldest) { map.delete(d); also.delete(d); }
   return v;
 }
@@ -147,9 +148,9 @@ export function addSettlement(l: Ledger, s: Settlement): void {
     spendInWindows(l.windows, s.clock, add.cost);
   }
   addCounters(l.total, add);
-  addCounters(dayOf(l.days, l.dayModels, s.date, utcDate(s.clock - ROLLUP_DAYS * DAY_MS), emptyCounters), add);
+  addCounters(dayOf(l.days, l.dayModels, s, ROLLUP_DAYS, emptyCounters), add);
   addCounters(at(at(l.dayModels, s.date, () => new Map<string, Counters>()), s.model, emptyCounters), add);
-  const hours = dayOf(l.hours, l.hourModels, s.date, utcDate(s.clock - HOUR_ROLLUP_DAYS * DAY_MS), () => new Map<number, Counters>());
+  const hours = dayOf(l.hours, l.hourModels, s, HOUR_ROLLUP_DAYS, () => new Map<number, Counters>());
   addCounters(at(hours, s.hour, emptyCounters), add);
   const byHour = at(l.hourModels, s.date, () => new Map<number, Map<string, Counters>>());
   addCounters(at(at(byHour, s.hour, () => new Map<string, Counters>()), s.model, emptyCounters), add);

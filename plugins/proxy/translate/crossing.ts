@@ -10,13 +10,14 @@ import { estimateInputTokens } from '../../../adapters/shared/estimate.ts';
 import { inlineMedia, type Inlined, type MediaOptions } from './media.ts';
 import type { Codecs } from './frames.ts';
 import { relayTranslated } from './relay.ts';
+import { CallSignatures } from './signatures.ts';
 import { sendJson } from '../../../core/reply.ts';
 import { serialize, stringify, turnAfter } from '../../../core/slices.ts';
 import type { UpstreamResponse } from '../upstream-response.ts';
 import type { DrainBounds } from '../usage-drain.ts';
 
-/** What a translated crossing needs besides the request: the pool's header allow lists and the kept conversations. */
-export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions }
+/** What a translated crossing needs besides the request: the pool's header allow lists, the kept conversations and signatures. */
+export interface TranslateParts { env: Env; headers: HeaderAllowList; conversations: Conversations; media: MediaOptions; signatures: CallSignatures }
 
 /** Write a JSON answer the gateway made itself (an estimate, a kept answer). */
 function answerLocally(ctx: Ctx, body: unknown): void {
@@ -34,6 +35,9 @@ export class TranslatedCrossing implements Crossing {
   readonly #given: IncomingHttpHeaders;
   readonly #allowed: (name: string) => boolean;
   readonly #media: MediaOptions;
+  readonly #signatures: CallSignatures;
+  /** Placeholders are counted once a request, however many accounts it tries. */
+  #counted = false;
   /** URL media fetched inline, once, for an upstream that takes media only inline: after the admission, never before. */
   #inlined: Promise<Inlined | undefined> | undefined;
 
@@ -44,6 +48,7 @@ export class TranslatedCrossing implements Crossing {
     this.#given = ctx.req.headers;
     this.#allowed = p.headers.translated(ctx.platform!);
     this.#media = p.media;
+    this.#signatures = p.signatures;
     this.upstreamFormat = ctx.upstreamFormat!;
     this.local = local;
   }
@@ -65,6 +70,10 @@ export class TranslatedCrossing implements Crossing {
     const keeping: Keeping | undefined = operation === 'generate' ? await p.conversations.resume(ctx, client, request) : undefined;
     const cctx: CodecContext = { request, clientModel: ctx.model ?? request.model, defaults: { maxOutputTokens: ctx.group!.default_max_tokens } };
     const codecs: Codecs = { client, upstream, cctx, keep: keeping?.keep };
+    if (operation === 'generate' && CallSignatures.applies(codecs, request)) {
+      await p.signatures.restore(ctx, request);
+      codecs.signed = (calls) => p.signatures.keep(ctx, calls);
+    }
     // No counter upstream: the gateway estimates, and says so.
     const estimate = operation === 'count_tokens' && !upstream.countsTokens
       ? async () => answerLocally(ctx, client.encodeCount({ inputTokens: estimateInputTokens(request), estimated: true }, cctx))
@@ -88,9 +97,12 @@ export class TranslatedCrossing implements Crossing {
     const base = inlined?.request ?? cctx.request;
     const request = { ...base, model: ctx.upstreamModel ?? base.model };
     const encoded = upstream.encodeRequest(request, { ...cctx, request });
+    if (encoded.standIns && !this.#counted) {
+      this.#counted = true;
+      this.#signatures.countStandIns(ctx.format.name, encoded.standIns);
+    }
     const body = { bytes: inlined ? inlined.body(await stringify(encoded.body)) : await serialize(encoded.body), json: true };
-    const auth = this.#env.upstreamAuth[ctx.platform?.auth ?? this.upstreamFormat.upstreamAuth];
-    const headers = upstreamHeaders(this.#given, auth, account, body, this.#allowed);
+    const headers = upstreamHeaders(this.#given, body, this.#allowed);
     Object.assign(headers, encoded.headers);
     return { path: encoded.path, headers, body };
   }

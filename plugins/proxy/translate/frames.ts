@@ -1,6 +1,6 @@
 // A translated stream's frames for the pump (stream-pump.ts): upstream frames decoded by the upstream's codec into
 // canonical events, written in the client's own frames by the client's codec; usage is the upstream's own numbers.
-import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext, StreamDecoder, StreamEncoder } from '../../../core/canonical.ts';
+import type { CanonError, CanonEvent, CanonResponse, Codec, CodecContext, StreamDecoder, StreamEncoder, ToolCallBlock } from '../../../core/canonical.ts';
 import { collectEvents } from '../../../adapters/shared/collect-events.ts';
 import type { Ctx, Outcome, SseFrame, StreamedText } from '../../../core/types.ts';
 import type { Usage } from '../../../core/usage.ts';
@@ -13,6 +13,8 @@ export interface Codecs {
   cctx: CodecContext;
   /** Keeps the answer (canonical, and as the client saw it) before the client can name it in its next request. */
   keep?: (res: CanonResponse, answer: unknown) => Promise<void>;
+  /** Keeps the signatures of the answer's calls (signatures.ts) before the client can replay them. */
+  signed?: (calls: ToolCallBlock[]) => Promise<void>;
 }
 
 /** What a stream showed of its answer so far: the usage, the text relayed, and how it ended. */
@@ -51,6 +53,8 @@ export class CodecFrames implements FrameTransform {
   readonly #events: CanonEvent[] | undefined;
   /** An error the upstream sent in its stream fails the answer; one only its end brings is the stream's cut. */
   #failed = false;
+  /** Signed calls of the answer, by block index, for Codecs.signed. */
+  readonly #signedCalls = new Map<number, ToolCallBlock>();
 
   constructor(c: Codecs) {
     this.#c = c;
@@ -81,6 +85,13 @@ export class CodecFrames implements FrameTransform {
   cutShort(): string { return this.#seen.error ? '' : this.#encode([cut()]); }
 
   close(ctx: Ctx, outcome: Outcome | undefined): string | Promise<string> {
+    const { signed } = this.#c;
+    // The stream's last bytes wait for the signatures: the client replays the calls once it has them.
+    if (signed && this.#signedCalls.size > 0) return signed([...this.#signedCalls.values()]).then(() => this.#close(ctx, outcome));
+    return this.#close(ctx, outcome);
+  }
+
+  #close(ctx: Ctx, outcome: Outcome | undefined): string | Promise<string> {
     const { keep, client, cctx } = this.#c;
     const encoder = this.#encoder;
     if (!keep || !this.#events || (outcome !== 'completed' && outcome !== 'incomplete')) return encoder.end();
@@ -97,7 +108,22 @@ export class CodecFrames implements FrameTransform {
 
   #encode(batch: CanonEvent[]): string {
     let out = '';
-    for (const e of batch) { this.#seen.see(e); this.#events?.push(e); out += this.#encoder.event(e); }
+    for (const e of batch) {
+      this.#seen.see(e);
+      this.#events?.push(e);
+      if (this.#c.signed) this.#signing(e);
+      out += this.#encoder.event(e);
+    }
     return out;
+  }
+
+  #signing(e: CanonEvent): void {
+    if (e.type === 'block_start' && e.block.type === 'tool_call' && e.block.signature) {
+      const { id, name, signature } = e.block;
+      this.#signedCalls.set(e.index, { type: 'tool_call', id, name, arguments: '', signature });
+    } else if (e.type === 'delta' && e.arguments !== undefined) {
+      const call = this.#signedCalls.get(e.index);
+      if (call) call.arguments += e.arguments;
+    }
   }
 }

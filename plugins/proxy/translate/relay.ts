@@ -66,6 +66,7 @@ async function whole(ctx: Ctx, text: string, c: Codecs): Promise<void> {
   ctx.usage = res.usage;
   ctx.end(res.stop === 'max_tokens' ? 'incomplete' : 'completed');
   const body = c.client.encodeResponse(res, c.cctx);
+  await c.signed?.(res.content.filter((b) => b.type === 'tool_call'));
   await c.keep?.(res, body).catch((err) => ctx.log.warn({ err, req_id: ctx.id }, 'conversation not kept'));
   answer(ctx, 200, body);
 }
