@@ -7,9 +7,17 @@ export function number(value: string, name: string, min: number, max: number): n
   return n;
 }
 
-/** `--store file|redis`: the Redis URL (REDIS_URL, else 127.0.0.1:6379) for redis, undefined for the embedded store. */
-export function redisFor(store: string): string | undefined {
-  if (store !== 'file' && store !== 'redis') throw new Error(`--store: file or redis, got "${store}"`);
+/** `--store redis-cluster` before its Cluster is started (startLocalCluster gives the real URL). */
+export const LOCAL_CLUSTER = 'redis+cluster://local';
+
+/**
+ * `--store file|redis|redis-cluster`: the Redis URL (REDIS_URL, else 127.0.0.1:6379) for redis, LOCAL_CLUSTER for
+ * redis-cluster (where `cluster` allows it), undefined for the embedded store.
+ */
+export function redisFor(store: string, o: { cluster?: boolean } = {}): string | undefined {
+  const kinds = o.cluster ? ['file', 'redis', 'redis-cluster'] : ['file', 'redis'];
+  if (!kinds.includes(store)) throw new Error(`--store: ${kinds.join(' or ')}, got "${store}"`);
+  if (store === 'redis-cluster') return LOCAL_CLUSTER;
   return store === 'redis' ? process.env.REDIS_URL || 'redis://127.0.0.1:6379' : undefined;
 }
 

@@ -168,7 +168,8 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
       const by = rounds ? ` (round by round ${rounds.cpuUs.map((x) => x.toFixed(1)).join(' ')}, median ${rounds.median.toFixed(1)})` : '';
       const share = redisShare(f, b);
       const ofBare = share ? `; ${share.share.toFixed(3)} of b's CPU a request${share.perRound ? ` (round by round ${share.perRound.map((x) => x.toFixed(3)).join(' ')}, median ${share.median!.toFixed(3)})` : ''}` : '';
-      return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${by}${ofBare}`;
+      const shard = f.redis!.busiestShare !== undefined ? ` (busiest of ${f.redis!.shards} shards: ${Math.round(f.redis!.busiestShare * 100)} %)` : '';
+      return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${shard}${by}${ofBare}`;
     }),
     '',
     row(['ratio', 'req/s', 'p50', 'p99', 'CPU µs/req'], [...widths.slice(0, 4), 11]),

@@ -2,7 +2,8 @@
 import { createHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { stop } from './children.ts';
-import { helpAndExit, number, redisFor, withUsage } from './options.ts';
+import { helpAndExit, LOCAL_CLUSTER, number, redisFor, withUsage } from './options.ts';
+import { startCluster } from '../scripts/redis-cluster.ts';
 import { check, measure, type LoadOptions } from './load.ts';
 import { measureWrk, wrkInstalled } from './wrk.ts';
 import { report, type TargetFigures } from './report.ts';
@@ -10,7 +11,7 @@ import { setUpGateways, startUpstream, storeKind, storeLabel, targets, type Gate
 import { cpuDelta, threadDelta, treeCpu, treeThreadCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
-const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c,e] [--stream] [--store file|redis] [--workers N] [--wrk]
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c,e] [--stream] [--store file|redis|redis-cluster] [--workers N] [--wrk]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
   d = the gateway translating (chat client, Anthropic-format group; whole answers only),
   e = the gateway as an operator configures it (bench/gateway.operator.yaml: platforms, groups and keys only, so the
@@ -19,6 +20,8 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
     against issue 39's targets: CPU ≤ 2.0× b, req/s ≥ 0.45× b, on Redis ≤ 50 µs and ≤ 0.2 script calls a request
   --store redis: the gateway targets keep their state in Redis (REDIS_URL, else 127.0.0.1:6379) instead of the
     embedded store (a SQLite file in a fresh temp folder); the report adds Redis's own calls and CPU per request
+  --store redis-cluster: as redis, on a 3-master Redis Cluster the bench starts (its own redis-server processes on free
+    ports, stopped at the end); calls and CPU are summed over the masters, and the busiest one's share of CPU is shown
   --workers N (1 to 16): the gateway targets run as a cluster of N worker processes; CPU and peak RSS are summed over
     the primary and its workers. Without --store redis they cannot share the embedded store's file: each worker then
     keeps its state in memory (":memory:"), its own limits and usage; the report's header says which
@@ -84,7 +87,7 @@ function parse(): Parsed {
       stream: values.stream,
     },
     only: only as Set<TargetId>,
-    setup: { redis: redisFor(values.store), workers: Math.round(number(values.workers, 'workers', 1, 16)) },
+    setup: { redis: redisFor(values.store, { cluster: true }), workers: Math.round(number(values.workers, 'workers', 1, 16)) },
     rounds: roundsOf(values.rounds ?? (values.stream ? '1' : '5'), values.stream),
     wrk: values.wrk,
   };
@@ -103,6 +106,17 @@ const zeroRedis = (): RedisSample => ({ calls: new Map(), cpuS: 0 });
 async function main(): Promise<void> {
   const { opts, only, setup, rounds, wrk } = withUsage(usage, parse);
   if (wrk && !wrkInstalled()) throw new Error('--wrk: wrk is not installed (Debian: apt-get install wrk)');
+  // --store redis-cluster: a 3-master Cluster of its own, stopped at the end.
+  const cluster = setup.redis === LOCAL_CLUSTER ? await startCluster() : undefined;
+  if (cluster) setup.redis = cluster.url;
+  try {
+    await runTargets(setup, opts, only, rounds, wrk);
+  } finally {
+    await cluster?.stop();
+  }
+}
+
+async function runTargets(setup: GatewaySetup, opts: ReturnType<typeof parse>['opts'], only: Set<TargetId>, rounds: number, wrk: boolean): Promise<void> {
   const drive = wrk ? measureWrk : measure;
   setUpGateways(setup);
   const redisInfo = setup.redis ? new RedisInfo(setup.redis) : undefined;
@@ -147,6 +161,7 @@ async function main(): Promise<void> {
           for (const [cmd, n] of a.calls) acc.calls.set(cmd, (acc.calls.get(cmd) ?? 0) + n - (b.calls.get(cmd) ?? 0));
           redisCpuS = a.cpuS - b.cpuS;
           acc.cpuS += redisCpuS;
+          if (a.shardCpuS) acc.shardCpuS = a.shardCpuS.map((s, j) => (acc.shardCpuS?.[j] ?? 0) + s - (b.shardCpuS?.[j] ?? 0));
         }
         tally.ok += load.ok; tally.errors += load.errors; tally.non2xx += load.non2xx; tally.short += load.short;
         tally.dropped += load.dropped; tally.durationS += load.durationS;

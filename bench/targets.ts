@@ -97,11 +97,14 @@ export interface GatewaySetup {
 let setup: GatewaySetup = { workers: 1 };
 export const setUpGateways = (s: GatewaySetup): void => { setup = s; };
 
+/** A redis+cluster:// URL: the bench's own Cluster (bench/run.ts), thrown away whole at the end. */
+const isCluster = (url: string) => /^rediss?\+cluster:/.test(url);
+
 /** The embedded store's file belongs to one process (the config refuses it under several workers): they get ":memory:". */
 const inMemory = (s: GatewaySetup) => !s.redis && s.workers > 1;
 
 /** The gateway targets' store for the JSON line. */
-export const storeKind = (s: GatewaySetup): string => (s.redis ? 'redis' : inMemory(s) ? ':memory: per worker' : 'file');
+export const storeKind = (s: GatewaySetup): string => (s.redis ? (isCluster(s.redis) ? 'redis-cluster' : 'redis') : inMemory(s) ? ':memory: per worker' : 'file');
 
 /** The gateway targets' store, as the report's header names it. */
 export function storeLabel(s: GatewaySetup): string {
@@ -146,7 +149,7 @@ const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?
       await stop(child);
       rmSync(store, { recursive: true, force: true });
       // The run's keys leave the Redis with it (some would otherwise live for weeks: rollups, records).
-      if (setup.redis) await deletePrefix(setup.redis, prefix);
+      if (setup.redis && !isCluster(setup.redis)) await deletePrefix(setup.redis, prefix);
     };
     try {
       await waitReady(child, `${url}/readyz`, START_TIMEOUT_MS);

@@ -16,7 +16,7 @@ t.test('log chunks: written once, trimmed to the cap and the retention', async (
   const { url, prefix } = await redisForTest(t, 'log-write');
   const c = new Redis(url);
   t.teardown(() => c.quit());
-  const g = new KeyLayout(prefix).global;
+  const g = new KeyLayout(prefix).stripes[0];
   const keys = [g.log, g.logIndex, g.summary('minute', 1), g.summary('hour', 2), g.summary('day', 3)];
   const line = (id: string, time: number) => `${time}\t${JSON.stringify({ request_id: id, time })}\n`;
   /** Writes a chunk of records [id, time] (oldest first) as the process does: its text, then the script (with a cap and

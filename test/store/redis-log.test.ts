@@ -2,8 +2,8 @@
 // newest first), through pageRecords' cursors and filters, and loads only the chunks a page needs.
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { pageRecords } from '../../core/store/paging.ts';
-import { RedisLogIndex, type LogKeys } from '../../core/store/redis/log.ts';
+import { pageRecords, type RecordIndex } from '../../core/store/paging.ts';
+import { MergedLogIndex, RedisLogIndex, type LogKeys } from '../../core/store/redis/log.ts';
 import type { RecordFilter, UsageRecord } from '../../core/store/types.ts';
 import { record, T0, type Tap } from './fixtures.ts';
 import { redisForTest } from './redis-server.ts';
@@ -29,12 +29,12 @@ async function writeChunk(c: Redis, keys: LogKeys, id: string, recs: UsageRecord
 const newestFirst = (a: UsageRecord, b: UsageRecord) => b.time - a.time || (a.request_id < b.request_id ? 1 : -1);
 
 /** Every page of a listing, each from a fresh index (as readRecords makes one per call), by cursor. */
-async function listAll(c: Redis, keys: LogKeys, filter: RecordFilter): Promise<{ ids: string[]; pages: number }> {
+async function listAll(c: Redis, keys: LogKeys, filter: RecordFilter, index: () => RecordIndex = () => new RedisLogIndex(c, keys)): Promise<{ ids: string[]; pages: number }> {
   const ids: string[] = [];
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page = await pageRecords(new RedisLogIndex(c, keys), { ...filter, cursor });
+    const page = await pageRecords(index(), { ...filter, cursor });
     ids.push(...page.records.map((r) => r.request_id));
     cursor = page.cursor;
     if (++pages > 1000) throw new Error('runaway paging');
@@ -110,6 +110,42 @@ t.test('a random log of overlapping chunks and ties on one millisecond lists as 
       t.equal(got.pages, Math.max(1, Math.ceil(want.length / limit)), `${name}, ${limit} a page: no empty last page`);
     }
   }
+});
+
+t.test('the global list\'s stripes list as one sorted list: the newest `cap` of them all, the retention from the newest of all', async (t) => {
+  const { c, keys } = await setup(t, 'log-stripes');
+  const stripes: LogKeys[] = [0, 1, 2].map((i) => ({ log: `${keys.log}:${i}`, logIndex: `${keys.logIndex}:${i}` }));
+  const next = seeded(11);
+  const rand = (n: number) => Math.floor(next() * n);
+  let n = 0;
+  const all: UsageRecord[] = [];
+  // Chunks to the stripes in turn (as the batch writes them), times on a 250 ms grid: ties within and across stripes.
+  for (let i = 0; i < 24; i++) {
+    const start = T0 + rand(240) * 250;
+    const recs = Array.from({ length: 1 + rand(8) }, () => record({ request_id: `r${String(n++).padStart(3, '0')}`, time: start + rand(20) * 250, model: ['m1', 'm2'][rand(2)] }));
+    await writeChunk(c, stripes[i % 3], `c${i}`, recs);
+    all.push(...recs);
+  }
+  all.sort(newestFirst);
+  t.ok(all.length > 60, `${all.length} records`);
+  const filters = [
+    { name: 'everything', filter: {}, keep: (_: UsageRecord) => true },
+    { name: 'model', filter: { model: 'm2' }, keep: (r: UsageRecord) => r.model === 'm2' },
+  ];
+  for (const cap of [1, 17, all.length - 1, all.length, 10_000]) {
+    for (const { name, filter, keep } of filters) {
+      const want = all.slice(0, cap).filter(keep).map((r) => r.request_id);
+      for (const limit of [1, 4, 100]) {
+        const got = await listAll(c, keys, { ...filter, limit }, () => new MergedLogIndex(c, stripes, Infinity, cap));
+        t.strictSame(got.ids, want, `cap ${cap}, ${name}, ${limit} a page`);
+      }
+    }
+  }
+  // A retention of 20 s before the newest record of any stripe: a stripe's own newest does not move its floor.
+  const newest = all[0].time;
+  const kept = all.filter((r) => r.time >= newest - 20_000).map((r) => r.request_id);
+  t.ok(kept.length > 3 && kept.length < all.length, `${kept.length} within the retention`);
+  t.strictSame((await listAll(c, keys, { limit: 5 }, () => new MergedLogIndex(c, stripes, 20_000, 10_000))).ids, kept);
 });
 
 t.test('records on one millisecond in several chunks: the one with the largest id comes first, whichever chunk holds it', async (t) => {

@@ -39,7 +39,7 @@ t.test('two stores on one prefix share issued keys and change notices', async (t
   t.equal((await b.getKey('sha-shared'))?.disabled, true);
 });
 
-t.test('key layout: one hash tag per API key, {global} for the rest; everything but issued keys expires', async (t) => {
+t.test('key layout: one hash tag per API key, {global} and its stripes {global:<i>} for the rest; everything but issued keys expires', async (t) => {
   const prefix = nextPrefix();
   const s = new RedisStore({ url: redis.url, prefix });
   t.teardown(() => s.close());
@@ -54,7 +54,7 @@ t.test('key layout: one hash tag per API key, {global} for the rest; everything 
   t.teardown(() => c.quit());
   const keys = (await c.keys(`${prefix}*`)).sort();
   const rest = keys.map((k) => k.slice(prefix.length));
-  t.ok(rest.every((k) => /^\{(k:lay|global)\}:/.test(k)), `hash-tagged: ${rest.join(' ')}`);
+  t.ok(rest.every((k) => /^\{(k:lay|global|global:\d+)\}:/.test(k)), `hash-tagged: ${rest.join(' ')}`);
   for (const name of ['lease', 'rpm', 'acct', 'total', 'day:2025-01-15', 'dm:2025-01-15', 'hr:2025-01-15', 'hm:2025-01-15', 'lg', 'lgi']) {
     t.ok(rest.includes(`{k:lay}:${name}`), `per-key ${name}`);
   }

@@ -1,10 +1,12 @@
 // Script calls made in one turn of the event loop (and while a fused call is in flight) go to one Redis as one script
 // call, grouped by script; a script's list form runs all its calls at once, reading and writing what they share once.
 // Any order of them is one their callers could have seen: all were sent before any was answered. Each call keeps its
-// own answer or error. Not under Cluster, where the calls' keys live on different nodes.
+// own answer or error. Under Cluster the calls are fused per hash slot (a script may touch one slot only); a single
+// Redis is the case of one slot.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Command, type Cluster, type Redis } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Command, type Redis } from 'ioredis';
 import { withConstants } from './constants.ts';
 
 /** A connection to one Redis or to a Cluster. */
@@ -133,12 +135,15 @@ function answer(groups: Call[][], out: unknown[]): void {
 const NO_RESULT = new Error('fused script returned no result');
 
 export class ScriptFuser {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
+  /** A call's fusing group: its keys' slot on a Cluster, one group on a single Redis. */
+  readonly #slotOf: (c: Call) => number;
   #queue: Call[] = [];
   readonly #combos = new Map<string, { sha: string; source: string; index: Map<FusedScript, number> }>();
 
-  constructor(client: Redis) {
+  constructor(client: RedisClient) {
     this.#client = client;
+    this.#slotOf = client instanceof Cluster ? (c) => (c.keys.length ? calculateSlot(c.keys[0]) : -1) : () => 0;
   }
 
   /** Fused calls sent and not answered yet: while there is one, new calls wait for its answer (#schedule). */
@@ -189,19 +194,22 @@ export class ScriptFuser {
     const queue = this.#queue;
     if (!queue.length) return;
     this.#queue = [];
-    let group: Call[] = [];
-    let size = 0;
+    const bySlot = new Map<number, { calls: Call[]; size: number }>();
     for (const c of queue) {
       const n = c.keys.length + c.args.length + 3;
-      if (n > ALONE_ARGS && !c.script.many) {
+      // A call with no keys has no slot to share (-1): alone.
+      const slot = this.#slotOf(c);
+      if ((n > ALONE_ARGS && !c.script.many) || slot < 0) {
         this.#send([c]);
         continue;
       }
-      if (group.length && size + n > MAX_ARGS) { this.#send(group); group = []; size = 0; }
-      group.push(c);
-      size += n;
+      let group = bySlot.get(slot);
+      if (!group) bySlot.set(slot, (group = { calls: [], size: 0 }));
+      else if (group.size + n > MAX_ARGS) { this.#send(group.calls); group.calls = []; group.size = 0; }
+      group.calls.push(c);
+      group.size += n;
     }
-    this.#send(group);
+    for (const group of bySlot.values()) this.#send(group.calls);
   }
 
   #send(calls: Call[]): void {

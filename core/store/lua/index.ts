@@ -1,13 +1,12 @@
 // Loads the store's Lua scripts and runs them by SHA (EVALSHA, falling back to EVAL once per connection/node; fuse.ts).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Cluster, type Redis } from 'ioredis';
 import { withConstants } from './constants.ts';
-import { evalsha, type FusedScript, PRELUDE, type RedisClient, ScriptFuser } from './fuse.ts';
+import { type FusedScript, PRELUDE, type RedisClient, ScriptFuser } from './fuse.ts';
 
 export type { RedisClient };
 
-const fusers = new WeakMap<Redis, ScriptFuser>();
+const fusers = new WeakMap<RedisClient, ScriptFuser>();
 
 /** A script's list form (fuse.ts): `fn`, a function of the calls of one turn, defined by `source`. */
 export interface ManyForm { fn: string; source: string }
@@ -33,14 +32,11 @@ export class LuaScript implements FusedScript {
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
-  /** Every key of one call shares a hash tag (one slot). On one Redis, fused with the turn's other calls (fuse.ts). */
+  /** Every key of one call shares a hash tag (one slot); fused with the turn's other calls on that slot (fuse.ts). */
   run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
-    if (!(client instanceof Cluster)) {
-      let fuser = fusers.get(client);
-      if (!fuser) fusers.set(client, fuser = new ScriptFuser(client));
-      return fuser.run(this, keys, args);
-    }
-    return evalsha(client, this, keys, args);
+    let fuser = fusers.get(client);
+    if (!fuser) fusers.set(client, fuser = new ScriptFuser(client));
+    return fuser.run(this, keys, args);
   }
 }
 

@@ -1,13 +1,14 @@
 // The Redis store's write-behind for what no limit reads: settled records and their rollups wait at most BATCH_MS and
-// go as chunks (per key, minute and admission minute: log-key.lua; per minute for the global log: log-global.lua). A
+// go as chunks (per key, minute and admission minute: log-key.lua; per minute for the global log, each chunk to the
+// next of its stripes: log-global.lua). A
 // chunk goes again as it is until Redis takes it, and Redis skips one it holds: nothing counts twice. A crash loses at
 // most the unsent batch, never a limit (settle.lua counted those at once).
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { Command } from 'ioredis';
 import type { UsageRecord } from '../types.ts';
 import { scripts, type RedisClient } from '../lua/index.ts';
 import { Lines, RecordSums, type Entry } from './batch-records.ts';
-import type { KeyLayout } from './keys.ts';
+import { GLOBAL_STRIPES, type KeyLayout } from './keys.ts';
 import { ROLLUP_UNITS, UNIT_KEEP_MS, UNIT_MS } from '../summary.ts';
 import { DAY_MS, HOUR_ROLLUP_DAYS, ROLLUP_DAYS, minuteOf, utcDate } from '../units.ts';
 
@@ -101,6 +102,8 @@ export class SettleBatch {
   private waiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** The global stripe of the next chunk (from a random one, so processes do not all start on the same). */
+  private stripe = randomInt(GLOBAL_STRIPES);
 
   private readonly client: RedisClient;
   private readonly layout: KeyLayout;
@@ -159,18 +162,20 @@ export class SettleBatch {
       else byMinute.set(c.minute, [c]);
     }
     const out: Chunk[] = [];
-    const g = this.layout.global;
     for (const [minute, pieces] of byMinute) {
       const time = pieces[0].entries[0].time;
-      const t: Target = {
-        script: 'logGlobal', minute, log: g.log,
-        keys: [g.log, g.logIndex, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
-        head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
+      const target = (): Target => {
+        const g = this.layout.stripes[this.stripe++ % GLOBAL_STRIPES];
+        return {
+          script: 'logGlobal', minute, log: g.log,
+          keys: [g.log, g.logIndex, ...ROLLUP_UNITS.map((u) => g.summary(u, Math.floor(time / UNIT_MS[u]) * UNIT_MS[u]))],
+          head: [this.opts.retentionMs, this.opts.recordsTotal, ...ROLLUP_UNITS.map((u) => UNIT_KEEP_MS[u])],
+        };
       };
       let entries: Entry[] = [];
       let sums = new Map<string, number>();
       const close = () => {
-        if (entries.length) out.push(makeChunk(t, entries, counted([...sums]), sums));
+        if (entries.length) out.push(makeChunk(target(), entries, counted([...sums]), sums));
         entries = [];
         sums = new Map();
       };

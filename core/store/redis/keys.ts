@@ -1,5 +1,6 @@
 // The Redis key layout. Per API key everything shares the hash tag {k:<id>}, per group of upstream accounts
-// {g:<group>} (one Cluster slot each, so one Lua script updates it atomically); data across keys lives under {global}.
+// {g:<group>} (one Cluster slot each, so one Lua script updates it atomically); the record log and rollups across keys
+// are spread over {global:<stripe>} (a chunk of records to one stripe, readers merge them); the rest lives under {global}.
 
 /** Key names made per API key and group are kept (a request names them three times): at most this many of each. */
 const KEPT_NAMES = 10_000;
@@ -17,7 +18,11 @@ function kept<V>(make: (id: string) => V): (id: string) => V {
   };
 }
 
+/** The global record log and rollups are spread over this many hash tags, so no one Cluster slot takes every record. */
+export const GLOBAL_STRIPES = 6;
+
 export type KeyNames = ReturnType<typeof keyNames>;
+export type StripeNames = ReturnType<typeof stripeNames>;
 export type GroupNames = ReturnType<typeof groupNames>;
 
 /** Keys of one API key: `<prefix>{k:<id>}:<name>`. */
@@ -55,12 +60,21 @@ function groupNames(prefix: string, group: string) {
   };
 }
 
+/** One stripe of the records of every key: `<prefix>{global:<i>}:<name>`. */
+function stripeNames(prefix: string, i: number) {
+  const p = `${prefix}{global:${i}}:`;
+  return {
+    log: `${p}lg`, // the records of every key (those of the chunks written to this stripe), as a key's log
+    logIndex: `${p}lgi`,
+    summary: (unit: string, start: number) => `${p}sum:${unit}:${start}`, // hash of one bucket's rollup fields (summary.ts)
+  };
+}
+
 export class KeyLayout {
   readonly prefix: string;
-  readonly global: {
-    keys: string; keyIds: string; log: string; logIndex: string; summary: (unit: string, start: number) => string;
-    claim: (name: string) => string; deliveries: string;
-  };
+  readonly global: { keys: string; keyIds: string; claim: (name: string) => string; deliveries: string };
+  /** The record log and rollups of every key, in GLOBAL_STRIPES parts (each chunk of records in one). */
+  readonly stripes: StripeNames[];
   /** Pub/sub channel announcing issued-key changes to every process. */
   readonly channel: string;
 
@@ -70,12 +84,10 @@ export class KeyLayout {
     this.global = {
       keys: `${g}keys`, // hash sha256 -> issued key JSON
       keyIds: `${g}keyids`, // hash id -> sha256
-      log: `${g}lg`, // the records of every key, as a key's log
-      logIndex: `${g}lgi`,
-      summary: (unit: string, start: number) => `${g}sum:${unit}:${start}`, // hash of one bucket's rollup fields (summary.ts)
       claim: (name: string) => `${g}once:${name}`, // string: the notifier's claim of an event (expires: PX)
       deliveries: `${g}deliveries`, // list of the latest webhook deliveries (JSON), newest first
     };
+    this.stripes = Array.from({ length: GLOBAL_STRIPES }, (_, i) => stripeNames(prefix, i));
     this.channel = `${prefix}keys`;
   }
 

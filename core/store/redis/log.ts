@@ -1,5 +1,6 @@
 // A record list in Redis as a chunked log (lua/log.lua lays it out), read newest first, loading only the chunks a page
-// needs; a chunk's lines beyond its count, and records past the retention, are gone.
+// needs; a chunk's lines beyond its count, and records past the retention, are gone. The global list is several such
+// logs (keys.ts stripes), read as one (MergedLogIndex).
 import type { RedisClient } from '../lua/index.ts';
 import type { IndexEntry, RecordIndex } from '../paging.ts';
 import type { UsageRecord } from '../types.ts';
@@ -103,17 +104,48 @@ export class RedisLogIndex implements RecordIndex {
   /** The JSON of every record of those chunks, by id (load's source). */
   private readonly texts = new Map<string, string>();
   private readonly retentionMs: number;
-  /** The oldest time kept (the list's newest less the retention), read once. */
+  /** The oldest time kept (the list's newest less the retention), read once; `floor`: given (a merged list's). */
   private floor: Promise<number> | undefined;
-  constructor(client: RedisClient, keys: LogKeys, retentionMs = Infinity) {
+  constructor(client: RedisClient, keys: LogKeys, retentionMs = Infinity, floor?: () => Promise<number>) {
     this.client = client;
     this.keys = keys;
     this.retentionMs = retentionMs;
+    if (floor) this.floorOf = floor;
+  }
+
+  /** The newest record time in the list, -Infinity when empty. */
+  newest(): Promise<number> {
+    return this.client.zrevrange(this.keys.logIndex, 0, 0, 'WITHSCORES').then((f) => (f.length ? Number(f[1]) : -Infinity));
+  }
+
+  private floorOf = (): Promise<number> => (this.floor ??= this.newest().then((n) => n - this.retentionMs));
+
+  /** Records the list counts (the retention aside). */
+  async size(): Promise<number> {
+    return Number(await this.client.hget(this.keys.log, '#')) || 0;
+  }
+
+  /** Records listed (within the retention) newer than `max`. */
+  async newer(max: number): Promise<number> {
+    const floor = await this.floorOf();
+    const flat = await this.client.zrangebyscore(this.keys.logIndex, `(${max}`, '+inf', 'WITHSCORES');
+    let n = 0;
+    const straddle: Chunk[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const [id, min, count] = flat[i].split(' ');
+      const c = { id, min: Number(min), max: Number(flat[i + 1]), count: Number(count) };
+      if (c.min > max && c.min >= floor) n += c.count;
+      else straddle.push(c);
+    }
+    const fetch = straddle.filter((c) => !this.chunks.has(c.id));
+    const texts = fetch.length ? await this.client.hmget(this.keys.log, ...fetch.map((c) => c.id)) : [];
+    fetch.forEach((c, i) => this.parsed(c, texts[i]));
+    for (const c of straddle) for (const l of this.chunks.get(c.id)!) if (l.score > max && l.score >= floor) n++;
+    return n;
   }
 
   async page(max: number, asked: number, offset: number, count: number): Promise<IndexEntry[]> {
-    this.floor ??= this.client.zrevrange(this.keys.logIndex, 0, 0, 'WITHSCORES').then((f) => (f.length ? Number(f[1]) - this.retentionMs : -Infinity));
-    const min = Math.max(asked, await this.floor);
+    const min = Math.max(asked, await this.floorOf());
     if (count <= 0 || max < min) return [];
     const need = offset + count;
     const lo = min === -Infinity ? '-inf' : String(min);
@@ -163,4 +195,37 @@ export class RedisLogIndex implements RecordIndex {
 
 function addLines(into: IndexEntry[], lines: Line[], min: number, max: number): void {
   for (const l of lines) if (l.score >= min && l.score <= max) into.push(l);
+}
+
+/**
+ * The global list's stripes as one list: pages merged newest first, the retention counted from the newest of them all,
+ * and only the newest `cap` records listed (each stripe keeps up to `cap`, so together they hold those).
+ */
+export class MergedLogIndex implements RecordIndex {
+  private readonly parts: RedisLogIndex[];
+  private readonly cap: number;
+  /** Whether the stripes hold more than `cap` records, read once. */
+  private over: Promise<boolean> | undefined;
+  constructor(client: RedisClient, stripes: LogKeys[], retentionMs: number, cap: number) {
+    let floor: Promise<number> | undefined;
+    const shared = () => (floor ??= Promise.all(this.parts.map((p) => p.newest())).then((n) => Math.max(...n) - retentionMs));
+    this.parts = stripes.map((keys) => new RedisLogIndex(client, keys, retentionMs, shared));
+    this.cap = cap;
+  }
+
+  async page(max: number, min: number, offset: number, count: number): Promise<IndexEntry[]> {
+    const pages = await Promise.all(this.parts.map((p) => p.page(max, min, 0, offset + count)));
+    const merged = pages.flat().sort(newestFirst).slice(offset, offset + count);
+    if (!merged.length) return merged;
+    this.over ??= Promise.all(this.parts.map((p) => p.size())).then((n) => n.reduce((a, b) => a + b, 0) > this.cap);
+    if (!(await this.over)) return merged;
+    // The first entry's place in the whole list: those newer than `max`, then `offset`.
+    const newer = max === Infinity ? 0 : (await Promise.all(this.parts.map((p) => p.newer(max)))).reduce((a, b) => a + b, 0);
+    return merged.slice(0, Math.max(0, this.cap - newer - offset));
+  }
+
+  async load(entries: IndexEntry[]): Promise<(UsageRecord | undefined)[]> {
+    const loaded = await Promise.all(this.parts.map((p) => p.load(entries)));
+    return entries.map((_, i) => loaded.find((l) => l[i] !== undefined)?.[i]);
+  }
 }

@@ -2,7 +2,7 @@
 import type { KeyUsage, RecordFilter, RollupUnit, UsageBucket, UsageRecord } from '../types.ts';
 import type { RedisClient } from '../lua/index.ts';
 import { pageRecords } from '../paging.ts';
-import { RedisLogIndex } from './log.ts';
+import { MergedLogIndex, RedisLogIndex } from './log.ts';
 import type { KeyLayout } from './keys.ts';
 import { COUNTER_FIELDS, countersFromHash, emptyCounters, type Counters } from '../rollup.ts';
 import { rateFromHashes } from '../rate.ts';
@@ -97,20 +97,31 @@ export async function readKeyUsage(client: RedisClient, layout: KeyLayout, keyId
   }, opts.now);
 }
 
-/** A page of a key's records, or of every key's; those older than `retentionMs` before the list's newest are gone. */
-export function readRecords(client: RedisClient, layout: KeyLayout, filter: RecordFilter, retentionMs: number): Promise<{ records: UsageRecord[]; cursor?: string }> {
-  return pageRecords(new RedisLogIndex(client, filter.key !== undefined ? layout.key(filter.key) : layout.global, retentionMs), filter);
+/**
+ * A page of a key's records, or of every key's (the global stripes merged, the newest `recordsTotal`); those older than
+ * `retentionMs` before the list's newest are gone.
+ */
+export function readRecords(client: RedisClient, layout: KeyLayout, filter: RecordFilter, o: { retentionMs: number; recordsTotal: number }): Promise<{ records: UsageRecord[]; cursor?: string }> {
+  const index = filter.key !== undefined ? new RedisLogIndex(client, layout.key(filter.key), o.retentionMs)
+    : new MergedLogIndex(client, layout.stripes, o.retentionMs, o.recordsTotal);
+  return pageRecords(index, filter);
 }
 
-/** The gateway-wide rollup buckets: one pipeline of HGETALLs, all on the {global} slot. */
+/** The gateway-wide rollup buckets, summed over the stripes: a pipeline of HGETALLs per stripe (one slot each). */
 export async function readUsageBuckets(client: RedisClient, layout: KeyLayout, unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
   const starts = bucketStarts(unit, from, to);
-  const p = client.pipeline();
-  for (const s of starts) p.hgetall(layout.global.summary(unit, s));
-  const replies = (await p.exec()) ?? [];
+  const stripes = await Promise.all(layout.stripes.map(async (g) => {
+    const p = client.pipeline();
+    for (const s of starts) p.hgetall(g.summary(unit, s));
+    return (await p.exec()) ?? [];
+  }));
   return starts.map((s, i) => {
-    const [err, v] = replies[i] ?? [null, {}];
-    if (err) throw err;
-    return parseBucket(s, Object.entries((v ?? {}) as Hash));
+    const sums = new Map<string, number>();
+    for (const replies of stripes) {
+      const [err, v] = replies[i] ?? [null, {}];
+      if (err) throw err;
+      for (const [f, n] of Object.entries((v ?? {}) as Hash)) sums.set(f, (sums.get(f) ?? 0) + (Number(n) || 0));
+    }
+    return parseBucket(s, sums);
   });
 }

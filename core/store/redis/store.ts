@@ -159,7 +159,7 @@ export class RedisStore implements Store {
 
   async records(filter: RecordFilter): Promise<{ records: UsageRecord[]; cursor?: string }> {
     await this.batch.flush();
-    return readRecords(this.client, this.layout, filter, this.opts.retentionMs);
+    return readRecords(this.client, this.layout, filter, this.opts);
   }
 
   async usageBuckets(unit: RollupUnit, from: number, to: number): Promise<UsageBucket[]> {
