@@ -28,25 +28,35 @@ export class AzureSimulator {
   readonly #ttlMs: number;
   /** Issued tokens and when each expires. */
   readonly #tokens = new Map<string, number>();
+  readonly #usedRefresh = new Set<string>();
   /** Tokens issued so far (a test counts refreshes). */
   issued = 0;
 
   constructor(ttlMs = 3_600_000) { this.#ttlMs = Math.max(1000, ttlMs); }
 
-  /** The token endpoint: client credentials or a refresh token; a client secret of BAD_CREDENTIAL is refused. */
+  /**
+   * The token endpoint: client credentials or a refresh token; a client secret of BAD_CREDENTIAL is refused. Refresh
+   * tokens rotate as Entra ID's do: each answer carries a new one, and one already used is refused (invalid_grant).
+   */
   token(res: ServerResponse, method: string, body: string): void {
     if (method !== 'POST') return azureError(res, 405, 'invalid_request', 'POST only');
     const form = new URLSearchParams(body);
     const grant = form.get('grant_type');
+    const refresh = grant === 'refresh_token' ? form.get('refresh_token') : null;
+    if (refresh !== null && this.#usedRefresh.has(refresh)) return json(res, 400, { error: 'invalid_grant', error_description: 'AADSTS70000: The refresh token was already used.' });
     const ok = grant === 'client_credentials' ? Boolean(form.get('client_id')) && Boolean(form.get('client_secret')) && form.get('client_secret') !== BAD_CREDENTIAL
-      : grant === 'refresh_token' ? Boolean(form.get('refresh_token')) && form.get('refresh_token') !== BAD_CREDENTIAL : false;
+      : grant === 'refresh_token' ? Boolean(refresh) && refresh !== BAD_CREDENTIAL : false;
     if (!ok) return json(res, grant ? 401 : 400, { error: grant ? 'invalid_client' : 'unsupported_grant_type', error_description: 'AADSTS7000215: Invalid client secret provided.' });
+    if (refresh) this.#usedRefresh.add(refresh);
     const token = `simtok_${randomBytes(16).toString('hex')}`;
     const now = Date.now();
     for (const [t, until] of this.#tokens) if (until < now) this.#tokens.delete(t);
     this.#tokens.set(token, now + this.#ttlMs);
     this.issued++;
-    json(res, 200, { token_type: 'Bearer', expires_in: Math.floor(this.#ttlMs / 1000), ext_expires_in: Math.floor(this.#ttlMs / 1000), access_token: token });
+    json(res, 200, {
+      token_type: 'Bearer', expires_in: Math.floor(this.#ttlMs / 1000), ext_expires_in: Math.floor(this.#ttlMs / 1000), access_token: token,
+      ...(refresh ? { refresh_token: `simrt_${randomBytes(16).toString('hex')}` } : {}),
+    });
   }
 
   /**
