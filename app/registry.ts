@@ -28,6 +28,6 @@ export const parts: Parts<Simulator> = {
   // A built-in simulator runs as long as the gateway: it keeps only its latest requests (GET /_simulator/requests).
   startSimulator: async (platform) => (await simulator()).startSimulator({
     host: '127.0.0.1', port: 0, maxRecorded: 1000, kind: platform.kind, tokenTtlMs: platform.simulator_token_ttl_ms,
-    awsKeys: platform.simulator_aws_keys,
+    awsKeys: platform.kind_options?.simulator_aws_keys as Record<string, string> | undefined,
   }),
 };

@@ -276,7 +276,7 @@ export interface Codec {
   /** The upstream takes media only inline: the bridge fetches `url` images and files into base64 first. */
   inlineMedia: boolean;
   /**
-   * The upstream signs the tool calls it makes and wants each signature back on its call (Gemini 3's thoughtSignature):
+   * The upstream signs the tool calls it makes and wants each signature back on its call (a signature per call, in adapters/):
    * for a client that does not give it back (`returnsCallSignatures`), the bridge keeps it in the store by the call.
    */
   signsCalls?: boolean;

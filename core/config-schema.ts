@@ -147,12 +147,8 @@ export const rootSchema: JSONSchema = {
         type: 'object', additionalProperties: false,
         properties: {
           base_url: str('Upstream origin, e.g. https://api.example.com (paths come from the route). A kind may derive it (vertex, bedrock: from region).'),
-          kind: str('The upstream kind: azure-openai, openai-compatible, vertex or bedrock (docs/upstream-kinds.md); it maps paths, authenticates and adds its own fields to the platform. Default: none, a first-party API (OpenAI, Anthropic, Gemini).'),
+          kind: str('The upstream kind, one of adapters/kinds/ (docs/upstream-kinds.md lists them); it maps paths, authenticates and adds its own fields to the platform. Default: none, a first-party API.'),
           simulator_token_ttl_ms: int('simulator: true: lifetime of the tokens the simulator\'s token endpoint issues (tests of refreshing credentials).', { minimum: 100 }),
-          simulator_aws_keys: {
-            type: 'object', additionalProperties: { type: 'string', minLength: 1 },
-            description: 'simulator: true with kind bedrock: the AWS access keys the simulator accepts (access key id: secret access key); SigV4 signatures are verified with them.',
-          },
           auth: str('How the account credential is sent upstream: bearer, x-api-key, x-goog-api-key, api-key or none (a server that takes no credential: its accounts need none). Default: the kind\'s, else the format\'s own style.'),
           format: {
             description: 'Format(s) this platform serves natively. Default: the formats that name this platform, or every format for a simulator.',

@@ -88,7 +88,6 @@ function platformSection(raw: Record<string, any>, deps: ConfigDeps, { problem }
       name, base_url: baseUrl?.replace(/\/+$/, ''), auth: p.auth, formats, simulator: p.simulator, forward_headers: forward,
       ...(kind ? { kind: kind.name, kind_options: options } : {}),
       ...(p.simulator_token_ttl_ms === undefined ? {} : { simulator_token_ttl_ms: p.simulator_token_ttl_ms }),
-      ...(p.simulator_aws_keys === undefined ? {} : { simulator_aws_keys: p.simulator_aws_keys }),
     };
   }
   return platforms;

@@ -1,4 +1,4 @@
-// Credentials a provider obtains (OAuth 2 tokens today, a Google JWT exchange or AWS keys later), cached per account for
+// Credentials a provider obtains (the providers of adapters/credentials/), cached per account for
 // the process: refreshed before they expire, one fetch however many requests wait, and after a failure not asked again
 // before a backoff. Nothing here knows a vendor; the providers are a table handed in by the composition root.
 import type { Logger } from 'pino';

@@ -53,8 +53,6 @@ export interface PlatformConfig {
   kind_options?: Record<string, unknown>;
   /** A simulator platform: lifetime of the tokens its token endpoint issues. */
   simulator_token_ttl_ms?: number;
-  /** A simulator platform playing a cloud that signs (bedrock): the access keys it accepts, id → secret. */
-  simulator_aws_keys?: Record<string, string>;
 }
 
 export interface AccountConfig {
@@ -431,7 +429,7 @@ export interface IssuedCredential {
   expiresAt?: number;
   /** The auth style it is sent in (a key of Env.upstreamAuth), overriding the platform's: an OAuth token is a bearer. */
   style?: string;
-  /** Further parts a signer needs (an AWS secret key and session token), never sent as they are. */
+  /** Further parts a signer needs (a signing secret, a session token), never sent as they are. */
   parts?: Record<string, string>;
   /** Fields the next obtain takes in place of the configured ones (a rotated refresh token). */
   carry?: Record<string, string>;
@@ -441,8 +439,8 @@ export interface IssuedCredential {
 export interface CredentialIo { fetch: typeof fetch; signal: AbortSignal; baseUrl?: string; now: number }
 
 /**
- * A way of obtaining a credential that expires (OAuth 2 client credentials or refresh token; later a Google
- * service-account JWT, AWS keys): its account fields (JSON Schema properties) and how a fresh one is had. A failure
+ * A way of obtaining a credential that expires (adapters/credentials/: an OAuth 2 grant, a signed
+ * JWT, signing keys): its account fields (JSON Schema properties) and how a fresh one is had. A failure
  * throws an Error whose message names no secret.
  */
 export interface CredentialProvider {
@@ -460,7 +458,7 @@ export interface CredentialCache {
   forget(group: string, account: AccountConfig): void;
 }
 
-/** A request as it leaves for the upstream: what a kind may rewrite and sign (SigV4 signs all of it). */
+/** A request as it leaves for the upstream: what a kind may rewrite and sign (a request signature covers all of it). */
 export interface LeavingRequest {
   method: string;
   /** Path and query, on the platform's (or account's) base URL. */
@@ -472,13 +470,13 @@ export interface LeavingRequest {
 /** Where a kind's request goes: the format it is in, its path as that format's API names it, the upstream model. */
 export interface KindTarget {
   format: string; path: string; model?: string; options: Record<string, any>;
-  /** The JSON body asks for a stream (`stream: true`): clouds that stream at another path (Vertex, Bedrock) read it. */
+  /** The JSON body asks for a stream (`stream: true`): kinds that stream at another path read it. */
   stream?: boolean;
 }
 
 /**
- * An answer in a kind's own framing or error shape made into its format's (AWS event-stream into SSE frames, a Bedrock
- * error body into Anthropic's envelope): fed the upstream's bytes as they come, it gives the format's bytes.
+ * An answer in a kind's own framing or error shape made into its format's (a binary event framing into SSE frames, a
+ * cloud's error body into the format's envelope): fed the upstream's bytes as they come, it gives the format's bytes.
  */
 export interface AnswerDecoder {
   /** The content type of what it gives (e.g. text/event-stream). */
@@ -507,7 +505,7 @@ export interface UpstreamKind {
   check?(options: Record<string, any>): string[];
   /** The upstream path (and query) of a request: the format's own path mapped onto the kind's. */
   path?(target: KindTarget): string;
-  /** The format it speaks for this upstream model, where that depends on the model (Vertex: Claude in Messages, the rest in Gemini's). */
+  /** The format it speaks for this upstream model, where that depends on the model (one cloud serving several vendors' models). */
   formatFor?(model: string, options: Record<string, any>): string | undefined;
   /**
    * The JSON body as the kind's cloud takes it (e.g. no `model`, its own version field), before it is signed; the same
@@ -516,7 +514,7 @@ export interface UpstreamKind {
   body?(json: Record<string, any>, target: KindTarget, headers: IncomingHttpHeaders): Record<string, any>;
   /** A decoder of an answer in the kind's own framing or error shape (by its status and headers); undefined: relayed as it came. */
   decode?(answer: { status: number; headers: IncomingHttpHeaders }, target: KindTarget): AnswerDecoder | undefined;
-  /** The last step before sending: sign or otherwise finish the request (SigV4 hashes the body, the URL and headers). */
+  /** The last step before sending: sign or otherwise finish the request (a signature hashes the body, the URL and headers). */
   sign?(req: LeavingRequest, credential: IssuedCredential, target: KindTarget & { url: URL }): Promise<void> | void;
   /** Milliseconds until a 429's limit resets, from headers of the kind's own (e.g. x-ms-retry-after-ms). */
   resetMs?(headers: IncomingHttpHeaders): number | undefined;

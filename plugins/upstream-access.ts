@@ -82,7 +82,6 @@ function parseObject(bytes: Buffer): Record<string, any> | undefined {
 }
 
 /** The kind's decoder of an answer in its own framing or error shape, if it has one for this answer. */
-export function answerDecoder(env: Pick<Env, 'kinds'>, a: Pick<AccessFor, 'platform' | 'format' | 'model' | 'stream'>, path: string, status: number, headers: IncomingHttpHeaders): AnswerDecoder | undefined {
-  const kind = kindOf(env, a.platform);
-  return kind?.decode?.({ status, headers }, { format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream });
+export function answerDecoder(kind: UpstreamKind, a: Pick<AccessFor, 'platform' | 'format' | 'model' | 'stream'>, path: string, status: number, headers: IncomingHttpHeaders): AnswerDecoder | undefined {
+  return kind.decode?.({ status, headers }, { format: a.format.name, path, model: a.model, options: a.platform.kind_options ?? {}, stream: a.stream });
 }

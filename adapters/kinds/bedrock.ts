@@ -69,6 +69,10 @@ export const bedrock: UpstreamKind = {
       region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'bedrock: the AWS region (e.g. us-east-1): the default base_url https://bedrock-runtime.{region}.amazonaws.com and the SigV4 scope.' },
       anthropic_version: { type: 'string', minLength: 1, default: BEDROCK_ANTHROPIC_VERSION, description: `bedrock: the anthropic_version of request bodies (default ${BEDROCK_ANTHROPIC_VERSION}).` },
       anthropic_betas: betasOption('bedrock', BEDROCK_BETAS),
+      simulator_aws_keys: {
+        type: 'object', additionalProperties: { type: 'string', minLength: 1 },
+        description: 'simulator: true with kind bedrock: the AWS access keys the simulator accepts (access key id: secret access key); SigV4 signatures are verified with them.',
+      },
     },
   },
   formats: () => ['anthropic-messages'],

@@ -3,7 +3,7 @@ import { CONVERSATION_ID } from './conversations.ts';
 
 /** The names: the bridge's digests of a call, and nothing that could shape a store key oddly. */
 export const SIGNATURE_ID = CONVERSATION_ID;
-/** Largest signature kept (Gemini's thoughtSignature runs to a few KiB); a larger one is refused. */
+/** Largest signature kept (an upstream's call signature runs to a few KiB); a larger one is refused. */
 export const SIGNATURE_MAX_BYTES = 64 * 1024;
 /** Signatures one process's memory keeps at most (the oldest go first). */
 export const SIGNATURES_KEPT = 50_000;

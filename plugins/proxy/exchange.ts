@@ -48,10 +48,11 @@ export class Exchange {
     if (sent.kind === 'disconnected') { ctx.end('disconnected'); return { done: true }; }
     if (sent.kind === 'failure') return { done: false, verdict: classify(sent.failure, o), status: 0, code: sent.code };
     const status = sent.upstream.statusCode ?? 502;
-    const verdict = classify({ kind: 'status', status, headers: sent.upstream.headers }, o, Date.now(), this.#kinds[ctx.platform?.kind ?? '']?.resetMs);
+    const kind = ctx.platform?.kind === undefined ? undefined : this.#kinds[ctx.platform.kind];
+    const verdict = classify({ kind: 'status', status, headers: sent.upstream.headers }, o, Date.now(), kind?.resetMs);
     if (verdict.failover) { sent.upstream.resume(); return { done: false, verdict, status }; }
     // A kind's own framing (Bedrock's event-stream) or error shape becomes its format's before anything reads it.
-    const decoder = answerDecoder({ kinds: this.#kinds }, { platform: ctx.platform!, format: crossing.upstreamFormat, model: ctx.upstreamModel, stream: ctx.stream }, out.path, status, sent.upstream.headers);
+    const decoder = kind?.decode ? answerDecoder(kind, { platform: ctx.platform!, format: crossing.upstreamFormat, model: ctx.upstreamModel, stream: ctx.stream }, out.path, status, sent.upstream.headers) : undefined;
     const upstream = decoder ? decodedResponse(sent.upstream, decoder) : sent.upstream;
     const sse = isSse(upstream.headers);
     let early: string | undefined;

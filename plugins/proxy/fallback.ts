@@ -5,7 +5,7 @@ import { GatewayError } from '../../core/errors.ts';
 import type { Attempt, Ctx, Env, GroupConfig } from '../../core/types.ts';
 import { modelAllowed } from '../globs.ts';
 import { mapForGroup } from '../model-allowlist.ts';
-import { reach } from '../reach.ts';
+import { reach, type Reach } from '../reach.ts';
 import { FELL_BACK_FROM } from '../vars.ts';
 
 /** The pool's answers (pool-errors.ts) that say no account of the group could take the request, not the request's fault. */
@@ -14,8 +14,8 @@ const GROUP_EXHAUSTED = new Set(['NO_ACCOUNT_AVAILABLE', 'UPSTREAM_FAILED', 'ALL
 /** Whether `err` is a group's exhaustion that a fallback group may answer instead. */
 export const exhaustedGroup = (err: unknown): err is GatewayError => err instanceof GatewayError && GROUP_EXHAUSTED.has(err.code);
 
-/** The first group of the request's first group's fallback list that can serve it, or undefined. */
-function nextGroup(ctx: Ctx, env: Env, from: readonly string[]): GroupConfig | undefined {
+/** The first group of the request's first group's fallback list that can serve it, and how its format reaches it. */
+function nextGroup(ctx: Ctx, env: Env, from: readonly string[]): { group: GroupConfig; how: Reach } | undefined {
   const key = ctx.key;
   const model = ctx.model;
   if (!key || model === undefined) return undefined;
@@ -24,7 +24,7 @@ function nextGroup(ctx: Ctx, env: Env, from: readonly string[]): GroupConfig | u
     const group = env.config.groups[name];
     if (!group || from.includes(name) || (group.dedicated && !key.pools.includes(name)) || !modelAllowed(group, key, model)) continue;
     const how = reach(group, env.config.platforms[group.platform], ctx.format, env.formats, ctx.route.path);
-    if (how) return group;
+    if (how) return { group, how };
   }
   return undefined;
 }
@@ -35,13 +35,12 @@ function nextGroup(ctx: Ctx, env: Env, from: readonly string[]): GroupConfig | u
  */
 export async function fallBack(ctx: Ctx, env: Env, trail: Attempt[]): Promise<boolean> {
   const from = [...(ctx.get(FELL_BACK_FROM) ?? []), ctx.group!.name];
-  const next = nextGroup(ctx, env, from);
-  if (!next) return false;
+  const found = nextGroup(ctx, env, from);
+  if (!found) return false;
+  const { group: next, how } = found;
   for (const a of trail) a.group ??= ctx.group!.name;
-  const platform = env.config.platforms[next.platform];
-  const how = reach(next, platform, ctx.format, env.formats, ctx.route.path)!;
   ctx.group = next;
-  ctx.platform = platform;
+  ctx.platform = env.config.platforms[next.platform];
   ctx.upstreamFormat = how.native ? undefined : how.upstream;
   ctx.set(FELL_BACK_FROM, from);
   await mapForGroup(ctx, next, ctx.format.jsonBody && (await ctx.body()).length > 0 ? await ctx.json() : undefined);
