@@ -1,6 +1,6 @@
-// A store file of schema 1 (records keyed by key and request id, one rpm row per admission) opens as schema 2 with
-// nothing lost: its records read back, its rpm admissions still count to the millisecond. And schema 2's rpm rows: a
-// few per key and second however many requests, named so that a batch written twice counts once.
+// A store file of another schema is refused and left as it was (schema 1 was a development layout no release wrote).
+// And schema 2's rpm rows: a few per key and second however many requests, named so that a batch written twice counts
+// once.
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,42 +33,23 @@ CREATE INDEX rpm_at ON rpm (at);
 PRAGMA user_version = 1;`;
 
 const NOW = T0 + 30 * MIN;
-// Admissions of key "k" under rpm 4: two in one second, one in the next, one 40 s before; one of key "j".
-const ADMITTED: [key: string, id: string, at: number][] = [
-  ['k', 'a-old', NOW - 40_000], ['k', 'a-1', NOW - 2500], ['k', 'a-2', NOW - 2100], ['k', 'a-3', NOW - 1700], ['j', 'b-1', NOW - 1000],
-];
 
-t.test('a schema 1 file is upgraded: records, their texts and the rpm window come back as they were', async (t) => {
-  const path = freshPath();
-  const old = new DatabaseSync(path);
-  old.exec(SCHEMA_1);
-  const records = [0, 1, 2].map((i) => record({ key_id: 'k', request_id: `rec-${i}`, time: NOW - 5000 + i * 1000, cost: 0.1 * (i + 1) }));
-  for (const r of records) old.prepare('INSERT INTO records VALUES (?, ?, ?, ?)').run(r.key_id, r.request_id, Math.floor(r.time), JSON.stringify(r));
-  for (const [key, id, at] of ADMITTED) old.prepare('INSERT INTO rpm VALUES (?, ?, ?)').run(key, id, at);
-  old.close();
-
-  // What a memory store that saw the same admissions answers.
-  const twin = new MemoryStore();
-  for (const [key, id, at] of ADMITTED) await twin.admit(admitReq({ rpm: 100 }, at, { keyId: key, requestId: id }));
-
-  const s = await FileStore.open(path, {}, silent);
-  t.teardown(() => s.close());
-  const got = await s.records({ key: 'k', limit: 10 });
-  t.strictSame(got.records, [...records].reverse(), 'every record, newest first, its text read back from the file');
-  for (const limit of [4, 5]) {
-    const at = NOW + 1;
-    const [want, have] = [await twin.admit(admitReq({ rpm: limit }, at, { keyId: 'k', requestId: `x-${limit}` })), await s.admit(admitReq({ rpm: limit }, at, { keyId: 'k', requestId: `x-${limit}` }))];
-    t.strictSame(have, want, `rpm ${limit}: as the memory store answers`);
-  }
-  t.match(await s.admit(admitReq({ rpm: 4 }, NOW + 1, { keyId: 'k', requestId: 'y' })), { ok: false, reason: 'rpm', retryAfterMs: 60_000 - 40_000 - 1 }, 'the oldest admission (40 s before NOW) leaves the window first');
-  await s.close();
-
-  const db = new DatabaseSync(path, { readOnly: true });
-  t.teardown(() => db.close());
-  t.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%\\_1' ESCAPE '\\'").all() as { name: string }[]).map((r) => r.name);
-  t.strictSame(tables, [], 'the old tables are gone');
-});
+for (const [version, refusal] of [[1, /development build before 0\.1\.0 \(schema 1, this one reads 2\)/], [SCHEMA_VERSION + 1, /written by a newer gateway/]] as const) {
+  t.test(`a schema ${version} file is refused and left as it was`, async (t) => {
+    const path = freshPath();
+    const old = new DatabaseSync(path);
+    old.exec(SCHEMA_1.replace('user_version = 1', `user_version = ${version}`));
+    old.prepare('INSERT INTO records VALUES (?, ?, ?, ?)').run('k', 'r-1', NOW, 'kept');
+    old.close();
+    await t.rejects(FileStore.open(path, {}, silent), refusal);
+    const db = new DatabaseSync(path, { readOnly: true });
+    t.teardown(() => db.close());
+    t.equal((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, version, 'its version unchanged');
+    t.strictSame((db.prepare('SELECT json FROM records').all() as { json: string }[]).map((r) => r.json), ['kept'], 'its rows untouched');
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    t.strictSame(tables, ['records', 'rpm'], 'no table made');
+  });
+}
 
 const state = (): MemoryState => ({ keys: new Map(), ledgers: new Map([['k', new KeyLedger()], ['j', new KeyLedger()]]), accounts: {} as never, conversations: {} as never });
 

@@ -6,7 +6,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { sqlite } from './sqlite.ts';
 import { COUNTER_FIELDS } from '../rollup.ts';
 
-/** Bumped when the tables change shape: a newer file is refused, an older one upgraded as it is opened (UPGRADES). */
+/** Bumped when the tables change shape; a file of another version is refused rather than misread. */
 export const SCHEMA_VERSION = 2;
 
 const TABLES = `
@@ -36,22 +36,6 @@ CREATE TABLE IF NOT EXISTS bindings (
 CREATE TABLE IF NOT EXISTS conversations (
   key_id TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (key_id, id));
 `;
-
-/** From each older version to the next, in the open's transaction (1 → 2: records by key and time, rpm rows a second). */
-const UPGRADES: Record<number, string> = {
-  1: `
-DROP INDEX records_time;
-ALTER TABLE records RENAME TO records_1;
-DROP INDEX rpm_at;
-ALTER TABLE rpm RENAME TO rpm_1;
-${TABLES}
-INSERT OR IGNORE INTO records (key_id, request_id, time, json) SELECT key_id, request_id, time, json FROM records_1 ORDER BY key_id, time, request_id;
-INSERT INTO rpm (key_id, second, id, ats)
-  SELECT key_id, at / 1000, min(request_id), group_concat(at % 1000, ',' ORDER BY at) FROM rpm_1 GROUP BY key_id, at / 1000;
-DROP TABLE records_1;
-DROP TABLE rpm_1;
-`,
-};
 
 export interface OpenFile { db: DatabaseSync; close(): void }
 
@@ -90,8 +74,8 @@ export function openDatabase(path: string): OpenFile {
     db.exec('BEGIN IMMEDIATE');
     const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
     if (version > SCHEMA_VERSION) throw new Error(`written by a newer gateway (schema ${version}, this one reads ${SCHEMA_VERSION})`);
-    // A new file is version 0 and has no tables: TABLES makes them.
-    if (version > 0) for (let v = version; v < SCHEMA_VERSION; v++) db.exec(UPGRADES[v]);
+    // Schema 1 was a development layout that no release wrote (0.1.0 writes 2); a new file is version 0.
+    if (version > 0 && version < SCHEMA_VERSION) throw new Error(`written by a development build before 0.1.0 (schema ${version}, this one reads ${SCHEMA_VERSION}): start from a new store.path`);
     db.exec(TABLES);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');
