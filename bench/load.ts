@@ -2,7 +2,7 @@
 import autocannon, { type Instance } from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { createHistogram } from 'node:perf_hooks';
-import { bodies, headersFor, PATH, wholeLike } from './request.ts';
+import { bodies, headersFor, loadKeys, PATH, wholeLike } from './request.ts';
 import { openTtfbProbe, type TtfbFigures } from './ttfb.ts';
 
 export interface LoadOptions {
@@ -35,9 +35,6 @@ export interface LoadFigures {
  * [key]); `check` is the target's answer to check().
  */
 export interface Aim { key?: string; keys?: readonly string[]; check: string }
-
-/** The keys a load spreads its requests over, in turn. */
-export const loadKeys = (aim: Pick<Aim, 'key' | 'keys'>): readonly (string | undefined)[] => (aim.keys?.length ? aim.keys : [aim.key]);
 
 /** A target that answers every request with 401 would post a flattering figure; refuse to measure it. Returns the answer's body. */
 export async function check(url: string, stream: boolean, key?: string): Promise<string> {

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordableHistogram } from 'node:perf_hooks';
-import { loadKeys, type Aim, type LoadFigures, type LoadOptions, type Window } from './load.ts';
-import { bodies, headersFor, PATH } from './request.ts';
+import type { Aim, LoadFigures, LoadOptions, Window } from './load.ts';
+import { bodies, headersFor, loadKeys, PATH } from './request.ts';
 
 /** Whether wrk is on PATH. */
 export function wrkInstalled(): boolean {
@@ -23,7 +23,7 @@ const QUANTILES = Array.from({ length: 100 }, (_, i) => i + 0.5);
  * wrk's script: the request, a body check per answer (as long as the check answer and ending as it does: load.ts
  * wholeLike), and at the end one line of counts and the latency quantiles in µs.
  */
-export function script(aim: Aim, stream: boolean): string {
+function script(aim: Aim, stream: boolean): string {
   const q = (s: string) => JSON.stringify(s); // a JSON string is a valid Lua string literal for this ASCII text
   const tail = aim.check.slice(-32);
   const headers = Object.entries(headersFor(aim.key)).map(([k, v]) => `wrk.headers[${q(k)}] = ${q(v)}`).join('\n');
