@@ -15,7 +15,7 @@ declare module 'autocannon' {
     /** Called with each connection (an EventEmitter: 'request', 'response', 'timeout', 'connError') as it is made. */
     setupClient?: (client: EventEmitter) => void;
     /** The requests to cycle through (each takes the options above as defaults); onResponse hears every answer's body. */
-    requests?: { onResponse?: (status: number, body: string) => void }[];
+    requests?: { headers?: Record<string, string>; onResponse?: (status: number, body: string) => void }[];
   }
 
   interface Result {

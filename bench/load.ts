@@ -2,7 +2,7 @@
 import autocannon, { type Instance } from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { createHistogram } from 'node:perf_hooks';
-import { bodies, headersFor, PATH, wholeLike } from './request.ts';
+import { bodies, headersFor, loadKeys, PATH, wholeLike } from './request.ts';
 import { openTtfbProbe, type TtfbFigures } from './ttfb.ts';
 
 export interface LoadOptions {
@@ -29,8 +29,12 @@ export interface LoadFigures {
   ttfb?: TtfbFigures;
 }
 
-/** What the load sends to a target and what its whole answer is: `key` picks the group, `check` is its answer to check(). */
-export interface Aim { key?: string; check: string }
+/**
+ * What the load sends to a target and what its whole answer is: `key` picks the group (and is the check's and the
+ * probe's), `keys` (--keys) the API keys the load cycles through, request by request on each connection (default
+ * [key]); `check` is the target's answer to check().
+ */
+export interface Aim { key?: string; keys?: readonly string[]; check: string }
 
 /** A target that answers every request with 401 would post a flattering figure; refuse to measure it. Returns the answer's body. */
 export async function check(url: string, stream: boolean, key?: string): Promise<string> {
@@ -76,7 +80,8 @@ export function fire(url: string, drive: Drive, aim: Aim, onAnswer: (status: num
   const run = autocannon({
     url: url + PATH, method: 'POST', headers: headersFor(aim.key), body: bodies[drive.stream ? 'stream' : 'whole'],
     connections: drive.connections, duration: drive.duration, overallRate: drive.overallRate, timeout: 10,
-    requests: [{ onResponse: (status, body) => onAnswer(status, isWhole(body)) }],
+    // Each connection cycles through these in turn, so every key gets an equal share; each answer is checked.
+    requests: loadKeys(aim).map((key) => ({ headers: headersFor(key), onResponse: (status: number, body: string) => onAnswer(status, isWhole(body)) })),
     setupClient: ledger.setupClient,
   });
   return { run, dropped: ledger.dropped };

@@ -7,6 +7,13 @@ export function number(value: string, name: string, min: number, max: number): n
   return n;
 }
 
+/** A whole number within bounds (a count: keys, connections), refused rather than rounded when it has a fraction. */
+export function whole(value: string, name: string, min: number, max: number): number {
+  const n = number(value, name, min, max);
+  if (!Number.isInteger(n)) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
 /** `--store redis-cluster` before its Cluster is started (startLocalCluster gives the real URL). */
 export const LOCAL_CLUSTER = 'redis+cluster://local';
 

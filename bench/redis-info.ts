@@ -1,5 +1,6 @@
 // Redis's own cost of a benchmark window: INFO commandstats (calls by command) and INFO cpu (used_cpu_sys + user),
 // sampled before and after, divided by the requests answered in it; on a Cluster summed over its masters.
+import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
 import { clusterNodes } from '../scripts/redis-cluster.ts';
 
@@ -59,6 +60,17 @@ export class RedisInfo {
       const [stats, cpu] = await Promise.all([c.info('commandstats'), c.info('cpu')]);
       return parseInfo(stats, cpu);
     })));
+  }
+  /** On a Cluster, the master (its index in the samples' shardCpuS) serving each hash tag's slot; null on one Redis. */
+  async masters(tags: readonly string[]): Promise<number[] | null> {
+    if (this.#clients.length < 2) return null;
+    const ranges = await this.#clients[0].cluster('SLOTS');
+    const ports = this.#clients.map((c) => c.options.port);
+    return tags.map((tag) => {
+      const slot = calculateSlot(`{${tag}}`);
+      const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+      return range?.[2] ? ports.indexOf(range[2][1]) : -1;
+    });
   }
   async close(): Promise<void> { await Promise.all(this.#clients.map((c) => c.quit().catch(() => c.disconnect()))); }
 }

@@ -16,6 +16,8 @@ export interface TargetFigures extends LoadFigures {
   redis?: RedisPerRequest;
   /** Each round's slice alone (with --rounds N): its req/s and CPU µs per request (and Redis's, for a gateway on Redis). */
   perRound?: { rps: number; cpuUsPerRequest: number | null; redisCpuUs?: number }[];
+  /** On a Cluster: the master (index into redis.shardShares) serving each API key's slot, and the group's. */
+  placement?: { keys: number[]; group: number };
 }
 
 type Ratio = { rps: number | null; p50: number | null; p99: number | null; cpu: number | null };
@@ -87,7 +89,7 @@ export function row(cells: (string | number | null)[], widths: number[]): string
 }
 
 /** How the gateway targets ran: their worker processes and their store (`store` for the JSON line, `storeLabel` for people). */
-export interface GatewayRun { workers: number; store: string; storeLabel: string; rounds?: number; load?: 'autocannon' | 'wrk' }
+export interface GatewayRun { workers: number; store: string; storeLabel: string; rounds?: number; load?: 'autocannon' | 'wrk'; keys?: number }
 
 /** The issue's target for streams: time-to-first-byte overhead p99 at most this over the bare proxy. */
 const TTFB_OVERHEAD_P99_MS = 5;
@@ -138,6 +140,13 @@ export function targetsMet(f: TargetFigures, b: TargetFigures | undefined): stri
   return `targets, ${f.id}: ${parts.join(', ')}`;
 }
 
+/** Where a target's key slots and group slot sit on a Cluster's masters: keys counted by master, the group's master. */
+export function placed(f: Pick<TargetFigures, 'placement'>, masters: number): string {
+  if (!f.placement) return '';
+  const count = Array.from({ length: masters }, (_, m) => f.placement!.keys.filter((k) => k === m).length);
+  return `; API keys by master ${count.join(' ')}, the group's on master ${f.placement.group + 1}`;
+}
+
 export function report(figures: TargetFigures[], opts: LoadOptions, gateway: GatewayRun): void {
   const by = new Map(figures.map((f) => [f.id, f]));
   const c = by.get('c');
@@ -157,6 +166,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
   const out = [
     `${opts.stream ? 'streams of ~1 s (20 chunks 50 ms apart), ' : ''}connections ${opts.connections}, ${opts.duration} s measured after ${opts.warmup} s warm-up${(gateway.rounds ?? 1) > 1 ? ` (in ${gateway.rounds} rounds, the targets taking turns)` : ''}, node ${process.version}, ${os.availableParallelism()} cpus, load from ${gateway.load ?? 'autocannon'}`,
     `gateway targets: ${gateway.workers === 1 ? 'one process' : `${gateway.workers} workers (CPU and peak RSS summed over primary and workers)`}, store ${gateway.storeLabel}`,
+    `API keys: ${(gateway.keys ?? 1) === 1 ? 'one' : `${gateway.keys} of one group in c and e, the load cycling through them request by request`}`,
     '',
     row(shown.map(([title]) => title), widths),
     ...figures.map((f) => row(shown.map(([, , cell]) => cell(f)), widths)),
@@ -168,7 +178,8 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
       const by = rounds ? ` (round by round ${rounds.cpuUs.map((x) => x.toFixed(1)).join(' ')}, median ${rounds.median.toFixed(1)})` : '';
       const share = redisShare(f, b);
       const ofBare = share ? `; ${share.share.toFixed(3)} of b's CPU a request${share.perRound ? ` (round by round ${share.perRound.map((x) => x.toFixed(3)).join(' ')}, median ${share.median!.toFixed(3)})` : ''}` : '';
-      const shard = f.redis!.busiestShare !== undefined ? ` (busiest of ${f.redis!.shards} shards: ${Math.round(f.redis!.busiestShare * 100)} %)` : '';
+      const shares = f.redis!.shardShares;
+      const shard = f.redis!.busiestShare !== undefined ? ` (busiest of ${f.redis!.shards} shards: ${Math.round(f.redis!.busiestShare * 100)} %; by master ${shares!.map((x) => `${(x * 100).toFixed(1)}`).join(' ')} %${placed(f, shares!.length)})` : '';
       return `   ${f.id} on Redis: ${f.redis!.calls} calls/req ${JSON.stringify(f.redis!.byCommand)}, Redis CPU ${f.redis!.cpuUs} µs/req${shard}${by}${ofBare}`;
     }),
     '',
@@ -206,6 +217,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
     workers: gateway.workers,
     store: gateway.store,
     load: gateway.load ?? 'autocannon',
+    keys: gateway.keys ?? 1,
     targets: Object.fromEntries(figures.map((f) => [f.id, {
       label: f.label,
       rps: round(f.rps, 1),
@@ -229,6 +241,7 @@ export function report(figures: TargetFigures[], opts: LoadOptions, gateway: Gat
         },
       } : {}),
       ...(f.redis ? { redis: { ...f.redis, cpuUsPerRound: redisRounds(f)?.cpuUs, shareOfBareCpu: redisShare(f, b) } } : {}),
+      ...(f.placement ? { placement: { key_masters: f.placement.keys, group_master: f.placement.group } } : {}),
     }])),
     ratios,
     ...(perRound ? { c_b_per_round: perRound } : {}),

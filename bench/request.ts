@@ -4,6 +4,9 @@ const BENCH_KEY = 'sk-bench-0123456789';
 
 export const headersFor = (key = BENCH_KEY) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
 
+/** The keys a load spreads its requests over, in turn (--keys): `keys`, else the one `key` (undefined: BENCH_KEY). */
+export const loadKeys = (aim: { key?: string; keys?: readonly string[] }): readonly (string | undefined)[] => (aim.keys?.length ? aim.keys : [aim.key]);
+
 export const bodies = {
   whole: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello' }] }),
   stream: JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say hello' }] }),

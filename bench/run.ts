@@ -2,7 +2,7 @@
 import { createHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { stop } from './children.ts';
-import { helpAndExit, LOCAL_CLUSTER, number, redisFor, withUsage } from './options.ts';
+import { helpAndExit, LOCAL_CLUSTER, number, redisFor, whole, withUsage } from './options.ts';
 import { startCluster } from '../scripts/redis-cluster.ts';
 import { check, measure, type LoadOptions } from './load.ts';
 import { measureWrk, wrkInstalled } from './wrk.ts';
@@ -11,7 +11,7 @@ import { setUpGateways, startUpstream, storeKind, storeLabel, targets, type Gate
 import { cpuDelta, threadDelta, treeCpu, treeThreadCpu } from './proc.ts';
 import { perRequest, RedisInfo, type RedisSample } from './redis-info.ts';
 
-const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c,e] [--stream] [--store file|redis|redis-cluster] [--workers N] [--wrk]
+const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warmup S] [--only a,b,c,e] [--stream] [--store file|redis|redis-cluster] [--workers N] [--keys N] [--wrk]
   a = direct to the static upstream, b = bare http-proxy-3, c = the gateway (full chain),
   d = the gateway translating (chat client, Anthropic-format group; whole answers only),
   e = the gateway as an operator configures it (bench/gateway.operator.yaml: platforms, groups and keys only, so the
@@ -25,6 +25,11 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
   --workers N (1 to 16): the gateway targets run as a cluster of N worker processes; CPU and peak RSS are summed over
     the primary and its workers. Without --store redis they cannot share the embedded store's file: each worker then
     keeps its state in memory (":memory:"), its own limits and usage; the report's header says which
+  --keys N (1 to 64): the gateway targets c and e declare N API keys of the one group, same limits (the config's key
+    and copies of it, id and secret suffixed -2, -3...; written to the run's temp folder), and the load cycles through
+    them request by request on each connection (autocannon's requests, wrk's request()), so each gets 1/N of it.
+    A key's state lives on one hash slot: on a Cluster several keys spread over the masters, and the report says which
+    master serves each key's slot and the group's. a, b and d are unaffected (d keeps its one translated key)
   --wrk: the load from wrk (Debian's package, one thread) instead of autocannon, which on 2 cores takes CPU from the
     targets; answers are checked as with autocannon; p50/p99 from wrk's percentiles (100 quantiles per slice)
   --stream: streamed answers of about a second each (20 chunks 50 ms apart), so N streams are in flight at once;
@@ -45,7 +50,7 @@ const usage = `usage: node bench/run.ts [--connections N] [--duration S] [--warm
     the run (seen on shared VMs: the bare proxy's CPU per request drifting from 176 to 240 µs within two minutes) then
     falls on every target alike. The first slice follows the warm-up; each later one follows 1 s of its own, not
     counted (new connections). p50 and p99 are over all slices. --stream takes --rounds 1
-  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d,e --store file --workers 1
+  defaults: --connections 50 (at most 5000) --duration 10 --warmup 2 --only a,b,c,d,e --store file --workers 1 --keys 1
     --rounds 5 (1 with --stream)`;
 
 interface Parsed { opts: LoadOptions; only: Set<TargetId>; setup: GatewaySetup; rounds: number; wrk: boolean }
@@ -70,6 +75,7 @@ function parse(): Parsed {
       stream: { type: 'boolean', default: false },
       store: { type: 'string', default: 'file' },
       workers: { type: 'string', default: '1' },
+      keys: { type: 'string', default: '1' },
       rounds: { type: 'string' },
       wrk: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -87,7 +93,10 @@ function parse(): Parsed {
       stream: values.stream,
     },
     only: only as Set<TargetId>,
-    setup: { redis: redisFor(values.store, { cluster: true }), workers: Math.round(number(values.workers, 'workers', 1, 16)) },
+    setup: {
+      redis: redisFor(values.store, { cluster: true }), workers: Math.round(number(values.workers, 'workers', 1, 16)),
+      keys: whole(values.keys, 'keys', 1, 64),
+    },
     rounds: roundsOf(values.rounds ?? (values.stream ? '1' : '5'), values.stream),
     wrk: values.wrk,
   };
@@ -132,6 +141,13 @@ async function runTargets(setup: GatewaySetup, opts: ReturnType<typeof parse>['o
   try {
     for (const target of chosen) running.push(await target.start(upstream.child, upstream.url));
     const answers = await Promise.all(running.map((r) => check(r.url, opts.stream, r.key)));
+    // Every key of a --keys spread answers before the load starts (the first was checked above).
+    for (const r of running) for (const key of r.spread?.keys.slice(1) ?? []) await check(r.url, opts.stream, key);
+    // On a Cluster, which master serves each key's slot and the group's.
+    const placements = await Promise.all(running.map(async (r) => {
+      const masters = r.spread && await redisInfo?.masters([...r.spread.ids.map((id) => `k:${id}`), `g:${r.spread.group}`]);
+      return masters ? { keys: masters.slice(0, -1), group: masters.at(-1)! } : undefined;
+    }));
     const tallies: Tally[] = chosen.map(() => ({
       ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0, answered: 0, cpuUs: 0, cpuSeen: false, threads: null, redis: null,
       perRound: [],
@@ -150,7 +166,7 @@ async function runTargets(setup: GatewaySetup, opts: ReturnType<typeof parse>['o
         let threads1: ReturnType<typeof treeThreadCpu> = null;
         const onRedis = redisInfo && target.id !== 'a' && target.id !== 'b';
         let before: Promise<RedisSample> | undefined;
-        const load = await drive(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, check: answers[i] }, {
+        const load = await drive(r.url, { ...opts, duration: slice, warmup: round === 0 ? opts.warmup : REWARM_S }, { key: r.key, keys: r.spread?.keys, check: answers[i] }, {
           start: () => { cpu0 = treeCpu(r.pid); threads0 = treeThreadCpu(r.pid); if (onRedis) before = redisInfo.sample(); },
           end: () => { cpu1 = treeCpu(r.pid); threads1 = treeThreadCpu(r.pid); },
         }, latencies[i]);
@@ -198,6 +214,7 @@ async function runTargets(setup: GatewaySetup, opts: ReturnType<typeof parse>['o
         cpuByThread: tally.threads && n > 0 ? { main: tally.threads.main / n, v8: tally.threads.v8 / n, other: tally.threads.other / n } : null,
         redis: tally.redis && n > 0 ? perRequest(zeroRedis(), tally.redis, n) : undefined,
         perRound: tally.perRound,
+        ...(placements[i] ? { placement: placements[i] } : {}),
       });
     }
   } finally {
@@ -206,7 +223,7 @@ async function runTargets(setup: GatewaySetup, opts: ReturnType<typeof parse>['o
   await stop(upstream.child);
   await redisInfo?.close();
   // The duration as measured: rounds × a slice of whole seconds.
-  report(figures, { ...opts, duration: rounds * Math.max(1, Math.round(opts.duration / rounds)) }, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup), rounds, load: wrk ? 'wrk' : 'autocannon' });
+  report(figures, { ...opts, duration: rounds * Math.max(1, Math.round(opts.duration / rounds)) }, { workers: setup.workers, store: storeKind(setup), storeLabel: storeLabel(setup), rounds, load: wrk ? 'wrk' : 'autocannon', keys: setup.keys });
 }
 
 const round3 = (n: number) => Number(n.toFixed(3));

@@ -1,8 +1,9 @@
 // The targets the benchmark compares, each started in front of the same static upstream.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isMap, isSeq, parseDocument, type YAMLMap } from 'yaml';
 import { firstLine, freePort, startNode, stop, waitReady, type Child } from './children.ts';
 import { treeMemory, treePids } from './proc.ts';
 import { deletePrefix } from '../test/store/redis-server.ts';
@@ -14,6 +15,8 @@ export interface Running {
   url: string;
   /** The client key the load sends (default: the native group's). */
   key?: string;
+  /** --keys N: the N API keys the load cycles through (the first is `key`'s), their ids and their group. */
+  spread?: Spread;
   /** The process that serves url: its CPU time and its children's (a cluster's workers) the report divides by the requests answered. */
   pid?: number;
   /** Peak RSS of the server that answers at url (summed over its processes), and where the figure came from. */
@@ -93,8 +96,43 @@ export interface GatewaySetup {
   workers: number;
   /** node flags besides those of `npm start` (the soak's --inspect-port, which opens nothing until asked: live-heap.ts). */
   nodeFlags?: string[];
+  /** --keys N: the gateway targets c and e get N API keys of one group and the load cycles through them (default 1). */
+  keys?: number;
 }
 let setup: GatewaySetup = { workers: 1 };
+
+/** A config's load key and its copies: their secrets (the load's), ids (their state's hash tags) and group. */
+export interface Spread { keys: string[]; ids: string[]; group: string }
+
+/** The key of the bench configs the load sends (request.ts's default) and that --keys copies. */
+const LOAD_KEY_ID = 'bench';
+
+/**
+ * A bench config with `n` API keys where it declares the load's one (id `bench`): n − 1 copies of it next to it, the
+ * id and the secret suffixed -2, -3..., same group and limits. Bench-only key material; comments and the rest kept.
+ */
+export function withKeys(text: string, n: number): { text: string } & Spread {
+  const doc = parseDocument(text);
+  const keys = doc.get('keys');
+  if (!isSeq(keys)) throw new Error('--keys: the config has no keys list');
+  const at = keys.items.findIndex((k) => isMap(k) && k.get('id') === LOAD_KEY_ID);
+  if (at < 0) throw new Error(`--keys: the config has no key with id ${LOAD_KEY_ID}`);
+  const first = keys.items[at] as YAMLMap;
+  const secret = String(first.get('key'));
+  const copies = Array.from({ length: n - 1 }, (_, i) => {
+    const copy = first.clone() as YAMLMap;
+    copy.set('id', `${LOAD_KEY_ID}-${i + 2}`);
+    copy.set('key', `${secret}-${i + 2}`);
+    return copy;
+  });
+  keys.items.splice(at + 1, 0, ...copies);
+  return {
+    text: doc.toString(),
+    keys: [secret, ...copies.map((c) => String(c.get('key')))],
+    ids: [LOAD_KEY_ID, ...copies.map((c) => String(c.get('id')))],
+    group: String(first.get('group')),
+  };
+}
 export const setUpGateways = (s: GatewaySetup): void => { setup = s; };
 
 /** A redis+cluster:// URL: the bench's own Cluster (bench/run.ts), thrown away whole at the end. */
@@ -126,7 +164,7 @@ async function waitWorkers(child: Child, workers: number, timeoutMs: number): Pr
  * A gateway target: the tuned bench/gateway.bench.yaml (`key` picks the group the load reaches), or an operator's
  * config (`operator`: bench/gateway.operator.yaml, its log lines to a file in the run's temp folder).
  */
-const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?: boolean } = {}): Target => ({
+const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?: boolean; spreads?: boolean } = {}): Target => ({
   id,
   label,
   async start(_upstream, upstreamUrl) {
@@ -137,7 +175,14 @@ const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?
     const prefix = `gw-bench-${process.pid}-${id}:`;
     // As shipped: info logging (one line per request, written to /dev/null), the store the run names.
     // With the V8 flags and the entry `npm start` and the Dockerfile give it (GATEWAY_START, package.json).
-    const config = o.operator ? 'bench/gateway.operator.yaml' : 'bench/gateway.bench.yaml';
+    let config = o.operator ? 'bench/gateway.operator.yaml' : 'bench/gateway.bench.yaml';
+    // --keys N: the config with N keys, in the run's temp folder (its store path is absolute, so nothing moves).
+    let spread: Spread | undefined;
+    if (o.spreads) {
+      const { text, ...keys } = withKeys(readFileSync(join(root, config), 'utf8'), setup.keys ?? 1);
+      spread = keys;
+      if (keys.keys.length > 1) writeFileSync((config = join(store, 'gateway.yaml')), text);
+    }
     const child = startNode('gateway', [...GATEWAY_START.slice(0, -1), ...(setup.nodeFlags ?? []), ...GATEWAY_START.slice(-1), '--config', config, '--port', String(port)], {
       cwd: root, quiet: true, stdoutFile: o.operator ? join(store, 'gateway.log') : undefined,
       env: {
@@ -161,6 +206,7 @@ const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?
     return {
       url,
       key: o.key,
+      spread,
       pid: child.proc.pid,
       async rss() {
         const peak = treeMemory(child.proc.pid, 'VmHWM');
@@ -174,7 +220,7 @@ const gatewayTarget = (id: TargetId, label: string, o: { key?: string; operator?
 });
 
 export const targets: readonly Target[] = [
-  direct, bareProxy, gatewayTarget('c', 'gateway (full chain)'),
+  direct, bareProxy, gatewayTarget('c', 'gateway (full chain)', { spreads: true }),
   gatewayTarget('d', 'gateway, translating', { key: 'sk-bench-translated' }),
-  gatewayTarget('e', 'gateway, operator config', { operator: true }),
+  gatewayTarget('e', 'gateway, operator config', { operator: true, spreads: true }),
 ];

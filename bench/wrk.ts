@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordableHistogram } from 'node:perf_hooks';
 import type { Aim, LoadFigures, LoadOptions, Window } from './load.ts';
-import { bodies, headersFor, PATH } from './request.ts';
+import { bodies, headersFor, loadKeys, PATH } from './request.ts';
 
 /** Whether wrk is on PATH. */
 export function wrkInstalled(): boolean {
@@ -27,12 +27,26 @@ function script(aim: Aim, stream: boolean): string {
   const q = (s: string) => JSON.stringify(s); // a JSON string is a valid Lua string literal for this ASCII text
   const tail = aim.check.slice(-32);
   const headers = Object.entries(headersFor(aim.key)).map(([k, v]) => `wrk.headers[${q(k)}] = ${q(v)}`).join('\n');
+  const keys = loadKeys(aim);
+  // Several keys (--keys): each key's request made once in init, then request() hands them out in turn.
+  const spread = keys.length < 2 ? '' : `local keys = { ${keys.map((k) => q(headersFor(k).authorization)).join(', ')} }
+local requests, turn = {}, 0
+function request() turn = turn % #requests + 1; return requests[turn] end
+`;
+  const prepare = keys.length < 2 ? '' : `
+  for i, auth in ipairs(keys) do
+    local h = {}
+    for name, value in pairs(wrk.headers) do h[name] = value end
+    h["authorization"] = auth
+    requests[i] = wrk.format(nil, nil, h)
+  end
+`;
   return `wrk.method = "POST"
 wrk.body = ${q(bodies[stream ? 'stream' : 'whole'])}
 ${headers}
-local threads = {}
+${spread}local threads = {}
 function setup(thread) table.insert(threads, thread) end
-function init(args) ok, short, non2xx = 0, 0, 0 end
+function init(args) ok, short, non2xx = 0, 0, 0${prepare} end
 function response(status, headers, body)
   if status < 200 or status >= 300 then non2xx = non2xx + 1; return end
   ok = ok + 1

@@ -1,6 +1,6 @@
 // The bench's Redis figures: INFO text parsed, and a window's cost per request (the INFO calls themselves left out).
 import t from 'tap';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { LOCAL_CLUSTER, redisFor } from '../../bench/options.ts';
 import { parseInfo, perRequest, RedisInfo, sumSamples } from '../../bench/redis-info.ts';
 import { redisServerMissing, startCluster } from '../../scripts/redis-cluster.ts';
@@ -55,4 +55,21 @@ t.test('--store redis-cluster: a Cluster the bench starts, sampled over its thre
   t.ok(r.byCommand.set === 3, `3 SETs a request over the masters: ${JSON.stringify(r.byCommand)}`);
   t.equal(r.shards, 3);
   t.ok(r.busiestShare! > 0 && r.busiestShare! < 1, `busiest share ${r.busiestShare}`);
+  // masters(): the master a hash tag's keys live on, as the Cluster itself places them (--keys's report line).
+  const tags = [...Array.from({ length: 8 }, (_, i) => `k:bench-info-test-${i}`), 'g:bench-info-test'];
+  const masters = await info.masters(tags);
+  t.equal(masters?.length, tags.length);
+  t.ok(new Set(masters).size > 1, `the tags spread over masters: ${masters?.join(' ')}`);
+  for (const [i, tag] of tags.entries()) {
+    await client.set(`{${tag}}:x`, '1', 'PX', 60_000);
+    const node = new Redis(cluster.nodes[masters![i]]);
+    t.equal(await node.get(`{${tag}}:x`), '1', `${tag} on master ${masters![i] + 1}`);
+    node.disconnect();
+  }
+});
+
+t.test('masters(): none on one Redis', async (t) => {
+  const info = new RedisInfo(process.env.REDIS_URL || 'redis://127.0.0.1:6379');
+  t.teardown(() => info.close());
+  t.equal(await info.masters(['k:bench']), null);
 });

@@ -1,7 +1,7 @@
 // The bench's round-by-round figures (report.ts roundRatios, redisRounds, redisShare): c against b slice by slice,
 // Redis's CPU slice by slice and as a share of b's, and their medians.
 import t from 'tap';
-import { redisRounds, redisShare, roundRatios, scriptCalls, targetsMet, type TargetFigures } from '../../bench/report.ts';
+import { placed, redisRounds, redisShare, roundRatios, scriptCalls, targetsMet, type TargetFigures } from '../../bench/report.ts';
 
 const target = (perRound: TargetFigures['perRound']): TargetFigures => ({
   id: 'c', label: 'x', rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, errors: 0, non2xx: 0, short: 0, dropped: 0, durationS: 0,
@@ -59,4 +59,10 @@ t.test('issue 39\'s targets, met and not, with the script calls a request counte
   t.equal(targetsMet(slow, b), 'targets, e: CPU 3.167× b (≤ 2: NOT met), req/s 0.285× b (≥ 0.45: NOT met), Redis 97 µs (≤ 50: NOT met), script calls 0.420 (≤ 0.2: NOT met)');
   t.match(targetsMet({ ...fine, redis: undefined }, b), /^targets, c: CPU 1\.917× b \(≤ 2: met\), req\/s 0\.500× b \(≥ 0\.45: met\)$/, 'no Redis figures on the embedded store');
   t.equal(targetsMet(fine, undefined), null, 'no base');
+});
+
+t.test('--keys on a Cluster: the API keys counted by the master of their slot, and the group\'s master', async (t) => {
+  t.equal(placed({ placement: { keys: [0, 2, 0, 1, 0, 2, 1, 0], group: 1 } }, 3), '; API keys by master 4 2 2, the group\'s on master 2');
+  t.equal(placed({ placement: { keys: [2], group: 2 } }, 3), '; API keys by master 0 0 1, the group\'s on master 3');
+  t.equal(placed({}, 3), '', 'nothing on one Redis');
 });
