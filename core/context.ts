@@ -141,6 +141,12 @@ export class RequestCtx extends RequestEnd implements Ctx {
     s.#under = this;
     return s;
   }
+
+  /** A scratch copy's variables become its request's own (keepScratch). */
+  keep(): void {
+    const under = this.#under;
+    if (under !== undefined && this.#vars !== undefined) for (const [name, value] of this.#vars) (under.#vars ??= new Map()).set(name, value);
+  }
 }
 
 /**
@@ -156,7 +162,16 @@ export function scratchCtx(ctx: Ctx): Ctx {
   return Object.create(ctx, {
     get: { value: <T>(v: ContextVar<T>) => (own.has(v.name) ? own.get(v.name) : ctx.get(v)) as T | undefined },
     set: { value: <T>(v: ContextVar<T>, value: T | undefined) => { own.set(v.name, value); } },
+    keep: { value: () => { for (const [name, value] of own) ctx.set({ name }, value); } },
   }) as Ctx;
+}
+
+/**
+ * What a scratch copy set becomes the request's: the reading it did turned out to be the request's own (a stream's
+ * opening, once its attempt is committed to: the scanner that read it goes on for the request).
+ */
+export function keepScratch(scratch: Ctx): void {
+  (scratch as Ctx & { keep(): void }).keep();
 }
 
 export function createCtx(init: CtxInit): RequestCtx {

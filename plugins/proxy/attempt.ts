@@ -4,8 +4,8 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import { scratchCtx } from '../../core/context.ts';
-import type { Ctx, FormatAdapter } from '../../core/types.ts';
+import { keepScratch, scratchCtx } from '../../core/context.ts';
+import type { Ctx, FormatAdapter, FrameVerdict, SseFrame, StreamScanner } from '../../core/types.ts';
 import type { Failure } from './classify.ts';
 import type { Chunked } from './upstream-request.ts';
 import { UpstreamResponse, errorCode, requestHeaders, upstreamAgent } from './upstream-response.ts';
@@ -125,7 +125,18 @@ export class Upstreams {
   }
 }
 
-export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
+/** A held stream's opening, read once: the relay goes on from its frame reader, its frames and its scanner. */
+export interface Opening {
+  /** The frame reader that read the bytes, a partial frame (or character) of their end still in it. */
+  parser: SseParser;
+  bytes: Buffer;
+  frames: SseFrame[];
+  /** What the scanner made of each frame: a native stream's frames as they go out (its scanner is the request's). */
+  verdicts: FrameVerdict[];
+  scanner: StreamScanner;
+}
+
+export type Held = { kind: 'commit'; opening?: Opening } | { kind: 'failure'; failure: Failure } | { kind: 'disconnected' };
 
 /**
  * The upstream response's ways of ending (before the first content, each a failure of the attempt). Its 'close' comes
@@ -134,15 +145,20 @@ export type Held = { kind: 'commit' } | { kind: 'failure'; failure: Failure } | 
 const ENDINGS = ['aborted', 'error', 'close'] as const;
 
 /**
- * Read a 200 SSE stream's opening frames through a throwaway scanner until it says content started, the stream ended
- * its answer, or `waitMs` passed: then put the bytes back for the relay (commit). An error event (or the end of the
- * stream) before any content is a failure, and nothing has reached the client.
+ * Read a 200 SSE stream's opening frames until the scanner says content started, the stream ended its answer, or
+ * `waitMs` passed: then commit, handing what was read to the relay (the stream paused, the bytes not yet relayed). An
+ * error event (or the end of the stream) before any content is a failure, and nothing has reached the client.
  */
 export function holdFirstContent(ctx: Ctx, upstream: UpstreamResponse, waitMs: number, format: FormatAdapter = ctx.format): Promise<Held> {
-  const probe = format.scanStream(scratchCtx(ctx));
-  if (!probe.started || waitMs <= 0) return Promise.resolve({ kind: 'commit' });
+  if (waitMs <= 0) return Promise.resolve({ kind: 'commit' });
+  // A scratch context: a failed attempt leaves nothing its scanner set (a stream position) behind for the next one.
+  const scratch = scratchCtx(ctx);
+  const scanner = format.scanStream(scratch);
+  if (!scanner.started) return Promise.resolve({ kind: 'commit' });
   const parser = new SseParser();
   const held: Buffer[] = [];
+  const frames: SseFrame[] = [];
+  const verdicts: FrameVerdict[] = [];
   return new Promise<Held>((resolve) => {
     let decided = false;
     const decide = (result: Held) => {
@@ -154,18 +170,27 @@ export function holdFirstContent(ctx: Ctx, upstream: UpstreamResponse, waitMs: n
       ctx.res.off('close', onClose);
       if (result.kind === 'commit') {
         upstream.pause();
-        if (held.length) upstream.unshift(held.length === 1 ? held[0] : Buffer.concat(held));
+        keepScratch(scratch);
+        const bytes = held.length === 1 ? held[0] : Buffer.concat(held);
+        // Back in front of the stream, which so ends only after them, as the relay reads on (a native one's pipe too).
+        if (bytes.length) upstream.unshift(bytes);
+        result.opening = { parser, bytes, frames, verdicts, scanner };
       } else upstream.destroy();
       resolve(result);
     };
     const onData = (chunk: Buffer) => {
       held.push(chunk);
+      // Every frame of the chunk is read: those after the one that decides are the relay's too.
+      let commit = false;
       for (const frame of parser.push(chunk)) {
-        probe.frame(frame);
-        const error = probe.error();
-        if (error !== undefined && !probe.started!()) return decide({ kind: 'failure', failure: { kind: 'stream_error', message: error } });
-        if (probe.started!() || probe.terminal()) return decide({ kind: 'commit' });
+        frames.push(frame);
+        verdicts.push(scanner.frame(frame));
+        if (commit) continue;
+        const error = scanner.error();
+        if (error !== undefined && !scanner.started!()) return decide({ kind: 'failure', failure: { kind: 'stream_error', message: error } });
+        commit = scanner.started!() || scanner.terminal();
       }
+      if (commit) decide({ kind: 'commit' });
     };
     const onEnd = () => decide({ kind: 'failure', failure: { kind: 'stream_error', message: 'the stream ended before any content' } });
     const onClose = () => decide({ kind: 'disconnected' });

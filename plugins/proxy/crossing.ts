@@ -2,6 +2,7 @@
 // translated (plugins/proxy/translate/). The pool and the exchange work the same way with either.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../core/types.ts';
+import type { Opening } from './attempt.ts';
 import { relay } from './relay.ts';
 import { bodyForAccount, type Body, type HeaderAllowList, upstreamBody, upstreamHeaders, upstreamPath } from './upstream-request.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
@@ -18,10 +19,10 @@ export interface Crossing {
   /** The request for one account (ctx.account and ctx.upstreamModel are that account's). */
   outbound(account: AccountConfig): Promise<Outbound>;
   /**
-   * Relays one upstream answer to the client; resolves when the client response ended or the client left (and a stream
-   * read on for its usage within `drain` ended).
+   * Relays one upstream answer to the client, going on from a held stream's `opening`; resolves when the client response
+   * ended or the client left (and a stream read on for its usage within `drain` ended).
    */
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void>;
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds, opening?: Opening): Promise<void>;
   /** Answers the request without any upstream (a count the upstream cannot make, a kept answer), when set. */
   readonly local?: () => Promise<void>;
 }
@@ -60,7 +61,7 @@ export class NativeCrossing implements Crossing {
     return { path: upstreamPath(ctx), body, headers: upstreamHeaders(this.#given, body, this.#allowed) };
   }
 
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {
-    return relay(ctx, upstream, keepaliveMs, this.#usage, drain);
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds, opening?: Opening): Promise<void> {
+    return relay(ctx, upstream, keepaliveMs, this.#usage, drain, opening);
   }
 }

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { AccountConfig, Attempt, Ctx, GroupConfig, UpstreamKind } from '../../core/types.ts';
 import type { Affinity } from './affinity.ts';
-import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Upstreams } from './attempt.ts';
+import { ERROR_BODY_LIMIT, errorMessage, holdFirstContent, isSse, readAll, type Opening, type Upstreams } from './attempt.ts';
 import { classify, type CooldownOptions } from './classify.ts';
 import type { Failed, Failures } from './failures.ts';
 import type { Crossing, Outbound } from './crossing.ts';
@@ -56,10 +56,12 @@ export class Exchange {
     const upstream = decoder ? decodedResponse(sent.upstream, decoder) : sent.upstream;
     const sse = isSse(upstream.headers);
     let early: string | undefined;
-    if (status < 300 && ctx.stream && sse) {
+    let opening: Opening | undefined;
+    if (status < 300 && ctx.stream && sse && o.first_content_ms > 0) {
       const held = await holdFirstContent(ctx, upstream, o.first_content_ms, crossing.upstreamFormat);
       if (held.kind === 'disconnected') { ctx.end('disconnected'); return { done: true }; }
       if (held.kind === 'failure') return { done: false, verdict: classify(held.failure, o), status };
+      opening = held.opening;
       if (crossing.pins) early = this.#affinity.streamedId(ctx);
     }
     ctx.timings.firstByte = performance.now();
@@ -68,7 +70,7 @@ export class Exchange {
     const whole = crossing.pins && !ctx.stream && status < 300 ? readAll(upstream) : undefined;
     // A client that leaves mid-stream keeps the slot until the stream read on for its usage ends (usage-drain.ts): the
     // upstream still works for it on this account.
-    const relayed = crossing.relay(ctx, upstream, o.keepalive_ms, this.#drain);
+    const relayed = crossing.relay(ctx, upstream, o.keepalive_ms, this.#drain, opening);
     // The held stream flows on only once its id is pinned: the client can never continue it before the pin exists
     // (the one store call during an answer; a whole answer's id is pinned as its slot goes back).
     if (early) await this.#affinity.pinNow(ctx, group, early, account).catch((err) => this.#log.warn({ err, req_id: ctx.id }, 'response pin failed'));

@@ -3,9 +3,9 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { headerMatcher } from '../../adapters/shared/headers.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { pickJson } from '../../core/json-pick.ts';
-import { readAll } from './attempt.ts';
+import { readAll, type Opening } from './attempt.ts';
 import { proxyErrors } from './pool-errors.ts';
-import type { Ctx, FormatAdapter, Outcome, SseFrame, StreamedText, StreamScanner } from '../../core/types.ts';
+import type { Ctx, FormatAdapter, FrameVerdict, Outcome, SseFrame, StreamedText, StreamScanner } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
 import { RelayEnding, upstreamEnded, type Leaving } from './relay-ending.ts';
 import { pumpStream, type FrameTransform } from './stream-pump.ts';
@@ -45,10 +45,10 @@ export function overheadMs(ctx: Ctx, since?: number): string {
 }
 
 /**
- * Relay one upstream response; resolves when the client response has ended, or the client went away (and a stream
- * read on for its usage, within `drain`, has ended too).
+ * Relay one upstream response, going on from a held stream's `opening`; resolves when the client response has ended, or
+ * the client went away (and a stream read on for its usage, within `drain`, has ended too).
  */
-export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true, drain?: DrainBounds): Promise<void> {
+export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, usage = true, drain?: DrainBounds, opening?: Opening): Promise<void> {
   const status = upstream.statusCode ?? 502;
   const headers = clientHeaders(ctx, upstream);
   const type = String(upstream.headers['content-type'] ?? '');
@@ -61,7 +61,7 @@ export function relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number,
     upstream.once('close', () => upstreamEnded(ctx, upstream));
     upstream.pipe(ctx.res);
   } else if (type.includes('text/event-stream')) {
-    ending.leaving = pumpStream(ctx, upstream, status, headers, keepaliveMs, new ScannedFrames(ctx.format.scanStream(ctx)), usage ? drain : undefined);
+    ending.leaving = pumpStream(ctx, upstream, status, headers, keepaliveMs, new ScannedFrames(opening?.scanner ?? ctx.format.scanStream(ctx)), usage ? drain : undefined, opening);
   } else if (ctx.stream) {
     ending.leaving = relayTee(ctx, upstream, status, headers, usage);
   } else {
@@ -144,7 +144,10 @@ function relayTee(ctx: Ctx, upstream: UpstreamResponse, status: number, headers:
   return { leave: () => { if (usage) ctx.usage = read(false)?.usage; return false; } };
 }
 
-/** A native stream's frames through the format's scanner: passed as they came, unless it drops or rewrites one. */
+/**
+ * A native stream's frames through the format's scanner (a held opening's: the one that read it): passed as they came,
+ * unless it drops or rewrites one.
+ */
 class ScannedFrames implements FrameTransform {
   readonly #scanner: StreamScanner;
 
@@ -152,8 +155,9 @@ class ScannedFrames implements FrameTransform {
     this.#scanner = scanner;
   }
 
-  frame(frame: SseFrame): string | undefined {
-    const verdict = this.#scanner.frame(frame);
+  frame(frame: SseFrame): string | undefined { return this.held(frame, this.#scanner.frame(frame)); }
+
+  held(_frame: SseFrame, verdict: FrameVerdict): string | undefined {
     return verdict === 'pass' ? undefined : verdict === 'drop' ? '' : verdict.replace;
   }
 

@@ -3,8 +3,9 @@
 // stream's error event, and the read-on for usage once the client left.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { SseParser } from '../../adapters/shared/sse.ts';
-import type { Ctx, Outcome, SseFrame, StreamedText } from '../../core/types.ts';
+import type { Ctx, FrameVerdict, Outcome, SseFrame, StreamedText } from '../../core/types.ts';
 import type { Usage } from '../../core/usage.ts';
+import type { Opening } from './attempt.ts';
 import { upstreamEnded, type Leaving } from './relay-ending.ts';
 import type { UpstreamResponse } from './upstream-response.ts';
 import { drainWanted, UsageDrain, type DrainBounds } from './usage-drain.ts';
@@ -13,6 +14,11 @@ import { drainWanted, UsageDrain, type DrainBounds } from './usage-drain.ts';
 export interface FrameTransform {
   /** A frame relayed: undefined sends its bytes as they came, a string goes out instead ('' drops it). */
   frame(frame: SseFrame): string | undefined;
+  /**
+   * A frame of a held opening (attempt.ts), as frame() but already read by the upstream format's scanner with `verdict`:
+   * a native relay's own scanner, which does not read it again. Also called once the client left (the text unused).
+   */
+  held(frame: SseFrame, verdict: FrameVerdict): string | undefined;
   /** A frame read after the client left: seen for its usage, never written. */
   read(frame: SseFrame): void;
   /** The upstream closed: what it still owes (a finish a codec infers from the close), as client text when `relayed`. */
@@ -27,9 +33,12 @@ export interface FrameTransform {
   streamed(): StreamedText | undefined;
 }
 
-/** Relays an SSE stream frame by frame through `transform`; what it returns is told when the client leaves first. */
-export function pumpStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, transform: FrameTransform, bounds: DrainBounds | undefined): Leaving {
-  return new StreamPump(ctx, upstream, status, headers, keepaliveMs, transform, bounds);
+/**
+ * Relays an SSE stream frame by frame through `transform`, going on from a held `opening` (sent once the stream flows on);
+ * what it returns is told when the client leaves first.
+ */
+export function pumpStream(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, transform: FrameTransform, bounds: DrainBounds | undefined, opening?: Opening): Leaving {
+  return new StreamPump(ctx, upstream, status, headers, keepaliveMs, transform, bounds, opening);
 }
 
 function beat(pump: StreamPump): void { pump.beat(); }
@@ -45,7 +54,11 @@ class StreamPump implements Leaving {
   readonly #upstream: UpstreamResponse;
   readonly #t: FrameTransform;
   readonly #bounds: DrainBounds | undefined;
-  readonly #parser = new SseParser();
+  readonly #parser: SseParser;
+  /** Read by the hold, not yet relayed: it goes out as the stream flows on (exchange.ts: once a pinned id is stored). */
+  #opening: Opening | undefined;
+  /** Bytes of the opening still to come back from the stream (attempt.ts puts them in front of it): read already. */
+  #skip: number;
   readonly #keepalive: string | null;
   /** One timer for the stream, pushed back by every chunk (refresh: no new timer per chunk). */
   readonly #timer: NodeJS.Timeout | undefined;
@@ -57,11 +70,14 @@ class StreamPump implements Leaving {
   /** Set once the client left a stream that is read on for its usage: frames are only read. */
   #drain: UsageDrain | undefined = undefined;
 
-  constructor(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, t: FrameTransform, bounds: DrainBounds | undefined) {
+  constructor(ctx: Ctx, upstream: UpstreamResponse, status: number, headers: OutgoingHttpHeaders, keepaliveMs: number, t: FrameTransform, bounds: DrainBounds | undefined, opening: Opening | undefined) {
     this.#ctx = ctx;
     this.#upstream = upstream;
     this.#t = t;
     this.#bounds = bounds;
+    this.#parser = opening?.parser ?? new SseParser();
+    this.#skip = opening?.bytes.length ?? 0;
+    this.#opening = this.#skip > 0 ? opening : undefined;
     const { res } = ctx;
     // A stream that waited for an account already sent its 200 with the queue's keepalives. The headers go out at once
     // only when no bytes wait to follow them. The frames held for the first content do: the headers go in one write with
@@ -85,18 +101,39 @@ class StreamPump implements Leaving {
   }
 
   #chunk(chunk: Buffer): void {
-    const parser = this.#parser;
-    const t = this.#t;
+    if (this.#skip > 0) {
+      this.#open();
+      const read = Math.min(this.#skip, chunk.length);
+      this.#skip -= read;
+      if (read === chunk.length) return;
+      chunk = chunk.subarray(read);
+    }
     if (this.#drain) {
-      if (this.#drain.take(chunk)) for (const frame of parser.push(chunk)) t.read(frame);
+      if (this.#drain.take(chunk)) for (const frame of this.#parser.push(chunk)) this.#t.read(frame);
       return;
     }
+    this.#relay(chunk, this.#parser.push(chunk), undefined);
+  }
+
+  /** The held opening: its frames went through the frame reader once, in the hold, and go on through the transform. */
+  #open(): void {
+    const o = this.#opening;
+    if (o === undefined || this.#finished) return;
+    this.#opening = undefined;
+    if (!this.#drain) return this.#relay(o.bytes, o.frames, o.verdicts);
+    if (this.#drain.take(o.bytes)) for (let i = 0; i < o.frames.length; i++) this.#t.held(o.frames[i], o.verdicts[i]);
+  }
+
+  /** One chunk's frames through the transform to the client: `verdicts` when they are a held opening's. */
+  #relay(chunk: Buffer, frames: SseFrame[], verdicts: FrameVerdict[] | undefined): void {
+    const t = this.#t;
     this.#timer?.refresh();
     const fresh = this.#aligned;
     let out = '';
     let changed = false;
-    for (const frame of parser.push(chunk)) {
-      const text = t.frame(frame);
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i];
+      const text = verdicts === undefined ? t.frame(frame) : t.held(frame, verdicts[i]);
       if (text === undefined) out += frame.raw;
       else {
         changed = true;
@@ -104,7 +141,7 @@ class StreamPump implements Leaving {
       }
     }
     // A chunk that ends at a frame's end on an ASCII byte leaves nothing waiting (a UTF-8 character never ends early).
-    const aligned = this.#aligned = parser.idle && chunk[chunk.length - 1] < 0x80;
+    const aligned = this.#aligned = this.#parser.idle && chunk[chunk.length - 1] < 0x80;
     // Frames that passed as they came, made of exactly this chunk's bytes: the chunk itself goes out, not re-encoded.
     if (!out) return;
     const res = this.#ctx.res;
@@ -135,6 +172,8 @@ class StreamPump implements Leaving {
 
   #finish(): void {
     if (this.#finished) return;
+    // Cut before it flowed on: what was held still goes first.
+    this.#open();
     const { res } = this.#ctx;
     const t = this.#t;
     let tail = t.end(this.#drain === undefined);

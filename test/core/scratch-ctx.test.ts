@@ -3,7 +3,7 @@ import t from 'tap';
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino } from 'pino';
-import { createCtx, scratchCtx } from '../../core/context.ts';
+import { createCtx, keepScratch, scratchCtx } from '../../core/context.ts';
 import { contextVar } from '../../core/vars.ts';
 import type { Ctx, FormatAdapter, RouteConfig } from '../../core/types.ts';
 
@@ -68,4 +68,24 @@ t.test("a scratch copy's end hooks are its request's: they run when the request 
   t.strictSame(ran, ['scratch', 'request'], 'both, the last registered first');
   await ctx.ended(ctx, undefined);
   t.equal(ran.length, 2, 'once');
+});
+
+t.test('kept (keepScratch): what a scratch copy set becomes its request\'s; what it did not set stays as it was', async (t) => {
+  const ctx = requestCtx('{}');
+  ctx.set(id, 'request');
+  const scratch = scratchCtx(ctx);
+  scratch.set(position, 2);
+  t.equal(ctx.get(position), undefined, 'not before it is kept');
+  keepScratch(scratch);
+  t.equal(ctx.get(position), 2, 'its variable is the request\'s');
+  t.equal(ctx.get(id), 'request', 'one it never set keeps the request\'s value');
+  // The literal kind (a test's context) too, and the value itself, not a copy: a scanner goes on updating it.
+  const vars = new Map<string, unknown>();
+  const fake = { get: (v: { name: string }) => vars.get(v.name), set: (v: { name: string }, x: unknown) => { vars.set(v.name, x); } };
+  const other = scratchCtx(fake as never);
+  const at = { sequence: 1 };
+  other.set(contextVar<object>('test.at'), at);
+  t.equal(vars.size, 0);
+  keepScratch(other);
+  t.equal(vars.get('test.at'), at, 'the same object');
 });

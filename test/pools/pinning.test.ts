@@ -57,6 +57,38 @@ t.test('a previous_response_id chain across a pool of three always reaches the a
   t.equal(sim.requests.length, asked, 'before anything went upstream');
 });
 
+t.test('a streamed answer flows only once its id is pinned: a turn sent the moment the id arrives reaches its account', async (t) => {
+  const { gateway } = await poolGateway(t, poolConfig(THREE));
+  const sim = gateway.simulators.sim;
+  // Slow chunks: the stream is still going (its slot held) when the next turn is sent.
+  const res = await postJson(gateway, '/v1/responses', { model: 'gpt-5', input: 'one two three four five six', stream: true }, { 'x-simulator-chunk-delay-ms': '100' });
+  t.equal(res.status, 200);
+  const home = credentialOf(sim.requests.at(-1)!);
+  const reader = res.body!.getReader();
+  let text = '';
+  let id: string | undefined;
+  while (id === undefined) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+    const created = /event: response\.created\ndata: (.*)\n/.exec(text)?.[1];
+    if (created) id = JSON.parse(created).response.id as string;
+  }
+  t.match(id, /^resp_/, 'the id, from the opening frames');
+  const asked = sim.requests.length;
+  // Unpinned, the gateway would refuse an id it never gave this key, or send it to an account that does not hold it.
+  const next = await postJson(gateway, '/v1/responses', { model: 'gpt-5', input: 'And then?', previous_response_id: id });
+  t.equal(next.status, 200, 'accepted by the account that holds it');
+  t.equal(sim.requests.length, asked + 1);
+  t.equal(credentialOf(sim.requests[asked]), home, 'sent to the account that created it');
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  t.match(text, /event: response\.completed/, 'the first stream still completed');
+});
+
 t.test('the pinned account cooling down, needing attention, or gone: CONVERSATION_ACCOUNT_UNAVAILABLE', async (t) => {
   let simUrl = '';
   const proxy = await faultProxy(t, () => simUrl);

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CanonRequest, Codec, CodecContext, Operation } from '../../../core/canonical.ts';
 import type { AccountConfig, Ctx, Env, FormatAdapter } from '../../../core/types.ts';
+import type { Opening } from '../attempt.ts';
 import type { Crossing, Outbound } from '../crossing.ts';
 import { type HeaderAllowList, upstreamHeaders } from '../upstream-request.ts';
 import type { Conversations, Keeping } from './conversations.ts';
@@ -115,7 +116,7 @@ export class TranslatedCrossing implements Crossing {
     });
   }
 
-  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds): Promise<void> {
-    return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs, drain);
+  relay(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, drain?: DrainBounds, opening?: Opening): Promise<void> {
+    return relayTranslated(ctx, upstream, keepaliveMs, this.#codecs, drain, opening);
   }
 }

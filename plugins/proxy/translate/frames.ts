@@ -65,6 +65,9 @@ export class CodecFrames implements FrameTransform {
 
   frame(frame: SseFrame): string { return this.#encode(this.#decoder.frame(frame)); }
 
+  // The upstream format's scanner read it only to hold the stream: the codec reads it now.
+  held(frame: SseFrame): string { return this.frame(frame); }
+
   read(frame: SseFrame): void { for (const e of this.#decoder.frame(frame)) this.#seen.see(e); }
 
   end(relayed: boolean): string {

@@ -2,7 +2,7 @@
 // the client's own by the client's codec. Usage is the upstream's own numbers, as its decoder read them.
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Ctx } from '../../../core/types.ts';
-import { ERROR_BODY_LIMIT, readAll } from '../attempt.ts';
+import { ERROR_BODY_LIMIT, readAll, type Opening } from '../attempt.ts';
 import { proxyErrors } from '../pool-errors.ts';
 import { overheadMs, wholeBody } from '../relay.ts';
 import { RelayEnding, upstreamEnded } from '../relay-ending.ts';
@@ -25,10 +25,10 @@ function answer(ctx: Ctx, status: number, body: unknown, extra?: Record<string, 
 }
 
 /**
- * Relay one translated upstream answer; resolves when the client response ended, or the client left (and a stream read
- * on for its usage, within `drain`, has ended too).
+ * Relay one translated upstream answer, a held stream's `opening` first; resolves when the client response ended, or the
+ * client left (and a stream read on for its usage, within `drain`, has ended too).
  */
-export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs, drain?: DrainBounds): Promise<void> {
+export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveMs: number, c: Codecs, drain?: DrainBounds, opening?: Opening): Promise<void> {
   const status = upstream.statusCode ?? 502;
   const ending = new RelayEnding(ctx, upstream);
   if (status >= 400) {
@@ -41,7 +41,7 @@ export function relayTranslated(ctx: Ctx, upstream: UpstreamResponse, keepaliveM
     }).catch(ending.fail);
   } else if (ctx.stream) {
     const headers = headersFor(ctx, c.client.streamContentType(c.cctx.request));
-    ending.leaving = pumpStream(ctx, upstream, 200, headers, keepaliveMs, new CodecFrames(c), drain);
+    ending.leaving = pumpStream(ctx, upstream, 200, headers, keepaliveMs, new CodecFrames(c), drain, opening);
   } else {
     const failed = (err: unknown) => { ctx.end('failed', 'upstream'); ending.fail(err); };
     wholeBody(ctx, upstream, (bytes) => {
