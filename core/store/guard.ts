@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { defineErrors, GatewayError } from '../errors.ts';
 import { checkSettleArgs } from './settle-args.ts';
-import type { AccountLease, Admission, AdmitRequest, LeaseEnding, Store } from './types.ts';
+import type { AccountLease, AcquireAccountRequest, AcquireAccountResult, Admission, AdmitRequest, AdmitResult, KeyLimits, LeaseEnding, Store, UsageRecord } from './types.ts';
 import { admissionOf } from './rules/ledger.ts';
 import { positive } from './rules/limits.ts';
 
@@ -142,91 +142,110 @@ class Outbox {
 
 /** The store with failures turned into 503s, and settlements and released slots kept until they land. */
 export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Store {
-  const outbox = new Outbox(log, limit);
-  const fail = (name: string) => (err: unknown): never => {
-    // A refusal of the call's own arguments (a RangeError: an unknown time zone, a malformed conversation) is the caller's.
-    if (err instanceof GatewayError || err instanceof RangeError) throw err;
-    outbox.report(err, name);
-    throw storeUnavailable();
-  };
-  const answered = <T>(value: T): T => {
-    outbox.answered();
-    return value;
-  };
-
-  /** A slot given back must land: when the store cannot take it now, it is held and retried. */
-  async function giveBack(run: () => Promise<unknown>, reqId: string, what: string): Promise<void> {
-    if (outbox.empty) {
-      try {
-        await run();
-        return;
-      } catch (err) {
-        outbox.report(err, what);
-      }
-    }
-    outbox.hold({ run, settlement: false, reqId });
-  }
-  const release = (admission: Admission) => giveBack(() => inner.release(admission), admission.requestId, 'release');
-  const releaseAccount = (lease: AccountLease, ending?: LeaseEnding) =>
-    giveBack(() => inner.releaseAccount(lease, ending), lease.requestId, 'releaseAccount');
-
-  /** Calls that take a slot: when the answer never comes, whatever slot the call may still take is given back. */
-  const guarded: Partial<Store> = {
-    release,
-    releaseAccount,
-    async admit(req) {
-      try {
-        return answered(await inner.admit(req));
-      } catch (err) {
-        void release(admissionFor(req));
-        return fail('admit')(err);
-      }
-    },
-    async acquireAccount(req) {
-      try {
-        return answered(await inner.acquireAccount(req));
-      } catch (err) {
-        for (const c of req.candidates) void releaseAccount({ group: req.group, account: c.id, requestId: req.requestId });
-        return fail('acquireAccount')(err);
-      }
-    },
-    async settle(record, admission, limits) {
-      checkSettleArgs(record, admission); // a malformed record is an error now, not a held one that blocks the rest
-      // Behind held ones, so a key's settlements land in the order they were made.
-      if (outbox.empty) {
-        try {
-          return await inner.settle(record, admission, limits);
-        } catch (err) {
-          outbox.report(err, 'settle');
-        }
-      }
-      outbox.hold({ run: () => inner.settle(record, admission, limits), settlement: true, reqId: record.request_id, keyId: record.key_id });
-      return { recorded: false, held: true };
-    },
-    async close() {
-      await outbox.close();
-      await inner.close();
-    },
-    pendingSettlements: () => outbox.settlements,
-    available: () => outbox.up,
-  };
-
-  const wrapped = new Map<PropertyKey, unknown>();
+  const guard = new Guard(inner, new Outbox(log, limit));
+  const own = new Map<PropertyKey, unknown>(GUARDED.map((name) => [name, (guard[name] as () => unknown).bind(guard)]));
   return new Proxy(inner, {
     get(target, name) {
-      if (Object.hasOwn(guarded, name)) return guarded[name as keyof Store];
+      const known = own.get(name);
+      if (known) return known;
       const value: unknown = Reflect.get(target, name);
       if (typeof value !== 'function') return value;
-      let fn = wrapped.get(name);
-      if (!fn) {
-        const onError = fail(String(name));
-        fn = (...args: unknown[]) => {
-          const result: unknown = value.apply(target, args);
-          return result instanceof Promise ? result.then(answered, onError) : result;
-        };
-        wrapped.set(name, fn);
-      }
+      const onError = guard.fail(String(name));
+      const fn = (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        return result instanceof Promise ? result.then(guard.answered, onError) : result;
+      };
+      own.set(name, fn);
       return fn;
     },
   });
 }
+
+/** The calls whose failure is more than a 503: those that take or give back a slot, and the settlement. */
+class Guard {
+  readonly #inner: Store;
+  readonly #outbox: Outbox;
+
+  constructor(inner: Store, outbox: Outbox) {
+    this.#inner = inner;
+    this.#outbox = outbox;
+  }
+
+  /** A failed call's error for the caller: its own argument errors as they are, the store's a 503. */
+  fail(name: string): (err: unknown) => never {
+    return (err) => {
+      // A refusal of the call's own arguments (a RangeError: an unknown time zone, a malformed conversation) is the caller's.
+      if (err instanceof GatewayError || err instanceof RangeError) throw err;
+      this.#outbox.report(err, name);
+      throw storeUnavailable();
+    };
+  }
+
+  readonly answered = <T>(value: T): T => {
+    this.#outbox.answered();
+    return value;
+  };
+
+  /** A slot given back must land: when the store cannot take it now, it is held and retried. */
+  async #giveBack(run: () => Promise<unknown>, reqId: string, what: string): Promise<void> {
+    if (this.#outbox.empty) {
+      try {
+        await run();
+        return;
+      } catch (err) {
+        this.#outbox.report(err, what);
+      }
+    }
+    this.#outbox.hold({ run, settlement: false, reqId });
+  }
+
+  release(admission: Admission): Promise<void> {
+    return this.#giveBack(() => this.#inner.release(admission), admission.requestId, 'release');
+  }
+
+  releaseAccount(lease: AccountLease, ending?: LeaseEnding): Promise<void> {
+    return this.#giveBack(() => this.#inner.releaseAccount(lease, ending), lease.requestId, 'releaseAccount');
+  }
+
+  // Calls that take a slot: when the answer never comes, whatever slot the call may still take is given back.
+
+  async admit(req: AdmitRequest): Promise<AdmitResult> {
+    try {
+      return this.answered(await this.#inner.admit(req));
+    } catch (err) {
+      void this.release(admissionFor(req));
+      return this.fail('admit')(err);
+    }
+  }
+
+  async acquireAccount(req: AcquireAccountRequest): Promise<AcquireAccountResult> {
+    try {
+      return this.answered(await this.#inner.acquireAccount(req));
+    } catch (err) {
+      for (const c of req.candidates) void this.releaseAccount({ group: req.group, account: c.id, requestId: req.requestId });
+      return this.fail('acquireAccount')(err);
+    }
+  }
+
+  async settle(record: UsageRecord, admission: Admission | undefined, limits: KeyLimits): Promise<{ recorded: boolean; held?: boolean }> {
+    checkSettleArgs(record, admission); // a malformed record is an error now, not a held one that blocks the rest
+    // Behind held ones, so a key's settlements land in the order they were made.
+    if (this.#outbox.empty) {
+      try {
+        return await this.#inner.settle(record, admission, limits);
+      } catch (err) {
+        this.#outbox.report(err, 'settle');
+      }
+    }
+    this.#outbox.hold({ run: () => this.#inner.settle(record, admission, limits), settlement: true, reqId: record.request_id, keyId: record.key_id });
+    return { recorded: false, held: true };
+  }
+
+  async close(): Promise<void> { await this.#outbox.close(); await this.#inner.close(); }
+
+  pendingSettlements(): number { return this.#outbox.settlements; }
+  available(): boolean { return this.#outbox.up; }
+}
+
+/** The Store methods the guard answers itself. */
+const GUARDED = ['release', 'releaseAccount', 'admit', 'acquireAccount', 'settle', 'close', 'pendingSettlements', 'available'] as const satisfies readonly (keyof Store & keyof Guard)[];

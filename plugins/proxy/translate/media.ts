@@ -148,6 +148,30 @@ async function fetchAll(blocks: (ImageBlock | FileBlock)[], o: MediaOptions): Pr
 
 /** One URL's media type and bytes, under the rules above; `shared` is the budget it draws on with its request's others. */
 export async function fetchMedia(href: string, kind: 'image' | 'file', o: MediaOptions, shared: Shared = { left: o.totalBytes }): Promise<Fetched> {
+  const target = await resolveTarget(href, o);
+  const res = await get(target, kind, o, shared.signal);
+  const host = target.host;
+  // A refused answer's body is not read: the connection is closed instead.
+  const status = res.statusCode ?? 0;
+  if (status !== 200) { res.destroy(); throw refuse(host, status >= 300 && status < 400 ? 'it redirects (redirects are not followed)' : `it answered ${status}`); }
+  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (kind === 'image' ? !mediaType.startsWith('image/') : !/^[a-z]+\/[a-z0-9.+-]+$/.test(mediaType)) {
+    res.destroy();
+    throw refuse(host, `its content type "${mediaType || 'none'}" is not ${kind === 'image' ? 'an image' : 'a file type'}`);
+  }
+  const declared = Number(res.headers['content-length'] ?? 0);
+  if (declared > o.maxBytes) { res.destroy(); throw refuse(host, `it is larger than ${o.maxBytes} bytes`); }
+  if (declared > shared.left) { res.destroy(); throw refuse(host, tooMany(o)); }
+  const { chunks, size } = await readBody(res, host, o, shared);
+  return { mediaType, chunks, size };
+}
+
+const tooMany = (o: MediaOptions) => `the request's media are larger than ${o.totalBytes} bytes together`;
+
+/** Where a URL may be fetched from: http(s) only, and the one address it is fetched from, checked. */
+interface Target { url: URL; host: string; pinned: { address: string; family: number } }
+
+async function resolveTarget(href: string, o: MediaOptions): Promise<Target> {
   let url: URL;
   try { url = new URL(href); } catch { throw refuse('an invalid URL', 'it is not a URL'); }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(url.protocol, 'only http and https URLs are fetched');
@@ -161,15 +185,18 @@ export async function fetchMedia(href: string, kind: 'image' | 'file', o: MediaO
   if (!addresses.length || (!allowed && addresses.some((a) => isPrivateAddress(a.address)))) {
     throw refuse(host, 'it is not a public address');
   }
-  const pinned = addresses[0];
-  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+  return { url, host, pinned: addresses[0] };
+}
+
+/** The GET's answer (its head), from the address that was checked, whatever the name resolves to now. */
+function get({ url, host, pinned }: Target, kind: 'image' | 'file', o: MediaOptions, signal?: AbortSignal): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, {
-      method: 'GET', timeout: o.timeoutMs, signal: shared.signal,
+      method: 'GET', timeout: o.timeoutMs, signal,
       headers: { accept: kind === 'image' ? 'image/*' : '*/*', 'user-agent': 'model-gateway-media' },
-      // The address that was checked, whatever the name resolves to now.
       lookup: (_name, opts, cb) => ((opts as { all?: boolean }).all
-        ? (cb as unknown as (e: null, a: typeof addresses) => void)(null, [pinned])
+        ? (cb as unknown as (e: null, a: (typeof pinned)[]) => void)(null, [pinned])
         : cb(null, pinned.address, pinned.family)),
     }, resolve);
     const timer = setTimeout(() => req.destroy(refuse(host, `no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
@@ -178,18 +205,10 @@ export async function fetchMedia(href: string, kind: 'image' | 'file', o: MediaO
     req.once('error', (err) => reject(err instanceof GatewayError ? err : refuse(host, 'the connection failed')));
     req.end();
   });
-  // A refused answer's body is not read: the connection is closed instead.
-  const status = res.statusCode ?? 0;
-  if (status !== 200) { res.destroy(); throw refuse(host, status >= 300 && status < 400 ? 'it redirects (redirects are not followed)' : `it answered ${status}`); }
-  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (kind === 'image' ? !mediaType.startsWith('image/') : !/^[a-z]+\/[a-z0-9.+-]+$/.test(mediaType)) {
-    res.destroy();
-    throw refuse(host, `its content type "${mediaType || 'none'}" is not ${kind === 'image' ? 'an image' : 'a file type'}`);
-  }
-  const tooMany = `the request's media are larger than ${o.totalBytes} bytes together`;
-  const declared = Number(res.headers['content-length'] ?? 0);
-  if (declared > o.maxBytes) { res.destroy(); throw refuse(host, `it is larger than ${o.maxBytes} bytes`); }
-  if (declared > shared.left) { res.destroy(); throw refuse(host, tooMany); }
+}
+
+/** The answer's bytes as they arrived, within the item's cap, the request's budget and the time cap. */
+function readBody(res: IncomingMessage, host: string, o: MediaOptions, shared: Shared): Promise<{ chunks: Buffer[]; size: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -207,7 +226,7 @@ export async function fetchMedia(href: string, kind: 'image' | 'file', o: MediaO
       size += c.length;
       shared.left -= c.length;
       if (size > o.maxBytes) return fail(`it is larger than ${o.maxBytes} bytes`);
-      if (shared.left < 0) return fail(tooMany);
+      if (shared.left < 0) return fail(tooMany(o));
       chunks.push(c);
       // Other requests' turn every so often, however fast the bytes come.
       if ((unpaused += c.length) >= TURN_BYTES) {
@@ -220,7 +239,7 @@ export async function fetchMedia(href: string, kind: 'image' | 'file', o: MediaO
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ mediaType, chunks, size });
+      resolve({ chunks, size });
     });
     res.once('error', () => fail('the transfer failed'));
     res.once('aborted', () => fail('the transfer was cut'));
