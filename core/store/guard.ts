@@ -161,7 +161,10 @@ export function guardStore(inner: Store, log: Logger, limit = OUTBOX_LIMIT): Sto
   });
 }
 
-/** The calls whose failure is more than a 503: those that take or give back a slot, and the settlement. */
+/**
+ * What the guard answers itself: the calls whose failure is more than a 503 (those that take or give back a slot, and the
+ * settlement), the outbox's state, and close.
+ */
 class Guard {
   readonly #inner: Store;
   readonly #outbox: Outbox;
